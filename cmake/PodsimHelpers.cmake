@@ -1,0 +1,50 @@
+# Helpers shared by every module's CMakeLists.txt (leveldb_test()/ns-3 build_lib() shape).
+
+# Warnings apply to podsim's own targets only, never to the Debian packages' headers.
+set(PODSIM_WARNINGS -Wall -Wextra -Werror)
+
+# podsim_add_library(NAME sim SOURCES a.cc b.cc DEPS podsim_x Boost::headers)
+# Builds the static library podsim_<NAME>; DEPS are linked PUBLIC so the direction is declared here.
+function(podsim_add_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  set(target podsim_${ARG_NAME})
+  if(ARG_SOURCES)
+    add_library(${target} STATIC ${ARG_SOURCES})
+    target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS})
+    target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${target} PUBLIC ${ARG_DEPS})
+  else()
+    # A module without code yet: the target exists so the layout shows the architecture.
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${target} INTERFACE ${ARG_DEPS})
+  endif()
+  add_library(podsim::${ARG_NAME} ALIAS ${target})
+endfunction()
+
+# podsim_add_test(NAME sim SOURCES a_test.cc DEPS podsim_sim)
+# One GoogleTest binary per module (podsim_<NAME>_test), registered with ctest.
+function(podsim_add_test)
+  if(NOT PODSIM_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  set(target podsim_${ARG_NAME}_test)
+  add_executable(${target} ${ARG_SOURCES})
+  target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS})
+  target_link_libraries(${target} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS ${ARG_NAME} ENVIRONMENT "PODSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()
+
+# podsim_add_benchmark(NAME engine SOURCES engine_bench.cc DEPS podsim_sim)
+function(podsim_add_benchmark)
+  if(NOT PODSIM_BUILD_BENCHMARKS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  set(target podsim_${ARG_NAME}_bench)
+  add_executable(${target} ${ARG_SOURCES})
+  target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS})
+  target_link_libraries(${target} PRIVATE ${ARG_DEPS} benchmark::benchmark benchmark::benchmark_main)
+endfunction()

@@ -1,0 +1,101 @@
+// The future event set of the engine.
+//
+// Ordering: events are ordered by (time, sequence number), where the sequence number is a
+// counter incremented on every Insert. Events due at the same time therefore run in the order
+// they were scheduled (FIFO), exactly as in ns-3's Scheduler. The order never depends on
+// addresses, hashing or the handler itself, so two runs of the same input pop the same events
+// in the same order.
+//
+// Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
+// stale heap entry is dropped when it reaches the top.
+//
+//   operation   time        notes
+//   Insert      O(log n)    n counts live and not-yet-dropped cancelled entries
+//   Cancel      O(1)        frees the handler at once
+//   PopNext     O(log n)    amortised, including dropped cancelled entries
+//   memory      24 bytes per heap entry + one handler slot per live event
+//
+// Thread safety: none; the engine is single-threaded by design.
+
+#ifndef PODSIM_SIM_EVENT_QUEUE_H_
+#define PODSIM_SIM_EVENT_QUEUE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace podsim::sim {
+
+using EventHandler = std::function<void()>;
+
+// Names a scheduled event so it can be cancelled. A default EventId names no event.
+struct EventId {
+  uint32_t slot = 0;
+  uint32_t generation = 0;  // 0 is never a live generation.
+
+  bool valid() const { return generation != 0; }
+  friend bool operator==(const EventId&, const EventId&) = default;
+};
+
+class EventQueue {
+ public:
+  EventQueue() = default;
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  // Adds an event; returns its id. REQUIRES: handler is callable.
+  EventId Insert(Time time, EventHandler handler);
+
+  // Cancels a pending event. Returns false if it already ran, was cancelled or never existed.
+  bool Cancel(EventId id);
+  bool IsPending(EventId id) const;
+
+  bool empty() const { return live_ == 0; }
+  size_t size() const { return live_; }
+  // Sequence number the next Insert will get; equals the number of Inserts so far.
+  uint64_t next_sequence() const { return next_seq_; }
+
+  // Time of the earliest live event. REQUIRES: !empty().
+  Time NextTime();
+
+  struct Event {
+    Time time;
+    uint64_t sequence;
+    EventHandler handler;
+  };
+  // Removes and returns the earliest live event. REQUIRES: !empty().
+  Event PopNext();
+
+ private:
+  struct Entry {
+    int64_t time_ps;
+    uint64_t seq;
+    uint32_t slot;
+    uint32_t generation;
+  };
+  struct Slot {
+    EventHandler handler;
+    uint32_t generation = 1;
+  };
+
+  // True when a's key is after b's: the heap is a max-heap under this order, so the top is the
+  // earliest (time, seq). Keys are unique because seq is.
+  static bool Later(const Entry& a, const Entry& b) {
+    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.seq > b.seq;
+  }
+  void DropStaleTop();
+  void ReleaseSlot(uint32_t slot);
+
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  uint64_t next_seq_ = 0;
+  size_t live_ = 0;
+};
+
+}  // namespace podsim::sim
+
+#endif  // PODSIM_SIM_EVENT_QUEUE_H_

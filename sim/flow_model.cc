@@ -1,0 +1,427 @@
+#include "sim/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "sim/check.h"
+
+namespace podsim::sim {
+
+namespace {
+
+// Relative tolerance when deciding whether a resource is saturated or a flow's rate is the
+// largest on a resource. Rates come out of sums and divisions of doubles, so exact equality would
+// make the max-min check fail on rounding noise; 1e-9 is far below any modelled effect.
+constexpr double kRelativeEpsilon = 1e-9;
+// A re-solved rate within this relative distance of the old one keeps the old rate and its
+// completion event: rescheduling would change nothing observable.
+constexpr double kRateChangeEpsilon = 1e-12;
+// Feasibility slack for the invariant check on resource usage.
+constexpr double kFeasibilitySlack = 1e-6;
+
+std::string Describe(double value) {
+  std::ostringstream os;
+  os << value;
+  return os.str();
+}
+
+}  // namespace
+
+FlowModel::FlowModel(Engine* engine) : engine_(engine) {
+  PODSIM_CHECK(engine_ != nullptr) << "FlowModel needs an engine";
+}
+
+StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
+  if (!(std::isfinite(capacity_bytes_per_s) && capacity_bytes_per_s > 0)) {
+    return Status::InvalidArgument("resource capacity must be finite and > 0 bytes/s (got " +
+                                   Describe(capacity_bytes_per_s) + ")");
+  }
+  resources_.push_back(Resource{capacity_bytes_per_s, 0, 0, {}});
+  resource_dirty_.push_back(0);
+  resource_solving_.push_back(0);
+  residual_.push_back(0);
+  unfixed_.push_back(0);
+  share_version_.push_back(0);
+  return ResourceId{static_cast<uint32_t>(resources_.size() - 1)};
+}
+
+double FlowModel::capacity(ResourceId resource) const {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  return resources_[resource.value].capacity;
+}
+
+double FlowModel::usage(ResourceId resource) const {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  return resources_[resource.value].usage;
+}
+
+size_t FlowModel::flow_count(ResourceId resource) const {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  return resources_[resource.value].flows.size();
+}
+
+bool FlowModel::exists(FlowId flow) const {
+  return flow.valid() && flow.slot < flows_.size() && flows_[flow.slot].live &&
+         flows_[flow.slot].generation == flow.generation;
+}
+
+double FlowModel::rate(FlowId flow) const {
+  PODSIM_CHECK(exists(flow)) << "rate() of a flow that does not exist";
+  return flows_[flow.slot].rate;
+}
+
+void FlowModel::AddObserver(FlowObserver* observer) {
+  PODSIM_CHECK(observer != nullptr) << "null observer";
+  observers_.push_back(observer);
+}
+
+StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback on_done) {
+  if (!(std::isfinite(spec.bytes) && spec.bytes >= 0)) {
+    return Status::InvalidArgument("flow size must be finite and >= 0 bytes (got " +
+                                   Describe(spec.bytes) + ")");
+  }
+  if (spec.latency < Time::Zero()) {
+    return Status::InvalidArgument("flow latency must be >= 0 (got " + spec.latency.ToString() +
+                                   ")");
+  }
+  if (!(spec.max_rate_bytes_per_s > 0)) {
+    return Status::InvalidArgument("flow rate bound must be > 0 bytes/s (got " +
+                                   Describe(spec.max_rate_bytes_per_s) + ")");
+  }
+  if (spec.route.empty() && std::isinf(spec.max_rate_bytes_per_s) && spec.bytes > 0) {
+    return Status::InvalidArgument(
+        "a flow with an empty route needs a finite rate bound, or it would move its bytes in no "
+        "time");
+  }
+  ++solve_stamp_;
+  for (ResourceId r : spec.route) {
+    PODSIM_CHECK(r.value < resources_.size()) << "route names unknown resource " << r.value;
+    PODSIM_CHECK(resource_solving_[r.value] != solve_stamp_)
+        << "route crosses resource " << r.value << " twice";
+    resource_solving_[r.value] = solve_stamp_;
+  }
+
+  uint32_t slot;
+  if (!free_flows_.empty()) {
+    slot = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+    flow_in_set_.push_back(0);
+    flow_checked_.push_back(0);
+    flow_fixed_.push_back(0);
+    flow_previous_rate_.push_back(0);
+  }
+  Flow& flow = flows_[slot];
+  flow.live = true;
+  flow.active = false;
+  flow.sharing = false;
+  flow.remaining_bytes = spec.bytes;
+  flow.rate = 0;
+  flow.bound = spec.max_rate_bytes_per_s;
+  flow.last_update_ps = Now().picoseconds();
+  flow.hops.clear();
+  for (ResourceId r : spec.route) flow.hops.push_back(Hop{r.value, 0});
+  flow.completion = EventId{};
+  flow.on_done = std::move(on_done);
+  ++live_flows_;
+
+  FlowId id = IdOf(slot);
+  for (FlowObserver* observer : observers_) {
+    observer->OnFlowStarted(Now(), id, spec.bytes, spec.route);
+  }
+  if (spec.latency == Time::Zero()) {
+    Activate(slot);
+  } else {
+    engine_->Schedule(spec.latency, [this, slot] { Activate(slot); });
+  }
+  return id;
+}
+
+void FlowModel::Activate(uint32_t slot) {
+  Flow& flow = flows_[slot];
+  flow.active = true;
+  flow.last_update_ps = Now().picoseconds();
+  if (flow.remaining_bytes == 0) {
+    // Completion is always an event, never a call from inside StartFlow.
+    flow.completion = engine_->Schedule(Time::Zero(), [this, slot] { Complete(slot); });
+    return;
+  }
+  if (flow.hops.empty()) {
+    flow.rate = flow.bound;
+    for (FlowObserver* observer : observers_) observer->OnFlowRateChanged(Now(), IdOf(slot), flow.rate);
+    ScheduleCompletion(slot);
+    return;
+  }
+  flow.sharing = true;
+  for (uint32_t h = 0; h < flow.hops.size(); ++h) {
+    Hop& hop = flow.hops[h];
+    Resource& resource = resources_[hop.resource];
+    hop.position = static_cast<uint32_t>(resource.flows.size());
+    resource.flows.push_back(FlowRef{slot, h});
+    MarkDirty(hop.resource);
+  }
+  AddToSolveSet(slot);
+  RequestReallocation();
+}
+
+void FlowModel::Complete(uint32_t slot) {
+  Flow& flow = flows_[slot];
+  PODSIM_CHECK(flow.live && flow.active) << "completion of flow slot " << slot << " that is not active";
+  if (flow.sharing) {
+    for (const Hop& hop : flow.hops) {
+      Resource& resource = resources_[hop.resource];
+      FlowRef moved = resource.flows.back();
+      resource.flows[hop.position] = moved;
+      flows_[moved.flow].hops[moved.hop].position = hop.position;
+      resource.flows.pop_back();
+      MarkDirty(hop.resource);
+    }
+    RequestReallocation();
+  }
+  FlowId id = IdOf(slot);
+  FlowCallback on_done = std::move(flow.on_done);
+  flow.on_done = nullptr;
+  flow.live = false;
+  flow.active = false;
+  flow.sharing = false;
+  flow.rate = 0;
+  flow.remaining_bytes = 0;
+  flow.completion = EventId{};
+  if (++flow.generation == 0) flow.generation = 1;
+  free_flows_.push_back(slot);
+  --live_flows_;
+  ++completed_flows_;
+  for (FlowObserver* observer : observers_) observer->OnFlowCompleted(Now(), id);
+  if (on_done) on_done();
+}
+
+void FlowModel::RequestReallocation() {
+  if (reallocation_pending_) return;
+  reallocation_pending_ = true;
+  // Runs after every event already due now, so simultaneous arrivals and departures share it.
+  engine_->Schedule(Time::Zero(), [this] { Reallocate(); });
+}
+
+void FlowModel::MarkDirty(uint32_t resource) {
+  if (resource_dirty_[resource] == epoch_) return;
+  resource_dirty_[resource] = epoch_;
+  dirty_.push_back(resource);
+}
+
+void FlowModel::AddToSolveSet(uint32_t flow) {
+  flow_in_set_[flow] = epoch_;
+  flow_previous_rate_[flow] = flows_[flow].rate;
+  solve_set_.push_back(flow);
+  ++resolved_flows_;
+}
+
+void FlowModel::RefreshResource(uint32_t r) {
+  Resource& resource = resources_[r];
+  double usage = 0;
+  double max_rate = 0;
+  for (const FlowRef& ref : resource.flows) {
+    double rate = flows_[ref.flow].rate;
+    usage += rate;
+    max_rate = std::max(max_rate, rate);
+  }
+  PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
+      << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
+  resource.usage = usage;
+  resource.max_rate = max_rate;
+}
+
+bool FlowModel::MeetsMaxMin(uint32_t f) const {
+  const Flow& flow = flows_[f];
+  if (flow.rate >= flow.bound * (1 - kRelativeEpsilon)) return true;
+  for (const Hop& hop : flow.hops) {
+    const Resource& resource = resources_[hop.resource];
+    if (resource.usage >= resource.capacity * (1 - kRelativeEpsilon) &&
+        flow.rate >= resource.max_rate * (1 - kRelativeEpsilon)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void FlowModel::Reallocate() {
+  reallocation_pending_ = false;
+  ++reallocations_;
+  bool solve = !solve_set_.empty();
+  while (true) {
+    if (solve) {
+      SolveSubset();
+      for (uint32_t f : solve_set_) {
+        for (const Hop& hop : flows_[f].hops) MarkDirty(hop.resource);
+      }
+    }
+    for (uint32_t r : dirty_) RefreshResource(r);
+    if (!ExpandSubset()) break;
+    solve = true;
+  }
+  Commit();
+  solve_set_.clear();
+  dirty_.clear();
+  ++epoch_;
+}
+
+bool FlowModel::ExpandSubset() {
+  ++check_stamp_;
+  bool added = false;
+  for (uint32_t r : dirty_) {
+    const Resource& resource = resources_[r];
+    for (const FlowRef& ref : resource.flows) {
+      uint32_t f = ref.flow;
+      if (flow_checked_[f] == check_stamp_) continue;
+      flow_checked_[f] = check_stamp_;
+      if (MeetsMaxMin(f)) continue;
+      if (flow_in_set_[f] != epoch_) {
+        AddToSolveSet(f);
+        added = true;
+        continue;
+      }
+      // A re-solved flow is out-rated by a flow held fixed on the resource that bottlenecks it:
+      // that flow must give way, so it joins the set.
+      double rate = flows_[f].rate;
+      for (const Hop& hop : flows_[f].hops) {
+        for (const FlowRef& other : resources_[hop.resource].flows) {
+          uint32_t g = other.flow;
+          if (flow_in_set_[g] != epoch_ && flows_[g].rate > rate * (1 + kRelativeEpsilon)) {
+            AddToSolveSet(g);
+            added = true;
+          }
+        }
+      }
+    }
+  }
+  return added;
+}
+
+void FlowModel::SolveSubset() {
+  ++solve_stamp_;
+  solving_resources_.clear();
+  for (uint32_t f : solve_set_) {
+    for (const Hop& hop : flows_[f].hops) {
+      uint32_t r = hop.resource;
+      if (resource_solving_[r] != solve_stamp_) {
+        resource_solving_[r] = solve_stamp_;
+        residual_[r] = resources_[r].capacity;
+        unfixed_[r] = 0;
+        solving_resources_.push_back(r);
+      }
+      ++unfixed_[r];
+    }
+  }
+  for (uint32_t r : solving_resources_) {
+    for (const FlowRef& ref : resources_[r].flows) {
+      if (flow_in_set_[ref.flow] != epoch_) residual_[r] -= flows_[ref.flow].rate;
+    }
+  }
+
+  share_heap_.clear();
+  for (uint32_t r : solving_resources_) {
+    share_heap_.push_back(
+        ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r, ++share_version_[r]});
+  }
+  std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
+
+  bounded_.clear();
+  for (uint32_t f : solve_set_) {
+    if (std::isfinite(flows_[f].bound)) bounded_.push_back(f);
+  }
+  std::sort(bounded_.begin(), bounded_.end(), [this](uint32_t a, uint32_t b) {
+    return flows_[a].bound != flows_[b].bound ? flows_[a].bound < flows_[b].bound : a < b;
+  });
+
+  size_t unfixed_flows = solve_set_.size();
+  size_t next_bounded = 0;
+  while (unfixed_flows > 0) {
+    while (next_bounded < bounded_.size() && flow_fixed_[bounded_[next_bounded]] == solve_stamp_) {
+      ++next_bounded;
+    }
+    while (!share_heap_.empty() &&
+           share_heap_.front().version != share_version_[share_heap_.front().resource]) {
+      std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
+      share_heap_.pop_back();
+    }
+    double share = share_heap_.empty() ? std::numeric_limits<double>::infinity()
+                                       : share_heap_.front().share;
+    if (next_bounded < bounded_.size() && flows_[bounded_[next_bounded]].bound <= share) {
+      Fix(bounded_[next_bounded], flows_[bounded_[next_bounded]].bound, UINT32_MAX);
+      --unfixed_flows;
+      continue;
+    }
+    PODSIM_CHECK(!share_heap_.empty()) << unfixed_flows << " flows left without a constraint";
+    uint32_t bottleneck = share_heap_.front().resource;
+    std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
+    share_heap_.pop_back();
+    ++share_version_[bottleneck];
+    for (const FlowRef& ref : resources_[bottleneck].flows) {
+      if (flow_in_set_[ref.flow] == epoch_ && flow_fixed_[ref.flow] != solve_stamp_) {
+        Fix(ref.flow, share, bottleneck);
+        --unfixed_flows;
+      }
+    }
+  }
+}
+
+void FlowModel::Fix(uint32_t f, double rate, uint32_t skip) {
+  flow_fixed_[f] = solve_stamp_;
+  flows_[f].rate = rate;
+  for (const Hop& hop : flows_[f].hops) {
+    uint32_t r = hop.resource;
+    residual_[r] -= rate;
+    --unfixed_[r];
+    if (r == skip) continue;
+    ++share_version_[r];
+    if (unfixed_[r] > 0) {
+      share_heap_.push_back(ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r,
+                                       share_version_[r]});
+      std::push_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
+    }
+  }
+}
+
+void FlowModel::Commit() {
+  int64_t now_ps = Now().picoseconds();
+  bool restored = false;
+  for (uint32_t f : solve_set_) {
+    Flow& flow = flows_[f];
+    double previous = flow_previous_rate_[f];
+    bool first_allocation = !flow.completion.valid();
+    if (!first_allocation && std::fabs(flow.rate - previous) <= kRateChangeEpsilon * previous) {
+      flow.rate = previous;
+      restored = true;
+      continue;
+    }
+    flow.remaining_bytes -= previous * static_cast<double>(now_ps - flow.last_update_ps) * 1e-12;
+    flow.remaining_bytes = std::max(flow.remaining_bytes, 0.0);
+    flow.last_update_ps = now_ps;
+    engine_->Cancel(flow.completion);
+    ScheduleCompletion(f);
+    for (FlowObserver* observer : observers_) observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
+  }
+  // Usage must match the committed rates whether or not anyone observes it.
+  if (restored) {
+    for (uint32_t r : dirty_) RefreshResource(r);
+  }
+  if (!observers_.empty()) {
+    for (uint32_t r : dirty_) {
+      for (FlowObserver* observer : observers_) {
+        observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
+      }
+    }
+  }
+}
+
+void FlowModel::ScheduleCompletion(uint32_t f) {
+  Flow& flow = flows_[f];
+  PODSIM_CHECK(flow.rate > 0) << "flow slot " << f << " allocated a zero rate";
+  Time duration = Time::FromSecondsCeil(flow.remaining_bytes / flow.rate);
+  flow.completion = engine_->Schedule(duration, [this, f] { Complete(f); });
+}
+
+}  // namespace podsim::sim

@@ -1,0 +1,183 @@
+// Flow-level bandwidth model: bytes moving over routes of capacity-limited resources, sharing
+// every resource max-min fairly.
+//
+// Model (after SimGrid's CM02/LV08 network models, without their correction factors):
+//   * A resource has a capacity in bytes/s; podsim uses one per link direction.
+//   * A flow moves `bytes` over a route (a list of distinct resources). It first waits its route
+//     latency, during which it uses no bandwidth, then becomes active.
+//   * Active flows get the max-min fair allocation (progressive filling): every flow is limited
+//     either by its own rate bound or by a saturated resource on which no other flow gets more.
+//   * A flow completes when its bytes are delivered; completion times are rounded up to whole
+//     picoseconds (time.h).
+//
+// Recomputation is local. Arrivals and departures at one instant are batched into one
+// reallocation (an event at the same time, after the events already due). It re-solves only the
+// flows whose max-min condition the change can break: starting from the arriving flows and the
+// resources whose flow set changed, it solves that set with every other flow's rate held fixed,
+// then checks the max-min condition of the flows that share a resource with the set and adds any
+// flow that fails it, until none fails. When it stops every flow meets the max-min condition, so
+// the allocation equals a from-scratch solve (a property test compares the two), yet idle
+// resources and unaffected flows cost nothing.
+//
+// Determinism: iteration orders are insertion orders and resource ids; no hashing, no addresses.
+// Thread safety: none (single-threaded, like the engine).
+
+#ifndef PODSIM_SIM_FLOW_MODEL_H_
+#define PODSIM_SIM_FLOW_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/flow_ids.h"
+#include "sim/flow_observer.h"
+#include "sim/status.h"
+#include "sim/time.h"
+
+namespace podsim::sim {
+
+struct FlowSpec {
+  double bytes = 0;                // >= 0 and finite. Zero-byte flows complete after `latency`.
+  std::vector<ResourceId> route;   // Distinct resources. May be empty only with a rate bound.
+  Time latency = Time::Zero();     // Paid once, before any byte moves; >= 0.
+  // Upper bound on the flow's rate in bytes/s (a DMA engine, a NIC's per-flow cap); infinity for
+  // none. Must be > 0.
+  double max_rate_bytes_per_s = std::numeric_limits<double>::infinity();
+};
+
+using FlowCallback = std::function<void()>;
+
+class FlowModel {
+ public:
+  // The model schedules its events on `engine`, which must outlive it.
+  explicit FlowModel(Engine* engine);
+  FlowModel(const FlowModel&) = delete;
+  FlowModel& operator=(const FlowModel&) = delete;
+
+  // Adds a resource. Fails with InvalidArgument unless capacity is finite and > 0.
+  StatusOr<ResourceId> AddResource(double capacity_bytes_per_s);
+
+  // Starts a flow now; `on_done` runs (as an engine event) when its last byte is delivered.
+  // Fails with InvalidArgument on negative or non-finite bytes, a negative latency, a bound that is
+  // not > 0, or an empty route without a bound. A route naming an unknown or repeated resource is
+  // a programmer error and aborts.
+  StatusOr<FlowId> StartFlow(const FlowSpec& spec, FlowCallback on_done);
+
+  size_t resource_count() const { return resources_.size(); }
+  double capacity(ResourceId resource) const;
+  // Sum of the rates of the active flows crossing `resource`, in bytes/s.
+  double usage(ResourceId resource) const;
+  // Number of active flows crossing `resource`.
+  size_t flow_count(ResourceId resource) const;
+
+  // Current rate of a flow in bytes/s: 0 while it waits its latency. REQUIRES: the flow exists.
+  double rate(FlowId flow) const;
+  bool exists(FlowId flow) const;
+  // Flows started and not yet completed (waiting their latency or active).
+  size_t live_flows() const { return live_flows_; }
+  uint64_t completed_flows() const { return completed_flows_; }
+  // Number of reallocations run so far, and the number of flows they re-solved in total: the
+  // measure of how local recomputation stays.
+  uint64_t reallocations() const { return reallocations_; }
+  uint64_t resolved_flows() const { return resolved_flows_; }
+
+  // Attaches an observer (not owned; it must outlive the model's use).
+  void AddObserver(FlowObserver* observer);
+
+ private:
+  struct Hop {
+    uint32_t resource;
+    uint32_t position;  // Index of this flow in the resource's flow list while active.
+  };
+  struct Flow {
+    uint32_t generation = 1;
+    bool live = false;
+    bool active = false;   // Latency paid; moving bytes.
+    bool sharing = false;  // Registered on its resources (active, bytes > 0, non-empty route).
+    double remaining_bytes = 0;  // As of last_update_ps.
+    double rate = 0;             // bytes/s
+    double bound = 0;            // bytes/s, infinity if none
+    int64_t last_update_ps = 0;
+    std::vector<Hop> hops;
+    EventId completion;
+    FlowCallback on_done;
+  };
+  struct FlowRef {
+    uint32_t flow;
+    uint32_t hop;  // Index into the flow's hops.
+  };
+  struct Resource {
+    double capacity;
+    double usage = 0;     // Sum of active flow rates.
+    double max_rate = 0;  // Largest active flow rate.
+    std::vector<FlowRef> flows;
+  };
+
+  void Activate(uint32_t flow);
+  void Complete(uint32_t flow);
+  void RequestReallocation();
+  void Reallocate();
+  // Progressive filling over the flows in solve_set_, every other flow's rate held fixed.
+  void SolveSubset();
+  // Fixes a flow of solve_set_ at `rate` and updates the shares of its resources, except `skip`.
+  void Fix(uint32_t flow, double rate, uint32_t skip);
+  // Adds to solve_set_ the flows on dirty resources that fail the max-min condition; returns
+  // whether any was added.
+  bool ExpandSubset();
+  bool MeetsMaxMin(uint32_t flow) const;
+  void RefreshResource(uint32_t resource);
+  void AddToSolveSet(uint32_t flow);
+  void MarkDirty(uint32_t resource);
+  void Commit();
+  void ScheduleCompletion(uint32_t flow);
+  FlowId IdOf(uint32_t flow) const { return FlowId{flow, flows_[flow].generation}; }
+  Time Now() const { return engine_->now(); }
+
+  Engine* engine_;
+  std::vector<Resource> resources_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_flows_;
+  std::vector<FlowObserver*> observers_;
+  size_t live_flows_ = 0;
+  uint64_t completed_flows_ = 0;
+  uint64_t reallocations_ = 0;
+  uint64_t resolved_flows_ = 0;
+  bool reallocation_pending_ = false;
+
+  // Scratch state of one reallocation. Membership is an epoch stamp, so clearing is O(1) and no
+  // work is proportional to the number of idle flows or resources.
+  uint64_t epoch_ = 1;
+  std::vector<uint64_t> flow_in_set_;      // == epoch_: flow is in solve_set_.
+  std::vector<uint64_t> flow_checked_;     // == check stamp: checked in this ExpandSubset pass.
+  std::vector<uint64_t> flow_fixed_;       // == solve stamp: rate fixed in this SolveSubset.
+  std::vector<double> flow_previous_rate_;  // Rate before this reallocation.
+  std::vector<uint64_t> resource_dirty_;   // == epoch_: resource is in dirty_.
+  std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
+  std::vector<double> residual_;
+  std::vector<uint32_t> unfixed_;
+  std::vector<uint32_t> share_version_;
+  std::vector<uint32_t> solve_set_;
+  std::vector<uint32_t> dirty_;
+  std::vector<uint32_t> solving_resources_;
+  uint64_t check_stamp_ = 1;
+  uint64_t solve_stamp_ = 1;
+  // Fair share (residual / unfixed flows) of a resource during SolveSubset. Shares only grow as
+  // flows get fixed, so stale entries are skipped by version instead of being removed.
+  struct ShareEntry {
+    double share;
+    uint32_t resource;
+    uint32_t version;
+  };
+  static bool ShareEntryAfter(const ShareEntry& a, const ShareEntry& b) {
+    return a.share != b.share ? a.share > b.share : a.resource > b.resource;
+  }
+  std::vector<ShareEntry> share_heap_;
+  std::vector<uint32_t> bounded_;
+};
+
+}  // namespace podsim::sim
+
+#endif  // PODSIM_SIM_FLOW_MODEL_H_

@@ -1,0 +1,284 @@
+#include "sim/flow_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace podsim::sim {
+namespace {
+
+constexpr double kGBps = 1e9;
+
+class FlowModelTest : public ::testing::Test {
+ protected:
+  ResourceId Link(double capacity) { return *model_.AddResource(capacity); }
+
+  // Starts a flow and records its completion time in `done`.
+  FlowId Start(double bytes, std::vector<ResourceId> route, Time* done,
+               Time latency = Time::Zero(),
+               double bound = std::numeric_limits<double>::infinity()) {
+    FlowSpec spec{bytes, std::move(route), latency, bound};
+    StatusOr<FlowId> id = model_.StartFlow(spec, [this, done] { *done = engine_.now(); });
+    EXPECT_TRUE(id.ok()) << id.status();
+    return *id;
+  }
+
+  Engine engine_;
+  FlowModel model_{&engine_};
+};
+
+TEST_F(FlowModelTest, SingleFlowTakesLatencyPlusBytesOverCapacity) {
+  ResourceId link = Link(1 * kGBps);
+  Time done;
+  Start(1e6, {link}, &done, Time::Microseconds(1));
+  engine_.Run();
+  EXPECT_EQ(done, Time::Microseconds(1) + Time::Milliseconds(1));
+  EXPECT_EQ(model_.live_flows(), 0u);
+  EXPECT_EQ(model_.usage(link), 0.0);
+}
+
+TEST_F(FlowModelTest, RouteIsLimitedByItsSlowestResource) {
+  ResourceId fast = Link(10 * kGBps);
+  ResourceId slow = Link(2 * kGBps);
+  Time done;
+  Start(4e6, {fast, slow}, &done);
+  engine_.Run();
+  EXPECT_EQ(done, Time::Milliseconds(2));
+}
+
+TEST_F(FlowModelTest, EqualFlowsOnOneLinkShareItEqually) {
+  ResourceId link = Link(8 * kGBps);
+  constexpr int kFlows = 4;
+  std::vector<Time> done(kFlows);
+  std::vector<FlowId> ids;
+  for (int i = 0; i < kFlows; ++i) ids.push_back(Start(2e6, {link}, &done[i]));
+  engine_.RunUntil(Time::Zero());
+  for (FlowId id : ids) EXPECT_DOUBLE_EQ(model_.rate(id), 2 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.usage(link), 8 * kGBps);
+  engine_.Run();
+  // Each gets capacity/n, so all finish together at n * bytes / capacity.
+  for (Time t : done) EXPECT_EQ(t, Time::Milliseconds(1));
+}
+
+// The textbook max-min example: flow b crosses both links and is held to its fair share on the
+// narrow one; flow a takes what b leaves on the wide one instead of an equal split.
+TEST_F(FlowModelTest, FlowBottleneckedElsewhereLeavesItsShareToOthers) {
+  ResourceId wide = Link(10 * kGBps);
+  ResourceId narrow = Link(3 * kGBps);
+  Time unused;
+  FlowId a = Start(1e9, {wide}, &unused);
+  FlowId b = Start(1e9, {wide, narrow}, &unused);
+  FlowId c = Start(1e9, {narrow}, &unused);
+  engine_.RunUntil(Time::Zero());
+  EXPECT_DOUBLE_EQ(model_.rate(b), 1.5 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.rate(c), 1.5 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.rate(a), 8.5 * kGBps);
+}
+
+TEST_F(FlowModelTest, FlowThatEndsEarlySpeedsUpTheRest) {
+  ResourceId link = Link(1 * kGBps);
+  Time short_done, long_done;
+  FlowId long_flow = Start(3e6, {link}, &long_done);
+  Start(1e6, {link}, &short_done);
+  engine_.RunUntil(Time::Zero());
+  EXPECT_DOUBLE_EQ(model_.rate(long_flow), 0.5 * kGBps);
+  engine_.Run();
+  // Both move at 0.5 GB/s until the short one has its 1 MB (2 ms); the long one then has 2 MB
+  // left at 1 GB/s: 2 ms more.
+  EXPECT_EQ(short_done, Time::Milliseconds(2));
+  EXPECT_EQ(long_done, Time::Milliseconds(4));
+}
+
+TEST_F(FlowModelTest, LateArrivalSlowsTheFlowAlreadyRunning) {
+  ResourceId link = Link(1 * kGBps);
+  Time first_done, second_done;
+  Start(2e6, {link}, &first_done);
+  engine_.Schedule(Time::Milliseconds(1), [&] { Start(1e6, {link}, &second_done); });
+  engine_.Run();
+  // 1 MB alone in 1 ms, then both at 0.5 GB/s: the first's last 1 MB and the second's 1 MB take
+  // 2 ms together.
+  EXPECT_EQ(first_done, Time::Milliseconds(3));
+  EXPECT_EQ(second_done, Time::Milliseconds(3));
+}
+
+TEST_F(FlowModelTest, LatencyUsesNoBandwidth) {
+  ResourceId link = Link(1 * kGBps);
+  Time early_done, late_done;
+  Start(1e6, {link}, &early_done);
+  Start(1e6, {link}, &late_done, Time::Milliseconds(1));
+  engine_.Run();
+  // The first flow is alone until the second's latency has passed.
+  EXPECT_EQ(early_done, Time::Milliseconds(1));
+  EXPECT_EQ(late_done, Time::Milliseconds(2));
+}
+
+TEST_F(FlowModelTest, RateBoundCapsAFlowAndFreesTheRest) {
+  ResourceId link = Link(10 * kGBps);
+  Time unused;
+  FlowId bounded = Start(1e9, {link}, &unused, Time::Zero(), 2 * kGBps);
+  FlowId free_flow = Start(1e9, {link}, &unused);
+  engine_.RunUntil(Time::Zero());
+  EXPECT_DOUBLE_EQ(model_.rate(bounded), 2 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.rate(free_flow), 8 * kGBps);
+}
+
+TEST_F(FlowModelTest, BoundOnlyFlowWithEmptyRouteMovesAtItsBound) {
+  Time done;
+  Start(4e6, {}, &done, Time::Zero(), 2 * kGBps);
+  engine_.Run();
+  EXPECT_EQ(done, Time::Milliseconds(2));
+}
+
+TEST_F(FlowModelTest, ZeroByteFlowCompletesAfterItsLatency) {
+  ResourceId link = Link(1 * kGBps);
+  Time done = Time::Max();
+  Start(0, {link}, &done, Time::Microseconds(3));
+  engine_.Run();
+  EXPECT_EQ(done, Time::Microseconds(3));
+}
+
+TEST_F(FlowModelTest, ZeroByteFlowCompletesAsAnEventNotInsideStartFlow) {
+  ResourceId link = Link(1 * kGBps);
+  Time done = Time::Max();
+  Start(0, {link}, &done);
+  EXPECT_EQ(done, Time::Max());
+  engine_.Run();
+  EXPECT_EQ(done, Time::Zero());
+}
+
+TEST_F(FlowModelTest, RejectsBadInputWithClearErrors) {
+  EXPECT_EQ(model_.AddResource(0).status().message(),
+            "resource capacity must be finite and > 0 bytes/s (got 0)");
+  EXPECT_FALSE(model_.AddResource(-1).ok());
+  EXPECT_FALSE(model_.AddResource(std::numeric_limits<double>::infinity()).ok());
+  EXPECT_FALSE(model_.AddResource(std::nan("")).ok());
+
+  ResourceId link = Link(1 * kGBps);
+  auto start = [&](FlowSpec spec) { return model_.StartFlow(spec, [] {}).status(); };
+  EXPECT_EQ(start(FlowSpec{-1, {link}}).message(), "flow size must be finite and >= 0 bytes (got -1)");
+  EXPECT_FALSE(start(FlowSpec{std::nan(""), {link}}).ok());
+  EXPECT_FALSE(start(FlowSpec{1, {link}, Time::Picoseconds(-1)}).ok());
+  EXPECT_FALSE(start(FlowSpec{1, {link}, Time::Zero(), 0}).ok());
+  EXPECT_FALSE(start(FlowSpec{1, {}}).ok());
+  EXPECT_EQ(model_.live_flows(), 0u);
+}
+
+TEST_F(FlowModelTest, RepeatedResourceInRouteAborts) {
+  ResourceId link = Link(1 * kGBps);
+  EXPECT_DEATH((void)model_.StartFlow(FlowSpec{1, {link, link}}, [] {}), "twice");
+}
+
+TEST_F(FlowModelTest, CallbacksMayStartNewFlows) {
+  ResourceId link = Link(1 * kGBps);
+  int remaining = 5;
+  std::function<void()> next = [&] {
+    if (--remaining > 0) {
+      ASSERT_TRUE(model_.StartFlow(FlowSpec{1e6, {link}}, next).ok());
+    }
+  };
+  ASSERT_TRUE(model_.StartFlow(FlowSpec{1e6, {link}}, next).ok());
+  engine_.Run();
+  EXPECT_EQ(remaining, 0);
+  EXPECT_EQ(engine_.now(), Time::Milliseconds(5));
+}
+
+// One change among many independent links re-solves only the flows it touches.
+TEST_F(FlowModelTest, RecomputationStaysLocal) {
+  std::vector<ResourceId> links;
+  Time unused;
+  for (int i = 0; i < 1000; ++i) {
+    links.push_back(Link(1 * kGBps));
+    Start(1e9, {links.back()}, &unused);
+  }
+  engine_.RunUntil(Time::Zero());
+  uint64_t before = model_.resolved_flows();
+  Start(1e9, {links[0]}, &unused);
+  engine_.RunUntil(engine_.now());
+  EXPECT_LE(model_.resolved_flows() - before, 2u);
+}
+
+// Checks the max-min characterisation directly, independent of how it was computed: the
+// allocation is feasible and every flow is at its bound or has a saturated resource on which no
+// flow gets more.
+struct ActiveFlow {
+  FlowId id;
+  std::vector<ResourceId> route;
+  double bound;
+};
+
+void ExpectMaxMinFair(const FlowModel& model, const std::vector<ActiveFlow>& flows) {
+  constexpr double kTolerance = 1e-6;
+  std::vector<double> usage(model.resource_count(), 0.0);
+  std::vector<double> max_rate(model.resource_count(), 0.0);
+  for (const ActiveFlow& f : flows) {
+    double rate = model.rate(f.id);
+    EXPECT_GT(rate, 0);
+    for (ResourceId r : f.route) {
+      usage[r.value] += rate;
+      max_rate[r.value] = std::max(max_rate[r.value], rate);
+    }
+  }
+  for (size_t r = 0; r < usage.size(); ++r) {
+    EXPECT_LE(usage[r], model.capacity(ResourceId{static_cast<uint32_t>(r)}) * (1 + kTolerance));
+  }
+  for (const ActiveFlow& f : flows) {
+    double rate = model.rate(f.id);
+    bool bottlenecked = rate >= f.bound * (1 - kTolerance);
+    for (ResourceId r : f.route) {
+      bool saturated = usage[r.value] >= model.capacity(r) * (1 - kTolerance);
+      if (saturated && rate >= max_rate[r.value] * (1 - kTolerance)) bottlenecked = true;
+    }
+    EXPECT_TRUE(bottlenecked) << "flow slot " << f.id.slot << " at " << rate
+                              << " B/s has no bottleneck";
+  }
+}
+
+class FlowModelPropertyTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
+  Engine engine;
+  FlowModel model(&engine);
+  std::mt19937 rng(GetParam());
+  constexpr int kResources = 24;
+  for (int i = 0; i < kResources; ++i) {
+    ASSERT_TRUE(model.AddResource(1e9 * (1 + static_cast<double>(rng() % 8))).ok());
+  }
+  std::vector<ActiveFlow> live;
+  std::vector<Time> active_at;
+  for (int step = 0; step < 60; ++step) {
+    // A burst of arrivals, some with latency, then a look at the allocation.
+    int arrivals = 1 + static_cast<int>(rng() % 6);
+    for (int a = 0; a < arrivals; ++a) {
+      std::vector<uint32_t> picks(kResources);
+      for (int i = 0; i < kResources; ++i) picks[i] = i;
+      std::shuffle(picks.begin(), picks.end(), rng);
+      ActiveFlow flow;
+      for (uint32_t i = 0; i < 1 + rng() % 5; ++i) flow.route.push_back(ResourceId{picks[i]});
+      flow.bound = rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
+      Time latency = Time::Nanoseconds(rng() % 2 * 100);
+      FlowSpec spec{1e5 * (1 + static_cast<double>(rng() % 50)), flow.route, latency, flow.bound};
+      StatusOr<FlowId> id = model.StartFlow(spec, [] {});
+      ASSERT_TRUE(id.ok());
+      flow.id = *id;
+      live.push_back(flow);
+      active_at.push_back(engine.now() + latency);
+    }
+    engine.RunUntil(engine.now() + Time::Nanoseconds(rng() % 40'000));
+    std::vector<ActiveFlow> active;
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (model.exists(live[i].id) && active_at[i] <= engine.now()) active.push_back(live[i]);
+    }
+    ExpectMaxMinFair(model, active);
+    if (HasFailure()) return;
+  }
+  engine.Run();
+  EXPECT_EQ(model.live_flows(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelPropertyTest, ::testing::Range(1u, 21u));
+
+}  // namespace
+}  // namespace podsim::sim

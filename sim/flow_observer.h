@@ -1,0 +1,36 @@
+// Observer of the flow model (flow_model.h): link-utilisation counters and flow slices in
+// traces, bandwidth statistics. Like sim::Observer it only reads; it cannot change a rate.
+
+#ifndef PODSIM_SIM_FLOW_OBSERVER_H_
+#define PODSIM_SIM_FLOW_OBSERVER_H_
+
+#include <span>
+
+#include "sim/flow_ids.h"
+#include "sim/time.h"
+
+namespace podsim::sim {
+
+class FlowObserver {
+ public:
+  virtual ~FlowObserver() = default;
+
+  // A flow was accepted by StartFlow; it starts moving bytes after its latency.
+  virtual void OnFlowStarted(Time now, FlowId flow, double bytes, std::span<const ResourceId> route) {
+    (void)now, (void)flow, (void)bytes, (void)route;
+  }
+  // The max-min share of an active flow changed (bytes/s).
+  virtual void OnFlowRateChanged(Time now, FlowId flow, double rate_bytes_per_s) {
+    (void)now, (void)flow, (void)rate_bytes_per_s;
+  }
+  // The flow delivered its last byte; called before its completion callback runs.
+  virtual void OnFlowCompleted(Time now, FlowId flow) { (void)now, (void)flow; }
+  // The total rate of the flows crossing a resource changed (bytes/s).
+  virtual void OnResourceUsageChanged(Time now, ResourceId resource, double used_bytes_per_s) {
+    (void)now, (void)resource, (void)used_bytes_per_s;
+  }
+};
+
+}  // namespace podsim::sim
+
+#endif  // PODSIM_SIM_FLOW_OBSERVER_H_
