@@ -2,17 +2,33 @@
 
 #include <CLI/CLI.hpp>
 #include <ostream>
+#include <vector>
+
+#include "cli/command.h"
 
 namespace podsim::cli {
 
 int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"podsim: discrete-event simulator of accelerator pods"};
   app.set_version_flag("--version", "podsim 0.1.0");
+  app.require_subcommand(0, 1);
+  std::vector<Command> commands;
+  // Commands register here, one line each.
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e, out, err) == 0 ? 0 : 2;
   }
+  CommandIo io{out, err};
+  for (Command& command : commands) {
+    if (!command.subcommand->parsed()) continue;
+    sim::Status status = command.run(io);
+    if (status.ok()) return 0;
+    err << "podsim: error: " << status.message() << "\n";
+    return 1;
+  }
+  out << app.help();
   return 0;
 }
 

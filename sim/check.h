@@ -33,10 +33,10 @@ struct Voidify {
 
 }  // namespace podsim::sim::internal
 
-#define PODSIM_CHECK(condition)                   \
+#define PODSIM_CHECK(condition)                       \
   (__builtin_expect(static_cast<bool>(condition), 1)) \
-      ? (void)0                                   \
-      : ::podsim::sim::internal::Voidify() &      \
+      ? (void)0                                       \
+      : ::podsim::sim::internal::Voidify() &          \
             ::podsim::sim::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 
 #endif  // PODSIM_SIM_CHECK_H_

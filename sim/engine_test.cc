@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -162,12 +163,15 @@ WorkloadResult RunSeededWorkload(uint32_t seed, bool observe) {
     for (size_t i = 0; i < picks.size(); ++i) picks[i] = static_cast<int>(i);
     std::shuffle(picks.begin(), picks.end(), rng);
     for (size_t i = 0; i < 1 + rng() % 4; ++i) spec.route.push_back(resources[picks[i]]);
-    ASSERT_TRUE(model.StartFlow(spec, [&, depth] {
-                       if (depth < 4) {
-                         start(depth + 1);
-                         start(depth + 1);
-                       }
-                     }).ok());
+    ASSERT_TRUE(model
+                    .StartFlow(spec,
+                               [&, depth] {
+                                 if (depth < 4) {
+                                   start(depth + 1);
+                                   start(depth + 1);
+                                 }
+                               })
+                    .ok());
   };
   for (int i = 0; i < 8; ++i) {
     engine.Schedule(Time::Nanoseconds(rng() % 1000), [&] { start(0); });

@@ -19,8 +19,9 @@ EventId EventQueue::Insert(Time time, EventHandler handler) {
   }
   Slot& s = slots_[slot];
   s.handler = std::move(handler);
+  PODSIM_CHECK(time >= Time::Zero()) << "event at negative time " << time;
   heap_.push_back(Entry{time.picoseconds(), next_seq_++, slot, s.generation});
-  std::push_heap(heap_.begin(), heap_.end(), Later);
+  SiftUp(heap_.size() - 1);
   ++live_;
   return EventId{slot, s.generation};
 }
@@ -44,10 +45,54 @@ void EventQueue::ReleaseSlot(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
+void EventQueue::SiftUp(size_t index) {
+  Entry moving = heap_[index];
+  while (index > 0) {
+    size_t parent = (index - 1) / kArity;
+    if (!Earlier(moving, heap_[parent])) break;
+    heap_[index] = heap_[parent];
+    index = parent;
+  }
+  heap_[index] = moving;
+}
+
+void EventQueue::SiftDown(size_t index) {
+  // Bottom-up: walk the hole down to a leaf along the earliest children, then sift the moving
+  // entry up from there. The entry taken from the back usually belongs near the leaves, so this
+  // saves one unpredictable comparison per level over the textbook loop.
+  const size_t size = heap_.size();
+  Entry moving = heap_[index];
+  while (true) {
+    size_t first = index * kArity + 1;
+    if (first >= size) break;
+    size_t best;
+    if (first + 3 < size) {
+      // All four children exist: a two-round tournament, free of data-dependent branches.
+      size_t left = first + Earlier(heap_[first + 1], heap_[first]);
+      size_t right = first + 2 + Earlier(heap_[first + 3], heap_[first + 2]);
+      best = Earlier(heap_[right], heap_[left]) ? right : left;
+    } else {
+      best = first;
+      for (size_t child = first + 1; child < size; ++child) {
+        best = Earlier(heap_[child], heap_[best]) ? child : best;
+      }
+    }
+    heap_[index] = heap_[best];
+    index = best;
+  }
+  heap_[index] = moving;
+  SiftUp(index);
+}
+
+void EventQueue::RemoveTop() {
+  heap_.front() = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) SiftDown(0);
+}
+
 void EventQueue::DropStaleTop() {
   while (!heap_.empty() && slots_[heap_.front().slot].generation != heap_.front().generation) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    heap_.pop_back();
+    RemoveTop();
   }
 }
 
@@ -60,9 +105,8 @@ Time EventQueue::NextTime() {
 EventQueue::Event EventQueue::PopNext() {
   PODSIM_CHECK(!empty()) << "PopNext() on an empty event queue";
   DropStaleTop();
-  std::pop_heap(heap_.begin(), heap_.end(), Later);
-  Entry top = heap_.back();
-  heap_.pop_back();
+  Entry top = heap_.front();
+  RemoveTop();
   Event event{Time::Picoseconds(top.time_ps), top.seq, std::move(slots_[top.slot].handler)};
   ReleaseSlot(top.slot);
   --live_;

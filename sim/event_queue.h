@@ -13,7 +13,7 @@
 //   Insert      O(log n)    n counts live and not-yet-dropped cancelled entries
 //   Cancel      O(1)        frees the handler at once
 //   PopNext     O(log n)    amortised, including dropped cancelled entries
-//   memory      24 bytes per heap entry + one handler slot per live event
+//   memory      24 bytes per heap entry + one 64-byte handler slot per live event
 //
 // Thread safety: none; the engine is single-threaded by design.
 
@@ -22,14 +22,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
+#include "sim/event_handler.h"
 #include "sim/time.h"
 
 namespace podsim::sim {
-
-using EventHandler = std::function<void()>;
 
 // Names a scheduled event so it can be cancelled. A default EventId names no event.
 struct EventId {
@@ -81,11 +79,18 @@ class EventQueue {
     uint32_t generation = 1;
   };
 
-  // True when a's key is after b's: the heap is a max-heap under this order, so the top is the
-  // earliest (time, seq). Keys are unique because seq is.
-  static bool Later(const Entry& a, const Entry& b) {
-    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.seq > b.seq;
+  // True when a's (time, seq) key is before b's. Keys are unique because seq is. Compared as one
+  // 128-bit integer so the comparison compiles without branches (time is never negative).
+  static bool Earlier(const Entry& a, const Entry& b) {
+    using Key = unsigned __int128;
+    return ((Key(uint64_t(a.time_ps)) << 64) | a.seq) < ((Key(uint64_t(b.time_ps)) << 64) | b.seq);
   }
+  // heap_ is an implicit 4-ary min-heap: half the depth of a binary heap, and the children of a
+  // node share a cache line.
+  static constexpr size_t kArity = 4;
+  void SiftUp(size_t index);
+  void SiftDown(size_t index);
+  void RemoveTop();
   void DropStaleTop();
   void ReleaseSlot(uint32_t slot);
 

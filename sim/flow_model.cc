@@ -43,7 +43,6 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
   resource_solving_.push_back(0);
   residual_.push_back(0);
   unfixed_.push_back(0);
-  share_version_.push_back(0);
   return ResourceId{static_cast<uint32_t>(resources_.size() - 1)};
 }
 
@@ -152,7 +151,8 @@ void FlowModel::Activate(uint32_t slot) {
   }
   if (flow.hops.empty()) {
     flow.rate = flow.bound;
-    for (FlowObserver* observer : observers_) observer->OnFlowRateChanged(Now(), IdOf(slot), flow.rate);
+    for (FlowObserver* observer : observers_)
+      observer->OnFlowRateChanged(Now(), IdOf(slot), flow.rate);
     ScheduleCompletion(slot);
     return;
   }
@@ -170,7 +170,8 @@ void FlowModel::Activate(uint32_t slot) {
 
 void FlowModel::Complete(uint32_t slot) {
   Flow& flow = flows_[slot];
-  PODSIM_CHECK(flow.live && flow.active) << "completion of flow slot " << slot << " that is not active";
+  PODSIM_CHECK(flow.live && flow.active)
+      << "completion of flow slot " << slot << " that is not active";
   if (flow.sharing) {
     for (const Hop& hop : flow.hops) {
       Resource& resource = resources_[hop.resource];
@@ -219,7 +220,7 @@ void FlowModel::AddToSolveSet(uint32_t flow) {
   ++resolved_flows_;
 }
 
-void FlowModel::RefreshResource(uint32_t r) {
+bool FlowModel::RefreshResource(uint32_t r) {
   Resource& resource = resources_[r];
   double usage = 0;
   double max_rate = 0;
@@ -230,8 +231,12 @@ void FlowModel::RefreshResource(uint32_t r) {
   }
   PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
       << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
+  // A fixed flow's max-min condition can only break where usage fell (a resource may no longer be
+  // saturated) or the largest rate rose (the flow may no longer be the largest).
+  bool changed = usage < resource.usage || max_rate > resource.max_rate;
   resource.usage = usage;
   resource.max_rate = max_rate;
+  return changed;
 }
 
 bool FlowModel::MeetsMaxMin(uint32_t f) const {
@@ -250,15 +255,19 @@ bool FlowModel::MeetsMaxMin(uint32_t f) const {
 void FlowModel::Reallocate() {
   reallocation_pending_ = false;
   ++reallocations_;
+  for (uint32_t r : dirty_) {
+    RefreshResource(r);
+    changed_.push_back(r);
+  }
   bool solve = !solve_set_.empty();
   while (true) {
     if (solve) {
       SolveSubset();
-      for (uint32_t f : solve_set_) {
-        for (const Hop& hop : flows_[f].hops) MarkDirty(hop.resource);
+      for (uint32_t r : solving_resources_) {
+        MarkDirty(r);
+        if (RefreshResource(r)) changed_.push_back(r);
       }
     }
-    for (uint32_t r : dirty_) RefreshResource(r);
     if (!ExpandSubset()) break;
     solve = true;
   }
@@ -271,36 +280,44 @@ void FlowModel::Reallocate() {
 bool FlowModel::ExpandSubset() {
   ++check_stamp_;
   bool added = false;
-  for (uint32_t r : dirty_) {
-    const Resource& resource = resources_[r];
-    for (const FlowRef& ref : resource.flows) {
-      uint32_t f = ref.flow;
-      if (flow_checked_[f] == check_stamp_) continue;
-      flow_checked_[f] = check_stamp_;
-      if (MeetsMaxMin(f)) continue;
-      if (flow_in_set_[f] != epoch_) {
-        AddToSolveSet(f);
-        added = true;
-        continue;
-      }
-      // A re-solved flow is out-rated by a flow held fixed on the resource that bottlenecks it:
-      // that flow must give way, so it joins the set.
-      double rate = flows_[f].rate;
-      for (const Hop& hop : flows_[f].hops) {
-        for (const FlowRef& other : resources_[hop.resource].flows) {
-          uint32_t g = other.flow;
-          if (flow_in_set_[g] != epoch_ && flows_[g].rate > rate * (1 + kRelativeEpsilon)) {
-            AddToSolveSet(g);
-            added = true;
-          }
+  // A re-solved flow that fails the condition is out-rated by a flow held fixed on the resource
+  // that bottlenecks it: flows with a higher rate on its route must give way, so they join.
+  size_t solved = solve_set_.size();
+  for (size_t i = 0; i < solved; ++i) {
+    uint32_t f = solve_set_[i];
+    flow_checked_[f] = check_stamp_;
+    if (MeetsMaxMin(f)) continue;
+    double rate = flows_[f].rate;
+    for (const Hop& hop : flows_[f].hops) {
+      for (const FlowRef& other : resources_[hop.resource].flows) {
+        uint32_t g = other.flow;
+        if (flow_in_set_[g] != epoch_ && flows_[g].rate > rate * (1 + kRelativeEpsilon)) {
+          AddToSolveSet(g);
+          flow_checked_[g] = check_stamp_;
+          added = true;
         }
       }
     }
   }
+  // A fixed flow can only fail where the usage or the largest rate of one of its resources
+  // changed, so only the flows on those resources are checked.
+  for (uint32_t r : changed_) {
+    for (const FlowRef& ref : resources_[r].flows) {
+      uint32_t f = ref.flow;
+      if (flow_checked_[f] == check_stamp_) continue;
+      flow_checked_[f] = check_stamp_;
+      if (!MeetsMaxMin(f)) {
+        AddToSolveSet(f);
+        added = true;
+      }
+    }
+  }
+  changed_.clear();
   return added;
 }
 
 void FlowModel::SolveSubset() {
+  ++subset_solves_;
   ++solve_stamp_;
   solving_resources_.clear();
   for (uint32_t f : solve_set_) {
@@ -308,25 +325,25 @@ void FlowModel::SolveSubset() {
       uint32_t r = hop.resource;
       if (resource_solving_[r] != solve_stamp_) {
         resource_solving_[r] = solve_stamp_;
-        residual_[r] = resources_[r].capacity;
+        // usage is current for every resource (refreshed whenever a rate on it changes), so
+        // the capacity left by the fixed flows is capacity - usage + the set's own rates.
+        residual_[r] = resources_[r].capacity - resources_[r].usage;
         unfixed_[r] = 0;
         solving_resources_.push_back(r);
       }
+      residual_[r] += flows_[f].rate;
       ++unfixed_[r];
     }
   }
-  for (uint32_t r : solving_resources_) {
-    for (const FlowRef& ref : resources_[r].flows) {
-      if (flow_in_set_[ref.flow] != epoch_) residual_[r] -= flows_[ref.flow].rate;
-    }
-  }
 
+  // Min-heap of fair shares (residual / unfixed flows). Shares only grow as flows get fixed at the
+  // current lowest level, so an entry's recorded share is a lower bound of the true one: an entry
+  // found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
-    share_heap_.push_back(
-        ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r, ++share_version_[r]});
+    share_heap_.push_back(ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r});
   }
-  std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
+  std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
 
   bounded_.clear();
   for (uint32_t f : solve_set_) {
@@ -342,46 +359,45 @@ void FlowModel::SolveSubset() {
     while (next_bounded < bounded_.size() && flow_fixed_[bounded_[next_bounded]] == solve_stamp_) {
       ++next_bounded;
     }
-    while (!share_heap_.empty() &&
-           share_heap_.front().version != share_version_[share_heap_.front().resource]) {
-      std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
-      share_heap_.pop_back();
+    double share = std::numeric_limits<double>::infinity();
+    while (!share_heap_.empty()) {
+      ShareEntry& top = share_heap_.front();
+      uint32_t r = top.resource;
+      double current = unfixed_[r] == 0 ? -1 : std::max(residual_[r], 0.0) / unfixed_[r];
+      if (current >= 0 && current <= top.share) {
+        share = current;
+        break;
+      }
+      std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
+      if (current < 0) {
+        share_heap_.pop_back();  // Drained: every flow on it is fixed.
+      } else {
+        share_heap_.back().share = current;
+        std::push_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
+      }
     }
-    double share = share_heap_.empty() ? std::numeric_limits<double>::infinity()
-                                       : share_heap_.front().share;
     if (next_bounded < bounded_.size() && flows_[bounded_[next_bounded]].bound <= share) {
-      Fix(bounded_[next_bounded], flows_[bounded_[next_bounded]].bound, UINT32_MAX);
+      Fix(bounded_[next_bounded], flows_[bounded_[next_bounded]].bound);
       --unfixed_flows;
       continue;
     }
     PODSIM_CHECK(!share_heap_.empty()) << unfixed_flows << " flows left without a constraint";
     uint32_t bottleneck = share_heap_.front().resource;
-    std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
-    share_heap_.pop_back();
-    ++share_version_[bottleneck];
     for (const FlowRef& ref : resources_[bottleneck].flows) {
       if (flow_in_set_[ref.flow] == epoch_ && flow_fixed_[ref.flow] != solve_stamp_) {
-        Fix(ref.flow, share, bottleneck);
+        Fix(ref.flow, share);
         --unfixed_flows;
       }
     }
   }
 }
 
-void FlowModel::Fix(uint32_t f, double rate, uint32_t skip) {
+void FlowModel::Fix(uint32_t f, double rate) {
   flow_fixed_[f] = solve_stamp_;
   flows_[f].rate = rate;
   for (const Hop& hop : flows_[f].hops) {
-    uint32_t r = hop.resource;
-    residual_[r] -= rate;
-    --unfixed_[r];
-    if (r == skip) continue;
-    ++share_version_[r];
-    if (unfixed_[r] > 0) {
-      share_heap_.push_back(ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r,
-                                       share_version_[r]});
-      std::push_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter);
-    }
+    residual_[hop.resource] -= rate;
+    --unfixed_[hop.resource];
   }
 }
 
@@ -402,7 +418,8 @@ void FlowModel::Commit() {
     flow.last_update_ps = now_ps;
     engine_->Cancel(flow.completion);
     ScheduleCompletion(f);
-    for (FlowObserver* observer : observers_) observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
+    for (FlowObserver* observer : observers_)
+      observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
   }
   // Usage must match the committed rates whether or not anyone observes it.
   if (restored) {

@@ -26,7 +26,6 @@
 #define PODSIM_SIM_FLOW_MODEL_H_
 
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <span>
 #include <vector>
@@ -40,15 +39,16 @@
 namespace podsim::sim {
 
 struct FlowSpec {
-  double bytes = 0;                // >= 0 and finite. Zero-byte flows complete after `latency`.
-  std::vector<ResourceId> route;   // Distinct resources. May be empty only with a rate bound.
-  Time latency = Time::Zero();     // Paid once, before any byte moves; >= 0.
+  double bytes = 0;               // >= 0 and finite. Zero-byte flows complete after `latency`.
+  std::vector<ResourceId> route;  // Distinct resources. May be empty only with a rate bound.
+  Time latency = Time::Zero();    // Paid once, before any byte moves; >= 0.
   // Upper bound on the flow's rate in bytes/s (a DMA engine, a NIC's per-flow cap); infinity for
   // none. Must be > 0.
   double max_rate_bytes_per_s = std::numeric_limits<double>::infinity();
 };
 
-using FlowCallback = std::function<void()>;
+// Runs when a flow's last byte is delivered; allocation-free for small captures (event_handler.h).
+using FlowCallback = EventHandler;
 
 class FlowModel {
  public:
@@ -83,6 +83,8 @@ class FlowModel {
   // measure of how local recomputation stays.
   uint64_t reallocations() const { return reallocations_; }
   uint64_t resolved_flows() const { return resolved_flows_; }
+  // Number of sub-problem solves (fixpoint rounds) over all reallocations.
+  uint64_t subset_solves() const { return subset_solves_; }
 
   // Attaches an observer (not owned; it must outlive the model's use).
   void AddObserver(FlowObserver* observer);
@@ -122,13 +124,15 @@ class FlowModel {
   void Reallocate();
   // Progressive filling over the flows in solve_set_, every other flow's rate held fixed.
   void SolveSubset();
-  // Fixes a flow of solve_set_ at `rate` and updates the shares of its resources, except `skip`.
-  void Fix(uint32_t flow, double rate, uint32_t skip);
+  // Fixes a flow of solve_set_ at `rate`, taking it off its resources' residual capacity.
+  void Fix(uint32_t flow, double rate);
   // Adds to solve_set_ the flows on dirty resources that fail the max-min condition; returns
   // whether any was added.
   bool ExpandSubset();
+  // Recomputes usage and max_rate from the flows on the resource; returns whether the change can
+  // break the max-min condition of a flow on it (usage fell or the largest rate rose).
+  bool RefreshResource(uint32_t resource);
   bool MeetsMaxMin(uint32_t flow) const;
-  void RefreshResource(uint32_t resource);
   void AddToSolveSet(uint32_t flow);
   void MarkDirty(uint32_t resource);
   void Commit();
@@ -145,35 +149,37 @@ class FlowModel {
   uint64_t completed_flows_ = 0;
   uint64_t reallocations_ = 0;
   uint64_t resolved_flows_ = 0;
+  uint64_t subset_solves_ = 0;
   bool reallocation_pending_ = false;
 
   // Scratch state of one reallocation. Membership is an epoch stamp, so clearing is O(1) and no
   // work is proportional to the number of idle flows or resources.
   uint64_t epoch_ = 1;
-  std::vector<uint64_t> flow_in_set_;      // == epoch_: flow is in solve_set_.
-  std::vector<uint64_t> flow_checked_;     // == check stamp: checked in this ExpandSubset pass.
-  std::vector<uint64_t> flow_fixed_;       // == solve stamp: rate fixed in this SolveSubset.
+  std::vector<uint64_t> flow_in_set_;       // == epoch_: flow is in solve_set_.
+  std::vector<uint64_t> flow_checked_;      // == check stamp: checked in this ExpandSubset pass.
+  std::vector<uint64_t> flow_fixed_;        // == solve stamp: rate fixed in this SolveSubset.
   std::vector<double> flow_previous_rate_;  // Rate before this reallocation.
-  std::vector<uint64_t> resource_dirty_;   // == epoch_: resource is in dirty_.
+  std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
   std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
   std::vector<double> residual_;
   std::vector<uint32_t> unfixed_;
-  std::vector<uint32_t> share_version_;
   std::vector<uint32_t> solve_set_;
   std::vector<uint32_t> dirty_;
+  std::vector<uint32_t> changed_;  // Resources whose flows need a max-min check.
   std::vector<uint32_t> solving_resources_;
   uint64_t check_stamp_ = 1;
   uint64_t solve_stamp_ = 1;
-  // Fair share (residual / unfixed flows) of a resource during SolveSubset. Shares only grow as
-  // flows get fixed, so stale entries are skipped by version instead of being removed.
+  // Fair share (residual / unfixed flows) of a resource during SolveSubset, as last computed.
   struct ShareEntry {
     double share;
     uint32_t resource;
-    uint32_t version;
   };
-  static bool ShareEntryAfter(const ShareEntry& a, const ShareEntry& b) {
-    return a.share != b.share ? a.share > b.share : a.resource > b.resource;
-  }
+  // Heap order (std heaps are max-heaps): the smallest share, then the lowest id, on top.
+  struct ShareEntryAfter {
+    bool operator()(const ShareEntry& a, const ShareEntry& b) const {
+      return a.share != b.share ? a.share > b.share : a.resource > b.resource;
+    }
+  };
   std::vector<ShareEntry> share_heap_;
   std::vector<uint32_t> bounded_;
 };

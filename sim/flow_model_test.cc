@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -17,8 +18,7 @@ class FlowModelTest : public ::testing::Test {
   ResourceId Link(double capacity) { return *model_.AddResource(capacity); }
 
   // Starts a flow and records its completion time in `done`.
-  FlowId Start(double bytes, std::vector<ResourceId> route, Time* done,
-               Time latency = Time::Zero(),
+  FlowId Start(double bytes, std::vector<ResourceId> route, Time* done, Time latency = Time::Zero(),
                double bound = std::numeric_limits<double>::infinity()) {
     FlowSpec spec{bytes, std::move(route), latency, bound};
     StatusOr<FlowId> id = model_.StartFlow(spec, [this, done] { *done = engine_.now(); });
@@ -158,7 +158,8 @@ TEST_F(FlowModelTest, RejectsBadInputWithClearErrors) {
 
   ResourceId link = Link(1 * kGBps);
   auto start = [&](FlowSpec spec) { return model_.StartFlow(spec, [] {}).status(); };
-  EXPECT_EQ(start(FlowSpec{-1, {link}}).message(), "flow size must be finite and >= 0 bytes (got -1)");
+  EXPECT_EQ(start(FlowSpec{-1, {link}}).message(),
+            "flow size must be finite and >= 0 bytes (got -1)");
   EXPECT_FALSE(start(FlowSpec{std::nan(""), {link}}).ok());
   EXPECT_FALSE(start(FlowSpec{1, {link}, Time::Picoseconds(-1)}).ok());
   EXPECT_FALSE(start(FlowSpec{1, {link}, Time::Zero(), 0}).ok());
@@ -257,7 +258,8 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
       std::shuffle(picks.begin(), picks.end(), rng);
       ActiveFlow flow;
       for (uint32_t i = 0; i < 1 + rng() % 5; ++i) flow.route.push_back(ResourceId{picks[i]});
-      flow.bound = rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
+      flow.bound =
+          rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
       Time latency = Time::Nanoseconds(rng() % 2 * 100);
       FlowSpec spec{1e5 * (1 + static_cast<double>(rng() % 50)), flow.route, latency, flow.bound};
       StatusOr<FlowId> id = model.StartFlow(spec, [] {});

@@ -16,7 +16,8 @@ class FlowObserver {
   virtual ~FlowObserver() = default;
 
   // A flow was accepted by StartFlow; it starts moving bytes after its latency.
-  virtual void OnFlowStarted(Time now, FlowId flow, double bytes, std::span<const ResourceId> route) {
+  virtual void OnFlowStarted(Time now, FlowId flow, double bytes,
+                             std::span<const ResourceId> route) {
     (void)now, (void)flow, (void)bytes, (void)route;
   }
   // The max-min share of an active flow changed (bytes/s).

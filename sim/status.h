@@ -98,10 +98,10 @@ class [[nodiscard]] StatusOr {
 }  // namespace podsim::sim
 
 // Returns from the enclosing function if the expression yields a non-OK Status.
-#define PODSIM_RETURN_IF_ERROR(expr)                      \
-  do {                                                    \
-    ::podsim::sim::Status podsim_status_ = (expr);        \
-    if (!podsim_status_.ok()) return podsim_status_;      \
+#define PODSIM_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::podsim::sim::Status podsim_status_ = (expr);   \
+    if (!podsim_status_.ok()) return podsim_status_; \
   } while (false)
 
 #define PODSIM_STATUS_CONCAT_INNER_(a, b) a##b
