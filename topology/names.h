@@ -1,0 +1,38 @@
+// Small string helpers shared by the topology parsers: spelling suggestions and number parsing.
+
+#ifndef PODSIM_TOPOLOGY_NAMES_H_
+#define PODSIM_TOPOLOGY_NAMES_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace podsim::topology {
+
+// Concatenates the pieces (appending in place; also sidesteps GCC 12's false -Wrestrict on
+// chains of operator+ with literals).
+std::string StrCat(std::initializer_list<std::string_view> pieces);
+
+// Levenshtein distance between a and b (insertions, deletions and substitutions cost 1).
+int EditDistance(std::string_view a, std::string_view b);
+
+// The candidate nearest to `given` by edit distance, if it is close enough to be a plausible
+// misspelling (distance <= max(2, |given| / 3)); ties go to the earlier candidate (deterministic).
+std::optional<std::string> NearestName(std::string_view given,
+                                       std::span<const std::string_view> candidates);
+
+// " (did you mean 'x'?)" or "" when nothing is near; appended to NotFound messages.
+std::string DidYouMean(std::string_view given, std::span<const std::string_view> candidates);
+
+// Parses a whole string as a non-negative decimal integer no larger than `max`.
+std::optional<int64_t> ParseCount(std::string_view text, int64_t max);
+
+// Parses a whole string as a finite double ("4.5e10", "1e-6").
+std::optional<double> ParseNumber(std::string_view text);
+
+}  // namespace podsim::topology
+
+#endif  // PODSIM_TOPOLOGY_NAMES_H_
