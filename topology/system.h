@@ -1,0 +1,45 @@
+// System: a chip preset plus the fabric that joins the chips; ParseSystem reads the SYSTEM strings
+// of the command line (design.md "Command line").
+//
+// Grammar:  NAME:SIZE[,key=value]...
+//   TPU     tpu-v4p|tpu-v5p|tpu7x:XxYxZ   tpu-v5e|tpu-v6e:XxY
+//           keys: slices=K (K slices joined over DCN), wrap=none|all|<axis letters> (override)
+//   GPU     a100|h100|h200|b200:N (N <= 8: one node; else whole nodes)   gb200:72
+//           keys: oversub=F (fat-tree leaf oversubscription, >= 1)
+//   generic ring:N   torus:AxB[xC]   switch:N
+//           keys: bw=bytes/s per link direction (default 4.5e10), lat=seconds per hop (default
+//           1e-6) -- the defaults are one TPU v4p ICI link (hardware.md 1.1); torus also wrap=.
+// Examples: tpu-v5p:16x20x28, tpu-v5e:16x16,slices=4, h100:1024, h100:16384,oversub=2, gb200:72,
+//           ring:1024,bw=1e11,lat=5e-7.
+
+#ifndef PODSIM_TOPOLOGY_SYSTEM_H_
+#define PODSIM_TOPOLOGY_SYSTEM_H_
+
+#include <string>
+#include <string_view>
+
+#include "sim/status.h"
+#include "topology/chip_spec.h"
+#include "topology/fabric.h"
+
+namespace podsim::topology {
+
+enum class SystemKind { kTpu, kGpu, kRing, kTorus, kSwitch };
+
+struct System {
+  std::string name;  // The SYSTEM string as given.
+  SystemKind kind = SystemKind::kTpu;
+  // The chip on every vertex 0..chip_count-1. Generic fabrics get a chip named "generic" with no
+  // compute, whose links are the fabric's.
+  ChipSpec chip;
+  Fabric fabric;
+};
+
+// Parses and builds a SYSTEM string. Every error is one line that quotes the input and says what
+// was expected, e.g. "system 'h100': expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28,
+// h100:1024 or ring:8,bw=1e11,lat=1e-6".
+sim::StatusOr<System> ParseSystem(std::string_view text);
+
+}  // namespace podsim::topology
+
+#endif  // PODSIM_TOPOLOGY_SYSTEM_H_
