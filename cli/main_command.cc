@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/topology_command.h"
 
 namespace podsim::cli {
 
@@ -14,6 +15,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.require_subcommand(0, 1);
   std::vector<Command> commands;
   // Commands register here, one line each.
+  commands.push_back(AddTopologyCommand(app));
 
   try {
     app.parse(argc, argv);
