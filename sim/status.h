@@ -81,6 +81,7 @@ class [[nodiscard]] StatusOr {
   const T& value() const& { return const_cast<StatusOr*>(this)->CheckedValue(); }
   T&& value() && { return std::move(CheckedValue()); }
   T& operator*() & { return CheckedValue(); }
+  T&& operator*() && { return std::move(CheckedValue()); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &CheckedValue(); }
   const T* operator->() const { return &value(); }

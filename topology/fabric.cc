@@ -129,6 +129,34 @@ std::vector<WeightedRoute> Fabric::ParallelRoutes(VertexId src, VertexId dst) co
     }
     return routes;
   }
+  if (torus_ && src != dst && src < chip_count_ && dst < chip_count_ &&
+      SliceOf(src) == SliceOf(dst)) {
+    // Equal-cost directions: on a wrapped axis whose distance is exactly half its length both
+    // ways round are shortest; the transfer is split evenly over every combination.
+    const std::vector<int> from = ChipCoord(src);
+    const std::vector<int> to = ChipCoord(dst);
+    std::vector<int> tie_axes;
+    for (int axis = 0; axis < torus_->axes(); ++axis) {
+      const int length = torus_->shape[axis];
+      const int forward = ((to[axis] - from[axis]) % length + length) % length;
+      if (torus_->wraps[axis] && forward != 0 && 2 * forward == length) tie_axes.push_back(axis);
+    }
+    if (!tie_axes.empty()) {
+      const uint32_t combinations = 1u << tie_axes.size();
+      std::vector<WeightedRoute> routes;
+      for (uint32_t c = 0; c < combinations; ++c) {
+        uint32_t mask = 0;
+        for (size_t i = 0; i < tie_axes.size(); ++i) {
+          if ((c >> i) & 1u) mask |= 1u << tie_axes[i];
+        }
+        WeightedRoute weighted;
+        weighted.fraction = 1.0 / combinations;
+        AppendTorusRoute(src, dst, &weighted.route, mask);
+        routes.push_back(std::move(weighted));
+      }
+      return routes;
+    }
+  }
   return {WeightedRoute{Route(src, dst), 1.0}};
 }
 
@@ -162,7 +190,8 @@ std::vector<LinkIndex> Fabric::TorusRoute(VertexId src, VertexId dst) const {
   return route;
 }
 
-void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route) const {
+void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
+                              uint32_t negative_on_tie) const {
   const TorusLayout& t = *torus_;
   const std::vector<int> from = ChipCoord(src);
   const std::vector<int> to = ChipCoord(dst);
@@ -174,8 +203,10 @@ void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>
     if (t.wraps[axis]) {
       const int forward = (steps % length + length) % length;
       const int backward = length - forward;
-      // Shorter way round; on a tie (even length, opposite chip) the positive direction.
-      steps = forward <= backward ? forward : -backward;
+      // Shorter way round; on a tie (even length, opposite chip) the positive direction unless
+      // the axis's bit in negative_on_tie asks for the other one.
+      const bool tie_negative = forward == backward && ((negative_on_tie >> axis) & 1u) != 0;
+      steps = forward <= backward && !tie_negative ? forward : -backward;
     }
     const int direction = steps > 0 ? 0 : 1;
     for (int i = 0; i < std::abs(steps); ++i) {

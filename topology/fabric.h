@@ -220,7 +220,9 @@ class Fabric {
                             boost::property<boost::edge_index_t, LinkIndex>>;
 
   std::vector<LinkIndex> TorusRoute(VertexId src, VertexId dst) const;
-  void AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route) const;
+  // Bit a of negative_on_tie takes the negative direction on axis a when both ways are shortest.
+  void AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
+                        uint32_t negative_on_tie = 0) const;
   std::vector<LinkIndex> GpuRoute(VertexId src, VertexId dst, int nvswitch) const;
   std::vector<LinkIndex> BfsRoute(VertexId src, VertexId dst) const;
 

@@ -1,0 +1,34 @@
+// The collective operations podsim simulates, and the nccl-tests bandwidth definitions.
+
+#ifndef PODSIM_COLLECTIVES_COLLECTIVE_OP_H_
+#define PODSIM_COLLECTIVES_COLLECTIVE_OP_H_
+
+#include <string_view>
+
+#include "sim/status.h"
+
+namespace podsim::collectives {
+
+enum class CollectiveOp {
+  kAllGather,
+  kReduceScatter,
+  kAllReduce,
+  kAllToAll,
+  kBroadcast,
+  kPointToPoint,
+};
+
+// "all-gather", "reduce-scatter", "all-reduce", "all-to-all", "broadcast", "p2p".
+std::string_view CollectiveOpName(CollectiveOp op);
+// Parses the names above; NotFound with the valid names otherwise.
+sim::StatusOr<CollectiveOp> ParseCollectiveOp(std::string_view name);
+
+// Bus bandwidth factor of nccl-tests (doc/PERFORMANCE.md; reference/measured.md V9): busbw =
+// algbw * factor, where algbw = bytes / time and `bytes` is the size of the whole gathered or
+// reduced array. all-reduce 2(n-1)/n; all-gather, reduce-scatter and all-to-all (n-1)/n;
+// broadcast and p2p 1. REQUIRES: ranks >= 1.
+double BusBandwidthFactor(CollectiveOp op, int ranks);
+
+}  // namespace podsim::collectives
+
+#endif  // PODSIM_COLLECTIVES_COLLECTIVE_OP_H_

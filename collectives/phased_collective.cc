@@ -1,0 +1,80 @@
+#include "collectives/phased_collective.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "sim/check.h"
+
+namespace podsim::collectives {
+
+namespace {
+constexpr uint32_t kNotMember = std::numeric_limits<uint32_t>::max();
+}
+
+PhasedCollective::PhasedCollective(TransferExecutor* executor,
+                                   std::vector<topology::VertexId> members,
+                                   std::vector<ExchangePiece> pieces)
+    : executor_(executor), members_(std::move(members)) {
+  PODSIM_CHECK(!pieces.empty()) << "a collective needs at least one piece";
+  topology::VertexId max_vertex = *std::max_element(members_.begin(), members_.end());
+  member_of_vertex_.assign(max_vertex + 1, kNotMember);
+  for (uint32_t m = 0; m < members_.size(); ++m) member_of_vertex_[members_[m]] = m;
+
+  for (uint32_t p = 0; p < pieces.size(); ++p) {
+    PODSIM_CHECK(!pieces[p].phases.empty()) << "piece " << p << " has no phase";
+    first_run_of_piece_.push_back(static_cast<uint32_t>(runs_.size()));
+    phases_of_piece_.push_back(static_cast<uint32_t>(pieces[p].phases.size()));
+    for (uint32_t f = 0; f < pieces[p].phases.size(); ++f) {
+      ExchangePhase& phase = pieces[p].phases[f];
+      PhaseRun run{p, f, {}, std::vector<Slot>(members_.size(), Slot{kNotMember, 0})};
+      size_t covered = 0;
+      for (uint32_t l = 0; l < phase.lines.size(); ++l) {
+        for (uint32_t i = 0; i < phase.lines[l].size(); ++i) {
+          topology::VertexId v = phase.lines[l][i];
+          PODSIM_CHECK(v < member_of_vertex_.size() && member_of_vertex_[v] != kNotMember)
+              << "vertex " << v << " in a line is not a member";
+          Slot& slot = run.slot_of_member[member_of_vertex_[v]];
+          PODSIM_CHECK(slot.line == kNotMember) << "vertex " << v << " in two lines of a phase";
+          slot = Slot{l, i};
+          ++covered;
+        }
+        const uint32_t tag = static_cast<uint32_t>(lines_.size());
+        lines_.push_back(LineRef{static_cast<uint32_t>(runs_.size()), l});
+        run.lines.push_back(std::make_unique<ShardForwarding>(
+            executor_, std::move(phase.lines[l]), phase.pattern, phase.shard_bytes, this, tag));
+      }
+      PODSIM_CHECK(covered == members_.size())
+          << "phase " << f << " of piece " << p << " covers " << covered << " of "
+          << members_.size() << " members";
+      runs_.push_back(std::move(run));
+    }
+  }
+}
+
+void PhasedCollective::Start(sim::EventHandler on_done) {
+  on_done_ = std::move(on_done);
+  remaining_ = first_run_of_piece_.size() * members_.size();
+  for (uint32_t run : first_run_of_piece_) {
+    for (uint32_t m = 0; m < members_.size(); ++m) EnterPhase(run, m);
+  }
+}
+
+void PhasedCollective::EnterPhase(uint32_t run, uint32_t member) {
+  const Slot& slot = runs_[run].slot_of_member[member];
+  runs_[run].lines[slot.line]->RankReady(slot.index);
+}
+
+void PhasedCollective::OnRankDone(uint32_t tag, uint32_t rank_index) {
+  const LineRef& ref = lines_[tag];
+  const PhaseRun& run = runs_[ref.run];
+  const uint32_t member = member_of_vertex_[run.lines[ref.line]->rank(rank_index)];
+  if (run.phase + 1 < phases_of_piece_[run.piece]) {
+    EnterPhase(ref.run + 1, member);
+    return;
+  }
+  PODSIM_CHECK(remaining_ > 0) << "more completions than (piece, member) pairs";
+  if (--remaining_ == 0) on_done_();
+}
+
+}  // namespace podsim::collectives

@@ -1,0 +1,117 @@
+#include "collectives/shard_forwarding.h"
+
+#include <utility>
+
+#include "sim/check.h"
+
+namespace podsim::collectives {
+
+std::string_view ForwardingPatternName(ForwardingPattern pattern) {
+  switch (pattern) {
+    case ForwardingPattern::kUnidirectionalRing:
+      return "ring";
+    case ForwardingPattern::kBidirectionalRing:
+      return "bidi-ring";
+    case ForwardingPattern::kLine:
+      return "line";
+  }
+  return "?";
+}
+
+ShardForwarding::ShardForwarding(TransferExecutor* executor, std::vector<topology::VertexId> ranks,
+                                 ForwardingPattern pattern, double shard_bytes,
+                                 RankDoneListener* listener, uint32_t tag)
+    : executor_(executor),
+      ranks_(std::move(ranks)),
+      pattern_(pattern),
+      shard_bytes_(shard_bytes),
+      listener_(listener),
+      tag_(tag),
+      state_(ranks_.size()) {
+  PODSIM_CHECK(!ranks_.empty()) << "a ring needs at least one rank";
+  PODSIM_CHECK(shard_bytes_ >= 0) << "negative shard " << shard_bytes_;
+}
+
+uint32_t ShardForwarding::SendCount(uint32_t index, int direction) const {
+  const uint32_t n = static_cast<uint32_t>(ranks_.size());
+  switch (pattern_) {
+    case ForwardingPattern::kUnidirectionalRing:
+      return direction == 0 ? n - 1 : 0;
+    case ForwardingPattern::kBidirectionalRing:
+      // Odd n: (n-1)/2 shards each way. Even n: the opposite rank's shard is split, half each
+      // way, so both directions make n/2 sends, the last one of half a shard.
+      (void)direction;
+      return n / 2;
+    case ForwardingPattern::kLine:
+      // Rightwards a rank forwards the shards of itself and every rank to its left; leftwards
+      // those of itself and every rank to its right. The end ranks have no neighbour outwards.
+      if (direction == 0) return index + 1 < n ? index + 1 : 0;
+      return index > 0 ? n - index : 0;
+  }
+  return 0;
+}
+
+uint32_t ShardForwarding::Neighbour(uint32_t index, int direction) const {
+  const uint32_t n = static_cast<uint32_t>(ranks_.size());
+  return direction == 0 ? (index + 1) % n : (index + n - 1) % n;
+}
+
+uint32_t ShardForwarding::ReceiveCount(uint32_t index, int direction) const {
+  if (pattern_ == ForwardingPattern::kLine) {
+    const uint32_t n = static_cast<uint32_t>(ranks_.size());
+    if (direction == 0 && index == 0) return 0;
+    if (direction == 1 && index + 1 == n) return 0;
+  }
+  // The sender into `index` in this direction is its neighbour the other way.
+  return SendCount(Neighbour(index, 1 - direction), direction);
+}
+
+void ShardForwarding::RankReady(uint32_t index) {
+  PODSIM_CHECK(index < state_.size() && !state_[index].ready)
+      << "rank " << index << " made ready twice or out of range";
+  state_[index].ready = true;
+  TryAdvance(index);
+  CheckDone(index);
+}
+
+void ShardForwarding::TryAdvance(uint32_t index) {
+  RankState& state = state_[index];
+  if (!state.ready) return;
+  for (int direction = 0; direction < 2; ++direction) {
+    const uint32_t step = state.sent[direction];
+    if (state.sending[direction] || step >= SendCount(index, direction)) continue;
+    // Step s forwards what arrived at step s-1.
+    if (step > 0 && state.received[direction] < step) continue;
+    state.sending[direction] = true;
+    const bool half = pattern_ == ForwardingPattern::kBidirectionalRing && ranks_.size() % 2 == 0 &&
+                      step + 1 == SendCount(index, direction);
+    executor_->Send(ranks_[index], ranks_[Neighbour(index, direction)],
+                    half ? shard_bytes_ / 2 : shard_bytes_,
+                    [this, index, direction] { OnSendDone(index, direction); });
+  }
+}
+
+void ShardForwarding::OnSendDone(uint32_t index, int direction) {
+  RankState& state = state_[index];
+  state.sending[direction] = false;
+  ++state.sent[direction];
+  const uint32_t receiver = Neighbour(index, direction);
+  ++state_[receiver].received[direction];
+  TryAdvance(receiver);
+  TryAdvance(index);
+  CheckDone(receiver);
+  CheckDone(index);
+}
+
+void ShardForwarding::CheckDone(uint32_t index) {
+  RankState& state = state_[index];
+  if (state.done || !state.ready) return;
+  for (int direction = 0; direction < 2; ++direction) {
+    if (state.sent[direction] < SendCount(index, direction)) return;
+    if (state.received[direction] < ReceiveCount(index, direction)) return;
+  }
+  state.done = true;
+  listener_->OnRankDone(tag_, index);
+}
+
+}  // namespace podsim::collectives

@@ -1,0 +1,59 @@
+// TransferExecutor: point-to-point transfers between fabric vertices, run as flows.
+//
+// A transfer of N bytes from src to dst waits the per-message overhead (software and launch cost
+// of one message, paid once per transfer), then moves its bytes as flows on the fabric's routes:
+// one flow per parallel route (NVLink striping over a node's NVSwitches) with that route's share
+// of the bytes, each paying its route's per-hop latency. The transfer is done when every flow is.
+// Flows are cut-through: a flow occupies all links of its route at once, as a wormhole-routed
+// transfer does, so there is no store-and-forward delay per hop.
+
+#ifndef PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
+#define PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/event_handler.h"
+#include "sim/flow_model.h"
+#include "sim/time.h"
+#include "topology/fabric.h"
+
+namespace podsim::collectives {
+
+class TransferExecutor {
+ public:
+  // `model` must hold the fabric's links as resources (topology::InstallLinks). All three must
+  // outlive the executor.
+  TransferExecutor(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
+                   sim::Time per_message_overhead);
+  TransferExecutor(const TransferExecutor&) = delete;
+  TransferExecutor& operator=(const TransferExecutor&) = delete;
+
+  // Sends `bytes` from src to dst; `on_done` runs when the last byte arrived. src == dst
+  // completes after the overhead alone. REQUIRES: bytes >= 0 and finite, vertices exist.
+  void Send(topology::VertexId src, topology::VertexId dst, double bytes,
+            sim::EventHandler on_done);
+
+  sim::Engine* engine() const { return engine_; }
+  const topology::Fabric& fabric() const { return *fabric_; }
+  uint64_t transfers() const { return transfers_; }
+  double bytes_sent() const { return bytes_sent_; }
+
+ private:
+  void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
+                  sim::EventHandler on_done);
+  void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
+                 const std::vector<topology::LinkIndex>& route, sim::EventHandler on_done);
+
+  const topology::Fabric* fabric_;
+  sim::Engine* engine_;
+  sim::FlowModel* model_;
+  sim::Time per_message_overhead_;
+  uint64_t transfers_ = 0;
+  double bytes_sent_ = 0;
+};
+
+}  // namespace podsim::collectives
+
+#endif  // PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
