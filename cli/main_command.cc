@@ -1,9 +1,11 @@
 #include "cli/main_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ostream>
 #include <vector>
 
+#include "cli/collective_command.h"
 #include "cli/command.h"
 #include "cli/topology_command.h"
 
@@ -16,6 +18,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   std::vector<Command> commands;
   // Commands register here, one line each.
   commands.push_back(AddTopologyCommand(app));
+  commands.push_back(AddCollectiveCommand(app));
 
   try {
     app.parse(argc, argv);
@@ -23,15 +26,12 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return app.exit(e, out, err) == 0 ? 0 : 2;
   }
   CommandIo io{out, err};
-  for (Command& command : commands) {
-    if (!command.subcommand->parsed()) continue;
-    sim::Status status = command.run(io);
-    if (status.ok()) return 0;
-    err << "podsim: error: " << status.message() << "\n";
-    return 1;
-  }
-  out << app.help();
-  return 0;
+  auto parsed = std::find_if(commands.begin(), commands.end(),
+                             [](const Command& c) { return c.subcommand->parsed(); });
+  sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);
+  if (status.ok()) return 0;
+  err << "podsim: error: " << status.message() << "\n";
+  return 1;
 }
 
 }  // namespace podsim::cli

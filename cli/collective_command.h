@@ -1,0 +1,22 @@
+// podsim collective --system S --op OP --bytes N [--axes x,y] [--algorithm A] [--src C --dst C]
+//                   [--sweep-bytes] [--json]
+// Simulates one collective (or a sweep of sizes) and prints its time, algorithm bandwidth and bus
+// bandwidth (nccl-tests definitions).
+
+#ifndef PODSIM_CLI_COLLECTIVE_COMMAND_H_
+#define PODSIM_CLI_COLLECTIVE_COMMAND_H_
+
+#include "cli/command.h"
+
+namespace podsim::cli {
+
+Command AddCollectiveCommand(CLI::App& app);
+
+// The built-in default scenario, run by a bare `podsim`: an all-reduce of 1 GiB over every axis of
+// a TPU v5e 16x16 pod (until training workloads exist; then the default becomes a training step).
+extern const char* const kDefaultScenarioArgs[];
+sim::Status RunDefaultScenario(CommandIo& io);
+
+}  // namespace podsim::cli
+
+#endif  // PODSIM_CLI_COLLECTIVE_COMMAND_H_
