@@ -20,8 +20,25 @@ EventId EventQueue::Insert(Time time, EventHandler handler) {
   Slot& s = slots_[slot];
   s.handler = std::move(handler);
   PODSIM_CHECK(time >= Time::Zero()) << "event at negative time " << time;
-  heap_.push_back(Entry{time.picoseconds(), next_seq_++, slot, s.generation});
-  SiftUp(heap_.size() - 1);
+  const int64_t time_ps = time.picoseconds();
+  const uint64_t seq = next_seq_++;
+  if (newest_bucket_ == kNoBucket || buckets_[newest_bucket_].time_ps != time_ps) {
+    uint32_t bucket;
+    if (!free_buckets_.empty()) {
+      bucket = free_buckets_.back();
+      free_buckets_.pop_back();
+    } else {
+      bucket = static_cast<uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    buckets_[bucket].time_ps = time_ps;
+    buckets_[bucket].head = 0;
+    buckets_[bucket].items.clear();
+    heap_.push_back(Entry{time_ps, seq, bucket});
+    SiftUp(heap_.size() - 1);
+    newest_bucket_ = bucket;
+  }
+  buckets_[newest_bucket_].items.push_back(Item{seq, slot, s.generation});
   ++live_;
   return EventId{slot, s.generation};
 }
@@ -85,30 +102,43 @@ void EventQueue::SiftDown(size_t index) {
 }
 
 void EventQueue::RemoveTop() {
+  const uint32_t bucket = heap_.front().bucket;
+  if (bucket == newest_bucket_) newest_bucket_ = kNoBucket;
+  free_buckets_.push_back(bucket);
   heap_.front() = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) SiftDown(0);
 }
 
-void EventQueue::DropStaleTop() {
-  while (!heap_.empty() && slots_[heap_.front().slot].generation != heap_.front().generation) {
+void EventQueue::DropStaleFront() {
+  while (true) {
+    PODSIM_CHECK(!heap_.empty()) << "event queue lost track of a live event";
+    Bucket& bucket = buckets_[heap_.front().bucket];
+    while (bucket.head < bucket.items.size() &&
+           slots_[bucket.items[bucket.head].slot].generation !=
+               bucket.items[bucket.head].generation) {
+      ++bucket.head;
+    }
+    if (bucket.head < bucket.items.size()) return;
     RemoveTop();
   }
 }
 
 Time EventQueue::NextTime() {
   PODSIM_CHECK(!empty()) << "NextTime() on an empty event queue";
-  DropStaleTop();
+  DropStaleFront();
   return Time::Picoseconds(heap_.front().time_ps);
 }
 
 EventQueue::Event EventQueue::PopNext() {
   PODSIM_CHECK(!empty()) << "PopNext() on an empty event queue";
-  DropStaleTop();
-  Entry top = heap_.front();
-  RemoveTop();
-  Event event{Time::Picoseconds(top.time_ps), top.seq, std::move(slots_[top.slot].handler)};
-  ReleaseSlot(top.slot);
+  DropStaleFront();
+  Bucket& bucket = buckets_[heap_.front().bucket];
+  const Item item = bucket.items[bucket.head++];
+  Event event{Time::Picoseconds(bucket.time_ps), item.seq, std::move(slots_[item.slot].handler)};
+  // An exhausted bucket stays in the heap until the next pop: a zero-delay insert from the
+  // handler about to run may still append to it.
+  ReleaseSlot(item.slot);
   --live_;
   return event;
 }

@@ -6,14 +6,23 @@
 // addresses, hashing or the handler itself, so two runs of the same input pop the same events
 // in the same order.
 //
-// Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
-// stale heap entry is dropped when it reaches the top.
+// Structure: events are kept in buckets of equal time, each a FIFO in sequence order, and the
+// buckets in a 4-ary min-heap keyed by (time, first sequence). A simulator schedules in bursts at
+// one instant (every rank's completion at the end of a ring step, every activation after a hop
+// latency), so an insert at the time of the most recently opened bucket appends to it in O(1)
+// instead of sifting through the heap. Only the most recent bucket takes appends: any older
+// bucket of the same time holds only smaller sequence numbers, which keeps the (time, seq) order
+// exact.
 //
-//   operation   time        notes
-//   Insert      O(log n)    n counts live and not-yet-dropped cancelled entries
-//   Cancel      O(1)        frees the handler at once
-//   PopNext     O(log n)    amortised, including dropped cancelled entries
-//   memory      24 bytes per heap entry + one 64-byte handler slot per live event
+// Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
+// stale entry is dropped when it reaches the front.
+//
+//   operation   time                          notes
+//   Insert      O(1) into the newest bucket,  n counts buckets, live or holding only
+//               else O(log n)                 cancelled entries
+//   Cancel      O(1)                          frees the handler at once
+//   PopNext     O(1) within a bucket, O(log n) amortised per bucket
+//   memory      16 bytes per entry + 64 bytes per live handler slot + 24 per bucket
 //
 // Thread safety: none; the engine is single-threaded by design.
 
@@ -68,11 +77,20 @@ class EventQueue {
   Event PopNext();
 
  private:
-  struct Entry {
-    int64_t time_ps;
+  struct Item {
     uint64_t seq;
     uint32_t slot;
     uint32_t generation;
+  };
+  struct Bucket {
+    int64_t time_ps = 0;
+    size_t head = 0;  // First item not yet popped.
+    std::vector<Item> items;
+  };
+  struct Entry {  // Heap entry of one bucket.
+    int64_t time_ps;
+    uint64_t seq;  // Sequence number of the bucket's first item.
+    uint32_t bucket;
   };
   struct Slot {
     EventHandler handler;
@@ -91,10 +109,15 @@ class EventQueue {
   void SiftUp(size_t index);
   void SiftDown(size_t index);
   void RemoveTop();
-  void DropStaleTop();
+  // Drops cancelled items and exhausted buckets until the front item is live. REQUIRES: !empty().
+  void DropStaleFront();
+  static constexpr uint32_t kNoBucket = UINT32_MAX;
   void ReleaseSlot(uint32_t slot);
 
   std::vector<Entry> heap_;
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_buckets_;
+  uint32_t newest_bucket_ = kNoBucket;  // The only bucket appends may go to.
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;

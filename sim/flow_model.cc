@@ -336,11 +336,29 @@ void FlowModel::SolveSubset() {
     }
   }
 
+  // A flow that shares none of its resources with another flow of the set gets the smallest
+  // residual on its route (or its bound) whatever the others get: fix it without the heap. Ring
+  // steps, where each link carries one flow, are all of this kind.
+  size_t unfixed_flows = solve_set_.size();
+  for (uint32_t f : solve_set_) {
+    double rate = flows_[f].bound;
+    bool alone = true;
+    for (const Hop& hop : flows_[f].hops) {
+      alone = alone && unfixed_[hop.resource] == 1;
+      rate = std::min(rate, std::max(residual_[hop.resource], 0.0));
+    }
+    if (alone) {
+      Fix(f, rate);
+      --unfixed_flows;
+    }
+  }
+
   // Min-heap of fair shares (residual / unfixed flows). Shares only grow as flows get fixed at the
   // current lowest level, so an entry's recorded share is a lower bound of the true one: an entry
   // found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
+    if (unfixed_[r] == 0) continue;
     share_heap_.push_back(ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
@@ -353,7 +371,6 @@ void FlowModel::SolveSubset() {
     return flows_[a].bound != flows_[b].bound ? flows_[a].bound < flows_[b].bound : a < b;
   });
 
-  size_t unfixed_flows = solve_set_.size();
   size_t next_bounded = 0;
   while (unfixed_flows > 0) {
     while (next_bounded < bounded_.size() && flow_fixed_[bounded_[next_bounded]] == solve_stamp_) {

@@ -104,60 +104,83 @@ uint32_t Fabric::CountVertices(VertexKind kind) const {
 // ---- Routing ----
 
 std::vector<LinkIndex> Fabric::Route(VertexId src, VertexId dst) const {
+  std::vector<LinkIndex> route;
+  AppendRoute(src, dst, &route);
+  return route;
+}
+
+void Fabric::AppendRoute(VertexId src, VertexId dst, std::vector<LinkIndex>* route) const {
   PODSIM_CHECK(src < vertex_count() && dst < vertex_count()) << src << " -> " << dst;
-  if (src == dst) return {};
+  if (src == dst) return;
   const bool chips = src < chip_count_ && dst < chip_count_;
-  if (chips && torus_) return TorusRoute(src, dst);
+  if (chips && torus_) {
+    AppendTorusRoute(src, dst, route);
+    return;
+  }
   if (chips && gpu_) {
     const int s = static_cast<int>((src % gpu_->gpus_per_node + dst % gpu_->gpus_per_node) %
                                    gpu_->switches_per_node);
-    return GpuRoute(src, dst, s);
+    AppendGpuRoute(src, dst, s, route);
+    return;
   }
-  if (chips && star_) return {star_->up[src], star_->down[dst]};
-  return BfsRoute(src, dst);
+  if (chips && star_) {
+    route->push_back(star_->up[src]);
+    route->push_back(star_->down[dst]);
+    return;
+  }
+  std::vector<LinkIndex> path = BfsRoute(src, dst);
+  route->insert(route->end(), path.begin(), path.end());
 }
 
 std::vector<WeightedRoute> Fabric::ParallelRoutes(VertexId src, VertexId dst) const {
+  std::vector<WeightedRoute> routes;
+  ParallelRoutes(src, dst, &routes);
+  return routes;
+}
+
+void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes) const {
+  // Reuses the caller's vectors (their capacity) so a hot loop of transfers does not allocate.
+  auto next_route = [routes](size_t i, double fraction) -> std::vector<LinkIndex>* {
+    if (routes->size() <= i) routes->emplace_back();
+    (*routes)[i].fraction = fraction;
+    (*routes)[i].route.clear();
+    return &(*routes)[i].route;
+  };
+  size_t count = 0;
   if (gpu_ && src != dst && src < chip_count_ && dst < chip_count_ &&
       gpu_->NodeOf(src) == gpu_->NodeOf(dst)) {
     const int total =
         std::accumulate(gpu_->nvlinks_per_switch.begin(), gpu_->nvlinks_per_switch.end(), 0);
-    std::vector<WeightedRoute> routes;
     for (int s = 0; s < gpu_->switches_per_node; ++s) {
-      routes.push_back(WeightedRoute{GpuRoute(src, dst, s),
-                                     static_cast<double>(gpu_->nvlinks_per_switch[s]) / total});
+      AppendGpuRoute(src, dst, s,
+                     next_route(count++, static_cast<double>(gpu_->nvlinks_per_switch[s]) / total));
     }
-    return routes;
-  }
-  if (torus_ && src != dst && src < chip_count_ && dst < chip_count_ &&
-      SliceOf(src) == SliceOf(dst)) {
+  } else if (torus_ && src != dst && src < chip_count_ && dst < chip_count_ &&
+             SliceOf(src) == SliceOf(dst)) {
     // Equal-cost directions: on a wrapped axis whose distance is exactly half its length both
     // ways round are shortest; the transfer is split evenly over every combination.
-    const std::vector<int> from = ChipCoord(src);
-    const std::vector<int> to = ChipCoord(dst);
-    std::vector<int> tie_axes;
+    Coord from, to;
+    LocalCoord(src, &from);
+    LocalCoord(dst, &to);
+    int tie_axes[kMaxAxes];
+    int ties = 0;
     for (int axis = 0; axis < torus_->axes(); ++axis) {
       const int length = torus_->shape[axis];
       const int forward = ((to[axis] - from[axis]) % length + length) % length;
-      if (torus_->wraps[axis] && forward != 0 && 2 * forward == length) tie_axes.push_back(axis);
+      if (torus_->wraps[axis] && forward != 0 && 2 * forward == length) tie_axes[ties++] = axis;
     }
-    if (!tie_axes.empty()) {
-      const uint32_t combinations = 1u << tie_axes.size();
-      std::vector<WeightedRoute> routes;
-      for (uint32_t c = 0; c < combinations; ++c) {
-        uint32_t mask = 0;
-        for (size_t i = 0; i < tie_axes.size(); ++i) {
-          if ((c >> i) & 1u) mask |= 1u << tie_axes[i];
-        }
-        WeightedRoute weighted;
-        weighted.fraction = 1.0 / combinations;
-        AppendTorusRoute(src, dst, &weighted.route, mask);
-        routes.push_back(std::move(weighted));
+    const uint32_t combinations = 1u << ties;
+    for (uint32_t c = 0; c < combinations; ++c) {
+      uint32_t mask = 0;
+      for (int i = 0; i < ties; ++i) {
+        if ((c >> i) & 1u) mask |= 1u << tie_axes[i];
       }
-      return routes;
+      AppendTorusRoute(src, dst, next_route(count++, 1.0 / combinations), mask);
     }
+  } else {
+    AppendRoute(src, dst, next_route(count++, 1.0));
   }
-  return {WeightedRoute{Route(src, dst), 1.0}};
+  routes->resize(count);
 }
 
 sim::Time Fabric::RouteLatency(const std::vector<LinkIndex>& route) const {
@@ -172,29 +195,22 @@ double Fabric::RouteBandwidth(const std::vector<LinkIndex>& route) const {
   return bandwidth;
 }
 
-std::vector<LinkIndex> Fabric::TorusRoute(VertexId src, VertexId dst) const {
-  std::vector<LinkIndex> route;
-  const int src_slice = SliceOf(src);
-  const int dst_slice = SliceOf(dst);
-  if (src_slice == dst_slice) {
-    AppendTorusRoute(src, dst, &route);
-    return route;
-  }
-  // Between slices: over the hosts' NICs and the DCN (hardware.md 1.1: "DCN transfers go
-  // host-to-host: PCIe -> host NIC -> network -> target host -> PCIe -> HBM").
-  PODSIM_CHECK(!torus_->host_to_dcn.empty()) << "multi-slice torus without DCN links";
-  route.push_back(torus_->chip_to_host[src]);
-  route.push_back(torus_->host_to_dcn[torus_->host_of_chip[src]]);
-  route.push_back(torus_->dcn_to_host[torus_->host_of_chip[dst]]);
-  route.push_back(torus_->host_to_chip[dst]);
-  return route;
-}
-
 void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
                               uint32_t negative_on_tie) const {
+  if (SliceOf(src) != SliceOf(dst)) {
+    // Between slices: over the hosts' NICs and the DCN (hardware.md 1.1: "DCN transfers go
+    // host-to-host: PCIe -> host NIC -> network -> target host -> PCIe -> HBM").
+    PODSIM_CHECK(!torus_->host_to_dcn.empty()) << "multi-slice torus without DCN links";
+    route->push_back(torus_->chip_to_host[src]);
+    route->push_back(torus_->host_to_dcn[torus_->host_of_chip[src]]);
+    route->push_back(torus_->dcn_to_host[torus_->host_of_chip[dst]]);
+    route->push_back(torus_->host_to_chip[dst]);
+    return;
+  }
   const TorusLayout& t = *torus_;
-  const std::vector<int> from = ChipCoord(src);
-  const std::vector<int> to = ChipCoord(dst);
+  Coord from, to;
+  LocalCoord(src, &from);
+  LocalCoord(dst, &to);
   uint32_t at = src;
   for (int axis = 0; axis < t.axes(); ++axis) {
     const int length = t.shape[axis];
@@ -220,38 +236,41 @@ void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>
   PODSIM_CHECK(at == dst) << "torus route from " << src << " ended at " << at << " not " << dst;
 }
 
-std::vector<LinkIndex> Fabric::GpuRoute(VertexId src, VertexId dst, int nvswitch) const {
+void Fabric::AppendGpuRoute(VertexId src, VertexId dst, int nvswitch,
+                            std::vector<LinkIndex>* route) const {
   const GpuLayout& g = *gpu_;
   const int s_count = g.switches_per_node;
   const int src_node = g.NodeOf(src);
   const int dst_node = g.NodeOf(dst);
   if (src_node == dst_node) {
-    return {g.gpu_to_switch[static_cast<size_t>(src) * s_count + nvswitch],
-            g.switch_to_gpu[static_cast<size_t>(dst) * s_count + nvswitch]};
+    route->push_back(g.gpu_to_switch[static_cast<size_t>(src) * s_count + nvswitch]);
+    route->push_back(g.switch_to_gpu[static_cast<size_t>(dst) * s_count + nvswitch]);
+    return;
   }
   PODSIM_CHECK(g.levels >= 2) << "GPUs " << src << " and " << dst << " on different nodes";
-  std::vector<LinkIndex> route = {g.gpu_to_nic[src], g.nic_to_leaf[src]};
+  route->push_back(g.gpu_to_nic[src]);
+  route->push_back(g.nic_to_leaf[src]);
   const uint32_t leaf_a = g.LeafOf(src);
   const uint32_t leaf_b = g.LeafOf(dst);
   if (leaf_a != leaf_b) {
     // d-mod-k: the destination node picks the spine (and the core), spreading equal-cost paths.
     const int spp = g.spines_per_pod;
     const int j = dst_node % spp;
-    route.push_back(g.leaf_to_spine[static_cast<size_t>(leaf_a) * spp + j]);
+    route->push_back(g.leaf_to_spine[static_cast<size_t>(leaf_a) * spp + j]);
     const int pod_a = g.PodOfSu(g.SuOfNode(src_node));
     const int pod_b = g.PodOfSu(g.SuOfNode(dst_node));
     if (pod_a != pod_b) {
       const int c = (dst_node / spp) % g.cores_per_group;
       const size_t spine_a = static_cast<size_t>(pod_a) * spp + j;
       const size_t spine_b = static_cast<size_t>(pod_b) * spp + j;
-      route.push_back(g.spine_to_core[spine_a * g.cores_per_group + c]);
-      route.push_back(g.core_to_spine[spine_b * g.cores_per_group + c]);
+      route->push_back(g.spine_to_core[spine_a * g.cores_per_group + c]);
+      route->push_back(g.core_to_spine[spine_b * g.cores_per_group + c]);
     }
-    route.push_back(g.spine_to_leaf[static_cast<size_t>(leaf_b) * spp + j]);
+    route->push_back(g.spine_to_leaf[static_cast<size_t>(leaf_b) * spp + j]);
   }
-  route.push_back(g.leaf_to_nic[dst]);
-  route.push_back(g.nic_to_gpu[dst]);
-  return route;
+  route->push_back(g.leaf_to_nic[dst]);
+  route->push_back(g.nic_to_gpu[dst]);
+  
 }
 
 namespace {
@@ -310,14 +329,19 @@ int Fabric::SliceOf(uint32_t chip) const {
 }
 
 std::vector<int> Fabric::ChipCoord(uint32_t chip) const {
+  Coord coord;
+  LocalCoord(chip, &coord);
+  return std::vector<int>(coord.begin(), coord.begin() + torus_->axes());
+}
+
+void Fabric::LocalCoord(uint32_t chip, Coord* coord) const {
   PODSIM_CHECK(torus_ && chip < chip_count_) << "chip " << chip;
   uint32_t local = chip % static_cast<uint32_t>(torus_->chips_per_slice());
-  std::vector<int> coord(torus_->shape.size());
-  for (size_t a = 0; a < coord.size(); ++a) {
-    coord[a] = static_cast<int>(local % static_cast<uint32_t>(torus_->shape[a]));
+  coord->fill(0);
+  for (int a = 0; a < torus_->axes(); ++a) {
+    (*coord)[a] = static_cast<int>(local % static_cast<uint32_t>(torus_->shape[a]));
     local /= static_cast<uint32_t>(torus_->shape[a]);
   }
-  return coord;
 }
 
 uint32_t Fabric::ChipAt(const std::vector<int>& coord, int slice) const {

@@ -17,6 +17,7 @@
 #ifndef PODSIM_TOPOLOGY_FABRIC_H_
 #define PODSIM_TOPOLOGY_FABRIC_H_
 
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <limits>
@@ -132,6 +133,8 @@ struct StarLayout {
 
 class Fabric {
  public:
+  static constexpr int kMaxAxes = 3;  // Tori are 1D, 2D or 3D.
+
   Fabric() = default;
   Fabric(Fabric&&) = default;
   Fabric& operator=(Fabric&&) = default;
@@ -145,7 +148,10 @@ class Fabric {
   // Adds one link direction. REQUIRES: both vertices exist, src != dst, bandwidth > 0 and finite.
   LinkIndex AddLink(VertexId src, VertexId dst, double bandwidth_bytes_per_s, sim::Time latency,
                     LinkKind kind);
-  void set_torus(TorusLayout layout) { torus_ = std::move(layout); }
+  void set_torus(TorusLayout layout) {
+    PODSIM_CHECK(layout.axes() <= kMaxAxes) << "torus with " << layout.axes() << " axes";
+    torus_ = std::move(layout);
+  }
   void set_gpu(GpuLayout layout) { gpu_ = std::move(layout); }
   void set_star(StarLayout layout) { star_ = std::move(layout); }
 
@@ -175,11 +181,15 @@ class Fabric {
   // Other graphs: a fewest-hop path found by BFS (ties go to the earlier-created link).
   // REQUIRES: src and dst are vertices; dst reachable from src.
   std::vector<LinkIndex> Route(VertexId src, VertexId dst) const;
+  // Route() appended to `route`, for callers that reuse one vector.
+  void AppendRoute(VertexId src, VertexId dst, std::vector<LinkIndex>* route) const;
 
   // The routes a transfer should be split over to use every parallel path, with the share of
   // bytes for each: inside an NVSwitch node one route per switch, weighted by the NVLinks to that
   // switch (NCCL stripes over all of a GPU's NVLinks); a single route with fraction 1 elsewhere.
   std::vector<WeightedRoute> ParallelRoutes(VertexId src, VertexId dst) const;
+  // The same into `routes`, reusing its vectors' storage (resized to the number of routes).
+  void ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes) const;
 
   // Sum of the per-hop latencies of a route.
   sim::Time RouteLatency(const std::vector<LinkIndex>& route) const;
@@ -219,11 +229,15 @@ class Fabric {
       boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                             boost::property<boost::edge_index_t, LinkIndex>>;
 
-  std::vector<LinkIndex> TorusRoute(VertexId src, VertexId dst) const;
-  // Bit a of negative_on_tie takes the negative direction on axis a when both ways are shortest.
+  using Coord = std::array<int, kMaxAxes>;
+  // Coordinates within the chip's slice, without allocating; unused axes are 0.
+  void LocalCoord(uint32_t chip, Coord* coord) const;
+  // Dimension-order route within a slice, or over the DCN between slices. Bit a of
+  // negative_on_tie takes the negative direction on axis a when both ways are shortest.
   void AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
                         uint32_t negative_on_tie = 0) const;
-  std::vector<LinkIndex> GpuRoute(VertexId src, VertexId dst, int nvswitch) const;
+  void AppendGpuRoute(VertexId src, VertexId dst, int nvswitch,
+                      std::vector<LinkIndex>* route) const;
   std::vector<LinkIndex> BfsRoute(VertexId src, VertexId dst) const;
 
   // Behind a pointer so a Fabric moves cheaply (and without Boost's move of the edge lists).
