@@ -39,5 +39,30 @@ void BM_EngineEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineEvents)->Arg(1)->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
 
+// Lock-step bursts, the shape of a collective: `ranks` callbacks all due at one instant, each
+// rescheduling itself one step (1 us) later, as every rank of a ring step does.
+struct LockStep {
+  Engine* engine;
+  int64_t remaining;
+  void operator()() {
+    if (--remaining > 0) engine->Schedule(Time::Microseconds(1), *this);
+  }
+};
+
+void BM_EngineLockStepBursts(benchmark::State& state) {
+  const int64_t ranks = state.range(0);
+  constexpr int64_t kEventsPerRun = 1 << 20;
+  for (auto _ : state) {
+    Engine engine;
+    for (int64_t i = 0; i < ranks; ++i) {
+      engine.Schedule(Time::Zero(), LockStep{&engine, kEventsPerRun / ranks});
+    }
+    engine.Run();
+    benchmark::DoNotOptimize(engine.now());
+  }
+  state.SetItemsProcessed(state.iterations() * (kEventsPerRun / ranks) * ranks);
+}
+BENCHMARK(BM_EngineLockStepBursts)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace podsim::sim

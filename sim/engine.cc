@@ -40,7 +40,7 @@ void Engine::Loop(Time limit) {
     now_ = event.time;
     ++executed_;
     for (Observer* observer : observers_) observer->OnEvent(now_, event.sequence);
-    event.handler();
+    queue_.Run(event);
   }
   running_ = false;
   for (Observer* observer : observers_) observer->OnRunEnd(now_);

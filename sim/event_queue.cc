@@ -49,16 +49,19 @@ bool EventQueue::IsPending(EventId id) const {
 
 bool EventQueue::Cancel(EventId id) {
   if (!IsPending(id)) return false;
-  ReleaseSlot(id.slot);
+  RetireId(id.slot);
+  FreeSlot(id.slot);
   --live_;
   return true;
 }
 
-void EventQueue::ReleaseSlot(uint32_t slot) {
-  Slot& s = slots_[slot];
-  s.handler = nullptr;
+void EventQueue::RetireId(uint32_t slot) {
   // Generation 0 is reserved for "no event"; skip it when the counter wraps.
-  if (++s.generation == 0) s.generation = 1;
+  if (++slots_[slot].generation == 0) slots_[slot].generation = 1;
+}
+
+void EventQueue::FreeSlot(uint32_t slot) {
+  slots_[slot].handler = nullptr;
   free_slots_.push_back(slot);
 }
 
@@ -114,9 +117,8 @@ void EventQueue::DropStaleFront() {
   while (true) {
     PODSIM_CHECK(!heap_.empty()) << "event queue lost track of a live event";
     Bucket& bucket = buckets_[heap_.front().bucket];
-    while (bucket.head < bucket.items.size() &&
-           slots_[bucket.items[bucket.head].slot].generation !=
-               bucket.items[bucket.head].generation) {
+    while (bucket.head < bucket.items.size() && slots_[bucket.items[bucket.head].slot].generation !=
+                                                    bucket.items[bucket.head].generation) {
       ++bucket.head;
     }
     if (bucket.head < bucket.items.size()) return;
@@ -135,12 +137,16 @@ EventQueue::Event EventQueue::PopNext() {
   DropStaleFront();
   Bucket& bucket = buckets_[heap_.front().bucket];
   const Item item = bucket.items[bucket.head++];
-  Event event{Time::Picoseconds(bucket.time_ps), item.seq, std::move(slots_[item.slot].handler)};
   // An exhausted bucket stays in the heap until the next pop: a zero-delay insert from the
   // handler about to run may still append to it.
-  ReleaseSlot(item.slot);
+  RetireId(item.slot);
   --live_;
-  return event;
+  return Event{Time::Picoseconds(bucket.time_ps), item.seq, item.slot};
+}
+
+void EventQueue::Run(const Event& event) {
+  slots_[event.slot].handler();
+  FreeSlot(event.slot);
 }
 
 }  // namespace podsim::sim

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sim/event_handler.h"
@@ -71,10 +72,15 @@ class EventQueue {
   struct Event {
     Time time;
     uint64_t sequence;
-    EventHandler handler;
+    uint32_t slot;  // Where the handler waits for Run().
   };
   // Removes and returns the earliest live event. REQUIRES: !empty().
+  // Its id is no longer pending (Cancel returns false); the handler stays in place until Run.
   Event PopNext();
+  // Runs the handler of a popped event in place, then frees it. Handlers may insert and cancel
+  // events while they run: slots live in a deque, so growing it never moves a running handler.
+  // REQUIRES: `event` came from PopNext and has not been run.
+  void Run(const Event& event);
 
  private:
   struct Item {
@@ -112,13 +118,15 @@ class EventQueue {
   // Drops cancelled items and exhausted buckets until the front item is live. REQUIRES: !empty().
   void DropStaleFront();
   static constexpr uint32_t kNoBucket = UINT32_MAX;
-  void ReleaseSlot(uint32_t slot);
+  // Retires an id so it no longer names a pending event; the slot is not yet reusable.
+  void RetireId(uint32_t slot);
+  void FreeSlot(uint32_t slot);
 
   std::vector<Entry> heap_;
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;
   uint32_t newest_bucket_ = kNoBucket;  // The only bucket appends may go to.
-  std::vector<Slot> slots_;
+  std::deque<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;

@@ -13,7 +13,7 @@ TEST(EventQueueTest, PopsInTimeOrder) {
   queue.Insert(Time::Nanoseconds(3), [&] { order += 'c'; });
   queue.Insert(Time::Nanoseconds(1), [&] { order += 'a'; });
   queue.Insert(Time::Nanoseconds(2), [&] { order += 'b'; });
-  while (!queue.empty()) queue.PopNext().handler();
+  while (!queue.empty()) queue.Run(queue.PopNext());
   EXPECT_EQ(order, "abc");
 }
 
@@ -23,7 +23,7 @@ TEST(EventQueueTest, SameTimeEventsRunInInsertionOrder) {
   for (char c = 'a'; c <= 'j'; ++c) {
     queue.Insert(Time::Nanoseconds(5), [&order, c] { order += c; });
   }
-  while (!queue.empty()) queue.PopNext().handler();
+  while (!queue.empty()) queue.Run(queue.PopNext());
   EXPECT_EQ(order, "abcdefghij");
 }
 
@@ -38,7 +38,7 @@ TEST(EventQueueTest, CancelledEventsNeverRun) {
   EXPECT_FALSE(queue.Cancel(a));
   EXPECT_EQ(queue.size(), 1u);
   EXPECT_EQ(queue.NextTime(), Time::Nanoseconds(2));
-  while (!queue.empty()) queue.PopNext().handler();
+  while (!queue.empty()) queue.Run(queue.PopNext());
   EXPECT_EQ(order, "b");
 }
 

@@ -109,6 +109,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback on_done
   } else {
     slot = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    callbacks_.emplace_back();
     flow_in_set_.push_back(0);
     flow_checked_.push_back(0);
     flow_fixed_.push_back(0);
@@ -125,7 +126,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback on_done
   flow.hops.clear();
   for (ResourceId r : spec.route) flow.hops.push_back(Hop{r.value, 0});
   flow.completion = EventId{};
-  flow.on_done = std::move(on_done);
+  callbacks_[slot] = std::move(on_done);
   ++live_flows_;
 
   FlowId id = IdOf(slot);
@@ -184,8 +185,8 @@ void FlowModel::Complete(uint32_t slot) {
     RequestReallocation();
   }
   FlowId id = IdOf(slot);
-  FlowCallback on_done = std::move(flow.on_done);
-  flow.on_done = nullptr;
+  FlowCallback on_done = std::move(callbacks_[slot]);
+  callbacks_[slot] = nullptr;
   flow.live = false;
   flow.active = false;
   flow.sharing = false;

@@ -94,6 +94,37 @@ class FlowModel {
     uint32_t resource;
     uint32_t position;  // Index of this flow in the resource's flow list while active.
   };
+  // The hops of a route: up to kInlineHops inside the Flow (one cache line with the rest of the
+  // hot state), longer routes on the heap. Reused when a flow slot is.
+  class HopList {
+   public:
+    static constexpr size_t kInlineHops = 3;
+    void clear() {
+      size_ = 0;
+      overflow_.clear();
+    }
+    void push_back(Hop hop) {
+      if (size_ < kInlineHops) {
+        inline_[size_] = hop;
+      } else {
+        if (size_ == kInlineHops) overflow_.assign(inline_, inline_ + kInlineHops);
+        overflow_.push_back(hop);
+      }
+      ++size_;
+    }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    Hop* begin() { return size_ <= kInlineHops ? inline_ : overflow_.data(); }
+    Hop* end() { return begin() + size_; }
+    const Hop* begin() const { return size_ <= kInlineHops ? inline_ : overflow_.data(); }
+    const Hop* end() const { return begin() + size_; }
+    Hop& operator[](size_t i) { return begin()[i]; }
+
+   private:
+    uint32_t size_ = 0;
+    Hop inline_[kInlineHops];
+    std::vector<Hop> overflow_;  // All hops once there are more than kInlineHops.
+  };
   struct Flow {
     uint32_t generation = 1;
     bool live = false;
@@ -103,9 +134,8 @@ class FlowModel {
     double rate = 0;             // bytes/s
     double bound = 0;            // bytes/s, infinity if none
     int64_t last_update_ps = 0;
-    std::vector<Hop> hops;
     EventId completion;
-    FlowCallback on_done;
+    HopList hops;
   };
   struct FlowRef {
     uint32_t flow;
@@ -143,6 +173,7 @@ class FlowModel {
   Engine* engine_;
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
+  std::vector<FlowCallback> callbacks_;  // Per flow slot; cold, so kept apart from flows_.
   std::vector<uint32_t> free_flows_;
   std::vector<FlowObserver*> observers_;
   size_t live_flows_ = 0;

@@ -147,6 +147,19 @@ void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRout
     return &(*routes)[i].route;
   };
   size_t count = 0;
+  if (torus_ && src < chip_count_ && dst < chip_count_) {
+    // Neighbours (every ring step) need no coordinates: one of src's axis links reaches dst, and a
+    // one-hop distance is never a tie (a wrapped axis of length 2 has no wrap link).
+    const size_t base = static_cast<size_t>(src) * torus_->axes() * 2;
+    for (size_t i = 0; i < static_cast<size_t>(torus_->axes()) * 2; ++i) {
+      const LinkIndex l = torus_->neighbour_links[base + i];
+      if (l != kNoLink && links_[l].dst == dst) {
+        next_route(count++, 1.0)->push_back(l);
+        routes->resize(count);
+        return;
+      }
+    }
+  }
   if (gpu_ && src != dst && src < chip_count_ && dst < chip_count_ &&
       gpu_->NodeOf(src) == gpu_->NodeOf(dst)) {
     const int total =
@@ -270,7 +283,6 @@ void Fabric::AppendGpuRoute(VertexId src, VertexId dst, int nvswitch,
   }
   route->push_back(g.leaf_to_nic[dst]);
   route->push_back(g.nic_to_gpu[dst]);
-  
 }
 
 namespace {
