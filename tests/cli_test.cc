@@ -1,0 +1,139 @@
+// End-to-end tests of the podsim command line: exit codes, the stable JSON keys of design.md,
+// byte-for-byte determinism of the output, and one clear error line for bad input.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/byte_size.h"
+#include "cli/main_command.h"
+
+namespace podsim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+TEST(CliTest, BareCommandRunsTheDefaultScenario) {
+  Outcome run = Podsim({});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("default scenario"), std::string::npos);
+  EXPECT_NE(run.out.find("busbw"), std::string::npos);
+  EXPECT_TRUE(run.err.empty());
+}
+
+TEST(CliTest, CollectiveJsonHasTheStableKeys) {
+  Outcome run = Podsim({"collective", "--system", "tpu-v5p:4x4x4", "--op", "all-gather", "--bytes",
+                        "64MiB", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  for (const char* key : {"time_s", "algbw_Bps", "busbw_Bps"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  EXPECT_EQ(j["bytes"].get<double>(), 64.0 * (1 << 20));
+  EXPECT_EQ(j["ranks_per_group"].get<int>(), 64);
+}
+
+TEST(CliTest, SweepPrintsOneRowPerSize) {
+  Outcome run =
+      Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--sweep-bytes", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["sweep"].size(), 25u);  // 1 KiB .. 16 GiB in powers of two.
+  double previous = 0;
+  for (const auto& row : j["sweep"]) {
+    EXPECT_GE(row["busbw_Bps"].get<double>(), previous);  // Bandwidth grows with size.
+    previous = row["busbw_Bps"].get<double>();
+  }
+}
+
+TEST(CliTest, PointToPointTakesTorusCoordinates) {
+  Outcome run = Podsim({"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,0",
+                        "--dst", "1,0,0", "--bytes", "9e10", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  // One ICI hop of a TPU v5p: 9e10 bytes at 9e10 B/s one way (hardware.md 1.1), plus 1 us.
+  EXPECT_NEAR(j["time_s"].get<double>(), 1.0 + 1e-6, 1e-6);
+}
+
+TEST(CliTest, OutputIsByteForByteDeterministic) {
+  std::vector<std::string> args = {"collective", "--system", "tpu-v5e:8x16", "--op",
+                                   "all-to-all", "--bytes",  "128MiB",       "--json"};
+  EXPECT_EQ(Podsim(args).out, Podsim(args).out);
+}
+
+TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "-1"},
+       "podsim: error: --bytes: must be > 0 (got -1)\n"},
+      {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "12parsecs"},
+       "podsim: error: --bytes: expected a size like 1048576, 1e9, 64KiB, 16GiB or 1.5GB (got "
+       "'12parsecs')\n"},
+      {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "1GiB",
+        "--axes", "z"},
+       "podsim: error: --axes: the system has no axis 'z' (its axes are x, y)\n"},
+      {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduse", "--bytes", "1GiB"},
+       "podsim: error: --op: unknown collective 'all-reduse'; expected one of all-gather, "
+       "reduce-scatter, all-reduce, all-to-all, broadcast, p2p\n"},
+      {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,9", "--dst",
+        "1,0,0", "--bytes", "1MiB"},
+       "podsim: error: --src: coordinate 2 must be 0..3 (got '9')\n"},
+  };
+  for (const Case& c : cases) {
+    Outcome run = Podsim(c.args);
+    EXPECT_EQ(run.code, 1);
+    EXPECT_EQ(run.err, c.message);
+    EXPECT_TRUE(run.out.empty()) << "nothing half-written on failure: " << run.out;
+  }
+}
+
+TEST(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Podsim({"collective", "--system", "h100:8"}).code, 2);  // --op is required.
+  EXPECT_EQ(Podsim({"collective", "--frobnicate"}).code, 2);
+  EXPECT_EQ(Podsim({"no-such-command"}).code, 2);
+}
+
+TEST(CliTest, TopologyJsonForEverySystemForm) {
+  for (const char* system :
+       {"tpu-v5p:16x20x28", "tpu-v4p:4x4x4", "tpu-v5e:8x4", "tpu-v5e:16x16,slices=4", "h100:8",
+        "h100:1024", "b200:8", "gb200:72", "ring:8,bw=1e11,lat=1e-6", "torus:4x4", "switch:8"}) {
+    Outcome run = Podsim({"topology", system, "--json"});
+    EXPECT_EQ(run.code, 0) << system << ": " << run.err;
+    EXPECT_TRUE(nlohmann::json::accept(run.out)) << system;
+  }
+}
+
+TEST(ByteSizeTest, ParsesBinaryAndDecimalSuffixes) {
+  EXPECT_EQ(*ParseByteSize("--bytes", "1048576"), 1048576.0);
+  EXPECT_EQ(*ParseByteSize("--bytes", "64KiB"), 65536.0);
+  EXPECT_EQ(*ParseByteSize("--bytes", "16GiB"), 16.0 * (1u << 30));
+  EXPECT_EQ(*ParseByteSize("--bytes", "1.5GB"), 1.5e9);
+  EXPECT_EQ(*ParseByteSize("--bytes", "1e9"), 1e9);
+  EXPECT_FALSE(ParseByteSize("--bytes", "GiB").ok());
+  EXPECT_EQ(FormatByteSize(1024), "1 KiB");
+  EXPECT_EQ(FormatByteSize(1.5 * (1 << 20)), "1.5 MiB");
+  EXPECT_EQ(FormatByteSize(1000), "1000 B");
+}
+
+}  // namespace
+}  // namespace podsim::cli
