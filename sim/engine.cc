@@ -6,16 +6,6 @@
 
 namespace podsim::sim {
 
-EventId Engine::Schedule(Time delay, EventHandler handler) {
-  PODSIM_CHECK(delay >= Time::Zero()) << "negative delay " << delay;
-  return queue_.Insert(now_ + delay, std::move(handler));
-}
-
-EventId Engine::ScheduleAt(Time time, EventHandler handler) {
-  PODSIM_CHECK(time >= now_) << "event scheduled in the past: at " << time << ", now " << now_;
-  return queue_.Insert(time, std::move(handler));
-}
-
 void Engine::AddObserver(Observer* observer) {
   PODSIM_CHECK(observer != nullptr) << "null observer";
   observers_.push_back(observer);

@@ -12,8 +12,10 @@
 #define PODSIM_SIM_ENGINE_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "sim/check.h"
 #include "sim/event_queue.h"
 #include "sim/observer.h"
 #include "sim/time.h"
@@ -29,9 +31,17 @@ class Engine {
   Time now() const { return now_; }
 
   // Runs `handler` after `delay`. REQUIRES: delay >= 0.
-  EventId Schedule(Time delay, EventHandler handler);
+  template <typename F>
+  EventId Schedule(Time delay, F&& handler) {
+    PODSIM_CHECK(delay >= Time::Zero()) << "negative delay " << delay;
+    return queue_.Insert(now_ + delay, std::forward<F>(handler));
+  }
   // Runs `handler` at absolute time `time`. REQUIRES: time >= now().
-  EventId ScheduleAt(Time time, EventHandler handler);
+  template <typename F>
+  EventId ScheduleAt(Time time, F&& handler) {
+    PODSIM_CHECK(time >= now_) << "event scheduled in the past: at " << time << ", now " << now_;
+    return queue_.Insert(time, std::forward<F>(handler));
+  }
   // Cancels a pending event; returns false if it ran already or was cancelled.
   bool Cancel(EventId id) { return queue_.Cancel(id); }
   bool IsPending(EventId id) const { return queue_.IsPending(id); }

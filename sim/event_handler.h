@@ -30,13 +30,7 @@ class EventHandler {
             typename = std::enable_if_t<!std::is_same_v<D, EventHandler> &&
                                         std::is_invocable_r_v<void, D&>>>
   EventHandler(F&& callable) {  // NOLINT: implicit like std::function.
-    if constexpr (kStoredInline<D>) {
-      ::new (static_cast<void*>(storage_)) D(std::forward<F>(callable));
-      ops_ = &kInlineOps<D>;
-    } else {
-      ::new (static_cast<void*>(storage_)) D*(new D(std::forward<F>(callable)));
-      ops_ = &kHeapOps<D>;
-    }
+    Construct(std::forward<F>(callable));
   }
 
   EventHandler(EventHandler&& other) noexcept { MoveFrom(other); }
@@ -55,6 +49,18 @@ class EventHandler {
   EventHandler& operator=(const EventHandler&) = delete;
   ~EventHandler() { Reset(); }
 
+  // Replaces the callable with `callable`, constructed in place (no temporary to relocate).
+  template <typename F>
+  void Emplace(F&& callable) {
+    using D = std::decay_t<F>;
+    if constexpr (std::is_same_v<D, EventHandler>) {
+      *this = std::forward<F>(callable);
+    } else {
+      Reset();
+      Construct(std::forward<F>(callable));
+    }
+  }
+
   explicit operator bool() const { return ops_ != nullptr; }
 
   void operator()() {
@@ -63,6 +69,21 @@ class EventHandler {
   }
 
  private:
+  // REQUIRES: empty.
+  template <typename F>
+  void Construct(F&& callable) {
+    using D = std::decay_t<F>;
+    if constexpr (std::is_same_v<D, std::nullptr_t>) {
+      return;
+    } else if constexpr (kStoredInline<D>) {
+      ::new (static_cast<void*>(storage_)) D(std::forward<F>(callable));
+      ops_ = &kInlineOps<D>;
+    } else {
+      ::new (static_cast<void*>(storage_)) D*(new D(std::forward<F>(callable)));
+      ops_ = &kHeapOps<D>;
+    }
+  }
+
   struct Ops {
     void (*invoke)(void* storage);
     // Move-constructs into `to` and destroys the source.

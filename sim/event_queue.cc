@@ -7,18 +7,19 @@
 
 namespace podsim::sim {
 
-EventId EventQueue::Insert(Time time, EventHandler handler) {
-  PODSIM_CHECK(handler) << "event without a handler";
-  uint32_t slot;
+uint32_t EventQueue::AcquireSlot() {
   if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+    uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    return slot;
   }
+  slots_.emplace_back();
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+EventId EventQueue::Enqueue(Time time, uint32_t slot) {
   Slot& s = slots_[slot];
-  s.handler = std::move(handler);
+  PODSIM_CHECK(s.handler) << "event without a handler";
   PODSIM_CHECK(time >= Time::Zero()) << "event at negative time " << time;
   const int64_t time_ps = time.picoseconds();
   const uint64_t seq = next_seq_++;

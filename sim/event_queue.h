@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "sim/event_handler.h"
@@ -54,8 +55,14 @@ class EventQueue {
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  // Adds an event; returns its id. REQUIRES: handler is callable.
-  EventId Insert(Time time, EventHandler handler);
+  // Adds an event; returns its id. The callable is constructed in its slot, never moved after.
+  // REQUIRES: handler is callable (not an empty EventHandler).
+  template <typename F>
+  EventId Insert(Time time, F&& handler) {
+    uint32_t slot = AcquireSlot();
+    slots_[slot].handler.Emplace(std::forward<F>(handler));
+    return Enqueue(time, slot);
+  }
 
   // Cancels a pending event. Returns false if it already ran, was cancelled or never existed.
   bool Cancel(EventId id);
@@ -118,6 +125,9 @@ class EventQueue {
   // Drops cancelled items and exhausted buckets until the front item is live. REQUIRES: !empty().
   void DropStaleFront();
   static constexpr uint32_t kNoBucket = UINT32_MAX;
+  uint32_t AcquireSlot();
+  // Files the event whose handler is in `slot`.
+  EventId Enqueue(Time time, uint32_t slot);
   // Retires an id so it no longer names a pending event; the slot is not yet reusable.
   void RetireId(uint32_t slot);
   void FreeSlot(uint32_t slot);
