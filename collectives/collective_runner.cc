@@ -8,6 +8,10 @@
 
 #include "collectives/collective.h"
 #include "collectives/direct_collectives.h"
+#include "collectives/double_binary_tree.h"
+#include "collectives/halving_doubling.h"
+#include "collectives/hierarchical.h"
+#include "collectives/in_switch_reduction.h"
 #include "collectives/phased_collective.h"
 #include "collectives/transfer_executor.h"
 #include "sim/engine.h"
@@ -27,6 +31,28 @@ using Lines = std::vector<std::vector<VertexId>>;
 constexpr double kBroadcastChunkBytes = 1 << 20;
 constexpr uint32_t kMaxBroadcastChunks = 64;
 
+// Pipelining of the tree and in-switch algorithms: tree chunks of 256 KiB (NCCL's default chunk
+// for the Simple protocol is 128-512 KiB per channel), in-switch chunks of 1 MiB (a chunk's
+// share per NVSwitch must take longer than the per-message overhead it hides), at most 64 per
+// tree and 256 per in-switch reduction, so a large in-switch all-reduce is within 1/256 of V / W.
+constexpr double kTreeChunkBytes = 256 << 10;
+constexpr double kInSwitchChunkBytes = 1 << 20;
+constexpr uint32_t kMaxTreeChunks = 64;
+constexpr uint32_t kMaxInSwitchChunks = 256;
+
+// Largest all-reduce across nodes given to the double binary tree; larger ones go hierarchical.
+// NCCL's tuner picks by its latency + size/bandwidth model per algorithm (src/graph/tuning.cc);
+// podsim uses the crossover its own simulation shows with the calibrated model: the tree is
+// faster up to 64 KiB and slower from 256 KiB on h100:16 and h100:64 (crossing near 100 KiB and
+// 200 KiB; checked in collective_algorithms_test.cc). Larger clusters cross later (their
+// hierarchical rings get longer), which this single threshold does not follow.
+constexpr double kTreeMaxBytes = 128 << 10;
+
+uint32_t ChunkCount(double bytes, double chunk_bytes, uint32_t max_chunks) {
+  return static_cast<uint32_t>(
+      std::clamp(std::ceil(bytes / chunk_bytes), 1.0, static_cast<double>(max_chunks)));
+}
+
 struct GroupPlan {
   Lines groups;
   std::vector<int> axes;  // Torus axes spanned that are longer than 1; empty off tori.
@@ -39,8 +65,30 @@ std::string Join(const std::vector<std::string>& names) {
   return joined;
 }
 
-sim::StatusOr<GroupPlan> MakeGroups(const Fabric& fabric, const std::vector<std::string>& names) {
+sim::StatusOr<GroupPlan> MakeGroups(const Fabric& fabric, const std::vector<std::string>& names,
+                                    const std::vector<VertexId>& ranks) {
   GroupPlan plan;
+  if (!ranks.empty()) {
+    if (!names.empty()) {
+      return sim::Status::InvalidArgument(
+          "--ranks: give either explicit ranks or --axes, not both");
+    }
+    std::vector<bool> seen(fabric.chip_count(), false);
+    for (VertexId chip : ranks) {
+      if (chip >= fabric.chip_count()) {
+        return sim::Status::InvalidArgument("--ranks: chip " + std::to_string(chip) +
+                                            " out of range (the system has " +
+                                            std::to_string(fabric.chip_count()) + " chips)");
+      }
+      if (seen[chip]) {
+        return sim::Status::InvalidArgument("--ranks: chip " + std::to_string(chip) + " twice");
+      }
+      seen[chip] = true;
+    }
+    plan.groups.push_back(ranks);
+    plan.group_size = static_cast<int>(ranks.size());
+    return plan;
+  }
   if (fabric.torus() == nullptr) {
     if (!names.empty()) {
       return sim::Status::InvalidArgument(
@@ -195,7 +243,29 @@ struct Choice {
   std::string reason;
 };
 
-Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op) {
+bool InOneNode(const Fabric& fabric, const std::vector<VertexId>& group) {
+  for (VertexId chip : group) {
+    if (fabric.NodeOf(chip) != fabric.NodeOf(group.front())) return false;
+  }
+  return true;
+}
+
+// NVLink SHARP needs NVSwitch gen 3 (Hopper) or later: GPUs with 18 NVLinks (hardware.md 1.3
+// table: Ampere has 12 ports per GPU and NVSwitch gen 2 without NVLS).
+bool HasNvls(const Fabric& fabric) {
+  int links = 0;
+  for (int n : fabric.gpu()->nvlinks_per_switch) links += n;
+  return links >= 18;
+}
+
+std::string MiB(double bytes) {
+  std::ostringstream os;
+  os << bytes / (1 << 20) << " MiB";
+  return os.str();
+}
+
+Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, double bytes,
+              bool explicit_ranks) {
   switch (op) {
     case CollectiveOp::kPointToPoint:
       return {"p2p", "one transfer"};
@@ -206,7 +276,7 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op) {
     default:
       break;
   }
-  if (fabric.torus() != nullptr) {
+  if (fabric.torus() != nullptr && !explicit_ranks) {
     if (plan.axes.size() > 1) {
       return {"multi-axis",
               "torus collective over " + std::to_string(plan.axes.size()) +
@@ -217,10 +287,39 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op) {
     }
     return {"bidi-ring", "the axis wraps: shards travel both ways (XLA on TPU)"};
   }
+  if (fabric.torus() != nullptr) {
+    return {"bidi-ring", "explicit ranks on a torus: bidirectional ring in the order given"};
+  }
+  if (fabric.gpu() != nullptr && plan.groups.size() == 1) {
+    const std::vector<VertexId>& group = plan.groups.front();
+    if (InOneNode(fabric, group)) {
+      if (op == CollectiveOp::kAllReduce && HasNvls(fabric) && group.size() > 1) {
+        return {"in-switch",
+                "all-reduce inside one NVSwitch node with NVLink SHARP: NVLS, NCCL's default on "
+                "8xH100 (measured.md V9)"};
+      }
+      return {"ring", "inside one NVLink node: ring striped over the NVSwitches (NCCL)"};
+    }
+    if (op == CollectiveOp::kAllReduce && bytes <= kTreeMaxBytes) {
+      return {"tree", "all-reduce of " + MiB(bytes) + " across nodes (<= " + MiB(kTreeMaxBytes) +
+                          "): double binary tree, log-depth latency (NCCL tree)"};
+    }
+    if (HierarchicalPieces(fabric, group, op, bytes).ok()) {
+      return {"hierarchical",
+              "across nodes: NVLink inside each node, every rail's NIC across nodes in parallel"};
+    }
+    return {"ring", "across nodes with uneven ranks per node: one ring in rank order (NCCL)"};
+  }
   return {"ring", "switched fabric: ring in rank order, striped over parallel links (NCCL)"};
 }
 
-sim::Status CheckAlgorithm(const std::string& algorithm, CollectiveOp op, const Fabric& fabric) {
+bool IsReduction(CollectiveOp op) {
+  return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kAllReduce;
+}
+
+sim::Status CheckAlgorithm(const std::string& algorithm, CollectiveOp op, const Fabric& fabric,
+                           bool explicit_ranks) {
   const std::vector<std::string>& names = AlgorithmNames();
   if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
     return sim::Status::NotFound("--algorithm: unknown algorithm '" + algorithm +
@@ -230,16 +329,16 @@ sim::Status CheckAlgorithm(const std::string& algorithm, CollectiveOp op, const 
     return sim::Status::InvalidArgument("--algorithm " + algorithm + " " + what + " (got " +
                                         std::string(CollectiveOpName(op)) + ")");
   };
-  const bool reduction = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
-                         op == CollectiveOp::kAllReduce;
   if ((algorithm == "ring" || algorithm == "bidi-ring" || algorithm == "line" ||
-       algorithm == "multi-axis") &&
-      !reduction) {
+       algorithm == "multi-axis" || algorithm == "halving-doubling" || algorithm == "in-switch" ||
+       algorithm == "hierarchical") &&
+      !IsReduction(op)) {
     return mismatch("runs all-gather, reduce-scatter and all-reduce only");
   }
-  if (algorithm == "multi-axis" && fabric.torus() == nullptr) {
-    return sim::Status::InvalidArgument("--algorithm multi-axis needs a torus system");
+  if (algorithm == "multi-axis" && (fabric.torus() == nullptr || explicit_ranks)) {
+    return sim::Status::InvalidArgument("--algorithm multi-axis needs a torus system and --axes");
   }
+  if (algorithm == "tree" && op != CollectiveOp::kAllReduce) return mismatch("is all-reduce only");
   if (algorithm == "direct" && op != CollectiveOp::kAllToAll) return mismatch("is all-to-all only");
   if (algorithm == "chain" && op != CollectiveOp::kBroadcast) return mismatch("is broadcast only");
   if (algorithm == "p2p" && op != CollectiveOp::kPointToPoint) return mismatch("is p2p only");
@@ -253,16 +352,79 @@ std::string FormatBytes(double bytes) {
   return os.str();
 }
 
-}  // namespace
-
-const std::vector<std::string>& AlgorithmNames() {
-  static const std::vector<std::string> kNames = {"ring",   "bidi-ring", "line", "multi-axis",
-                                                  "direct", "chain",     "p2p"};
-  return kNames;
+// The reducing switches of an in-switch collective over `group`: the NVSwitches of its node, or
+// the hub of switch:N. Engine resources (the switch's reduction throughput) are added to `model`
+// when the efficiency model limits it.
+sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabric,
+                                                              const std::vector<VertexId>& group,
+                                                              const FabricEfficiency& efficiency,
+                                                              sim::FlowModel* model) {
+  std::vector<ReductionSwitch> switches;
+  auto route = [&](topology::LinkIndex link, std::vector<std::vector<sim::ResourceId>>* routes,
+                   std::vector<sim::Time>* latencies) {
+    routes->push_back({sim::ResourceId{link}});
+    latencies->push_back(fabric.link(link).latency);
+  };
+  if (fabric.gpu() != nullptr) {
+    const topology::GpuLayout& gpu = *fabric.gpu();
+    if (!InOneNode(fabric, group)) {
+      return sim::Status::InvalidArgument(
+          "--algorithm in-switch: the group spans several nodes; podsim models NVLink SHARP "
+          "inside one node only (InfiniBand SHARP across nodes is not modelled yet); use "
+          "hierarchical or tree");
+    }
+    if (!HasNvls(fabric)) {
+      return sim::Status::InvalidArgument(
+          "--algorithm in-switch: this NVSwitch generation has no NVLink SHARP (needs Hopper or "
+          "later, 18 NVLinks per GPU)");
+    }
+    const int total = [&] {
+      int sum = 0;
+      for (int n : gpu.nvlinks_per_switch) sum += n;
+      return sum;
+    }();
+    for (int s = 0; s < gpu.switches_per_node; ++s) {
+      ReductionSwitch sw;
+      sw.fraction = static_cast<double>(gpu.nvlinks_per_switch[s]) / total;
+      for (VertexId chip : group) {
+        const size_t at = static_cast<size_t>(chip) * gpu.switches_per_node + s;
+        route(gpu.gpu_to_switch[at], &sw.up, &sw.up_latency);
+        route(gpu.switch_to_gpu[at], &sw.down, &sw.down_latency);
+      }
+      switches.push_back(std::move(sw));
+    }
+  } else if (fabric.star() != nullptr) {
+    ReductionSwitch sw;
+    for (VertexId chip : group) {
+      route(fabric.star()->up[chip], &sw.up, &sw.up_latency);
+      route(fabric.star()->down[chip], &sw.down, &sw.down_latency);
+    }
+    switches.push_back(std::move(sw));
+  } else {
+    return sim::Status::InvalidArgument(
+        "--algorithm in-switch: needs a switched fabric (an NVSwitch node like h100:8, or "
+        "switch:N); this system has no switch to reduce in");
+  }
+  if (efficiency.in_switch_reduction_factor > 0) {
+    for (ReductionSwitch& sw : switches) {
+      double attached = 0;
+      for (const auto& up : sw.up) attached += fabric.link(up.front().value).bandwidth_bytes_per_s;
+      sim::StatusOr<sim::ResourceId> engine =
+          model->AddResource(attached * efficiency.in_switch_reduction_factor);
+      PODSIM_CHECK(engine.ok()) << engine.status();
+      for (auto& up : sw.up) up.push_back(*engine);
+    }
+  }
+  return switches;
 }
 
-sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
-                                                   const CollectiveRequest& request) {
+// A validated request: its groups and algorithm.
+struct Plan {
+  GroupPlan groups;
+  Choice choice;
+};
+
+sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request) {
   if (!(std::isfinite(request.bytes) && request.bytes > 0)) {
     return sim::Status::InvalidArgument("--bytes: must be > 0 (got " + FormatBytes(request.bytes) +
                                         ")");
@@ -275,7 +437,8 @@ sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
     return sim::Status::OutOfRange("--bytes: at most 1e15 bytes (got " +
                                    FormatBytes(request.bytes) + ")");
   }
-  PODSIM_ASSIGN_OR_RETURN(GroupPlan plan, MakeGroups(fabric, request.axes));
+  Plan plan;
+  PODSIM_ASSIGN_OR_RETURN(plan.groups, MakeGroups(fabric, request.axes, request.ranks));
   const CollectiveOp op = request.op;
   if (op == CollectiveOp::kPointToPoint || op == CollectiveOp::kBroadcast) {
     if (request.src >= fabric.chip_count() ||
@@ -285,31 +448,36 @@ sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
     }
   }
   const bool sharded = op != CollectiveOp::kPointToPoint && op != CollectiveOp::kBroadcast;
-  if (sharded && std::fmod(request.bytes, plan.group_size) != 0) {
+  const int group_size = plan.groups.group_size;
+  if (sharded && std::fmod(request.bytes, group_size) != 0) {
     return sim::Status::InvalidArgument(
         "--bytes: " + FormatBytes(request.bytes) + " bytes do not divide evenly over the " +
-        std::to_string(plan.group_size) + " ranks of a group; use a multiple of " +
-        std::to_string(plan.group_size));
+        std::to_string(group_size) + " ranks of a group; use a multiple of " +
+        std::to_string(group_size));
   }
-
-  Choice choice = Select(fabric, plan, op);
+  const bool explicit_ranks = !request.ranks.empty();
+  plan.choice = Select(fabric, plan.groups, op, request.bytes, explicit_ranks);
   if (!request.algorithm.empty()) {
-    PODSIM_RETURN_IF_ERROR(CheckAlgorithm(request.algorithm, op, fabric));
-    choice = Choice{request.algorithm, "requested"};
+    PODSIM_RETURN_IF_ERROR(CheckAlgorithm(request.algorithm, op, fabric, explicit_ranks));
+    plan.choice = Choice{request.algorithm, "requested"};
   }
+  return plan;
+}
 
-  sim::Engine engine;
-  sim::FlowModel model(&engine);
-  topology::InstallLinks(fabric, &model);
-  TransferExecutor executor(&fabric, &engine, &model, request.per_message_overhead);
-
+// Builds the collective of a prepared request on `executor`.
+sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
+                                                 const CollectiveRequest& request, const Plan& plan,
+                                                 const FabricEfficiency& efficiency,
+                                                 TransferExecutor* executor) {
+  const GroupPlan& groups = plan.groups;
+  const std::string& algorithm = plan.choice.algorithm;
+  const CollectiveOp op = request.op;
   std::unique_ptr<Collective> collective;
-  const std::string& algorithm = choice.algorithm;
   if (algorithm == "p2p") {
-    collective = std::make_unique<PointToPoint>(&executor, request.src, request.dst, request.bytes);
+    collective = std::make_unique<PointToPoint>(executor, request.src, request.dst, request.bytes);
   } else if (algorithm == "chain") {
     // The chain starts at the root: rotate each group so it comes first.
-    Lines chains = plan.groups;
+    Lines chains = groups.groups;
     for (auto& chain : chains) {
       auto root = std::find(chain.begin(), chain.end(), request.src);
       if (root != chain.end()) std::rotate(chain.begin(), root, chain.end());
@@ -317,44 +485,151 @@ sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
     uint32_t chunks =
         static_cast<uint32_t>(std::clamp(std::ceil(request.bytes / kBroadcastChunkBytes), 1.0,
                                          static_cast<double>(kMaxBroadcastChunks)));
-    collective = std::make_unique<ChainBroadcast>(&executor, chains, request.bytes, chunks);
+    collective = std::make_unique<ChainBroadcast>(executor, chains, request.bytes, chunks);
   } else if (algorithm == "direct") {
-    collective = std::make_unique<DirectAllToAll>(&executor, plan.groups, request.bytes);
+    collective = std::make_unique<DirectAllToAll>(executor, groups.groups, request.bytes);
+  } else if (algorithm == "tree") {
+    collective = std::make_unique<DoubleBinaryTree>(
+        executor, groups.groups, request.bytes,
+        ChunkCount(request.bytes / 2, kTreeChunkBytes, kMaxTreeChunks));
+  } else if (algorithm == "halving-doubling") {
+    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
+                            HalvingDoublingPieces(groups.groups, op, request.bytes));
+    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+  } else if (algorithm == "hierarchical") {
+    if (groups.groups.size() != 1) {
+      return sim::Status::InvalidArgument(
+          "--algorithm hierarchical: needs one group of GPUs (no --axes)");
+    }
+    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
+                            HierarchicalPieces(fabric, groups.groups[0], op, request.bytes));
+    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+  } else if (algorithm == "in-switch") {
+    if (groups.groups.size() != 1) {
+      return sim::Status::InvalidArgument(
+          "--algorithm in-switch: needs a switched fabric with one group (no --axes)");
+    }
+    PODSIM_ASSIGN_OR_RETURN(
+        std::vector<ReductionSwitch> switches,
+        ReductionSwitches(fabric, groups.groups[0], efficiency, executor->model()));
+    collective = std::make_unique<InSwitchReduction>(
+        executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
+        ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks));
   } else if (algorithm == "multi-axis" ||
-             (fabric.torus() != nullptr && request.algorithm.empty())) {
+             (fabric.torus() != nullptr && request.algorithm.empty() && request.ranks.empty())) {
     collective = std::make_unique<PhasedCollective>(
-        &executor, Members(plan), MultiAxisPieces(fabric, plan, op, request.bytes));
+        executor, Members(groups), MultiAxisPieces(fabric, groups, op, request.bytes));
   } else {
     ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
                                 : algorithm == "bidi-ring" ? ForwardingPattern::kBidirectionalRing
                                                            : ForwardingPattern::kLine;
     collective = std::make_unique<PhasedCollective>(
-        &executor, Members(plan), GroupRingPieces(plan, op, request.bytes, pattern));
+        executor, Members(groups), GroupRingPieces(groups, op, request.bytes, pattern));
+  }
+  return collective;
+}
+
+FabricEfficiency EfficiencyOf(const Fabric& fabric, const CollectiveRequest& request) {
+  if (request.efficiency) return *request.efficiency;
+  return request.calibrated ? CalibratedEfficiency(fabric) : PureFabric();
+}
+
+bool SameEfficiency(const FabricEfficiency& a, const FabricEfficiency& b) {
+  return a.link_bandwidth_factor == b.link_bandwidth_factor &&
+         a.in_switch_reduction_factor == b.in_switch_reduction_factor &&
+         a.per_message_overhead == b.per_message_overhead && a.launch_latency == b.launch_latency;
+}
+
+}  // namespace
+
+const std::vector<std::string>& AlgorithmNames() {
+  static const std::vector<std::string> kNames = {
+      "ring",      "bidi-ring",    "line",   "multi-axis", "tree", "halving-doubling",
+      "in-switch", "hierarchical", "direct", "chain",      "p2p"};
+  return kNames;
+}
+
+sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
+                                                   const CollectiveRequest& request) {
+  PODSIM_ASSIGN_OR_RETURN(std::vector<CollectiveResult> results,
+                          SimulateConcurrentCollectives(fabric, {request}));
+  return std::move(results.front());
+}
+
+sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
+    const Fabric& fabric, const std::vector<CollectiveRequest>& requests) {
+  if (requests.empty()) {
+    return sim::Status::InvalidArgument("no collective to simulate");
+  }
+  const FabricEfficiency efficiency = EfficiencyOf(fabric, requests.front());
+  std::vector<Plan> plans;
+  for (const CollectiveRequest& request : requests) {
+    if (!SameEfficiency(EfficiencyOf(fabric, request), efficiency)) {
+      return sim::Status::InvalidArgument(
+          "concurrent collectives must share one efficiency model (calibrated or not)");
+    }
+    PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+    plans.push_back(std::move(plan));
   }
 
-  bool finished = false;
-  sim::Time end;
-  collective->Start([&] {
-    finished = true;
-    end = engine.now();
-  });
-  engine.Run();
-  PODSIM_CHECK(finished) << algorithm << " did not complete: a dependency was never satisfied";
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  // One resource per link, in link order (as topology::InstallLinks), at the bandwidth the
+  // efficiency model leaves of the line rate.
+  for (const topology::Link& link : fabric.links()) {
+    sim::StatusOr<sim::ResourceId> resource =
+        model.AddResource(link.bandwidth_bytes_per_s * efficiency.LinkFactor(link.kind));
+    PODSIM_CHECK(resource.ok()) << resource.status();
+  }
+  std::vector<std::unique_ptr<TransferExecutor>> executors;
+  for (const CollectiveRequest& request : requests) {
+    executors.push_back(std::make_unique<TransferExecutor>(
+        &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead));
+  }
+  std::vector<std::unique_ptr<Collective>> collectives;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
+                            Build(fabric, requests[i], plans[i], efficiency, executors[i].get()));
+    collectives.push_back(std::move(collective));
+  }
 
-  CollectiveResult result;
-  result.algorithm = algorithm;
-  result.reason = choice.reason;
-  result.time = end;
-  result.ranks_per_group = op == CollectiveOp::kPointToPoint ? 2 : plan.group_size;
-  result.groups = op == CollectiveOp::kPointToPoint ? 1 : static_cast<int>(plan.groups.size());
-  const double seconds = end.ToSeconds();
-  result.algbw_bytes_per_s = seconds > 0 ? request.bytes / seconds : 0;
-  result.busbw_bytes_per_s =
-      result.algbw_bytes_per_s * BusBandwidthFactor(op, result.ranks_per_group);
-  result.transfers = executor.transfers();
-  result.flows = model.completed_flows();
-  result.events = engine.executed_events();
-  return result;
+  std::vector<bool> finished(requests.size(), false);
+  std::vector<sim::Time> end(requests.size());
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    engine.Schedule(efficiency.launch_latency, [&, i] {
+      collectives[i]->Start([&, i] {
+        finished[i] = true;
+        end[i] = engine.now();
+      });
+    });
+  }
+  engine.Run();
+
+  std::vector<CollectiveResult> results;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const CollectiveRequest& request = requests[i];
+    const Plan& plan = plans[i];
+    PODSIM_CHECK(finished[i]) << plan.choice.algorithm
+                              << " did not complete: a dependency was never satisfied";
+    const CollectiveOp op = request.op;
+    CollectiveResult result;
+    result.algorithm = plan.choice.algorithm;
+    result.reason = plan.choice.reason;
+    result.time = end[i];
+    result.ranks_per_group = op == CollectiveOp::kPointToPoint ? 2 : plan.groups.group_size;
+    result.groups =
+        op == CollectiveOp::kPointToPoint ? 1 : static_cast<int>(plan.groups.groups.size());
+    const double seconds = end[i].ToSeconds();
+    result.algbw_bytes_per_s = seconds > 0 ? request.bytes / seconds : 0;
+    result.busbw_bytes_per_s =
+        result.algbw_bytes_per_s * BusBandwidthFactor(op, result.ranks_per_group);
+    result.transfers = executors[i]->transfers();
+    // Flows and events are the shared engine's: per collective only when it ran alone.
+    result.flows = model.completed_flows();
+    result.events = engine.executed_events();
+    results.push_back(std::move(result));
+  }
+  return results;
 }
 
 }  // namespace podsim::collectives

@@ -7,22 +7,37 @@
 // there is one group of all chips, in chip order. `bytes` is the size of the whole gathered or
 // reduced array of one group (the book's V, nccl-tests' S).
 //
+// Algorithms: ring, bidi-ring, line, multi-axis (shard_forwarding.h, phased_collective.h), tree
+// (double_binary_tree.h), halving-doubling (halving_doubling.h), in-switch
+// (in_switch_reduction.h), hierarchical (hierarchical.h), direct, chain, p2p
+// (direct_collectives.h).
+//
 // Algorithm selection (Select), in the spirit of XLA on TPUs and NCCL on GPUs:
 //   * all-gather, reduce-scatter, all-reduce on a torus: one axis -> bidirectional ring when the
 //     axis wraps, line when it does not; several axes -> the multi-axis algorithm (pieces visiting
 //     the axes in rotated orders, phased_collective.h), each axis ring or line as above.
 //   * the same on switched fabrics (NVSwitch, fat trees, switch:N): a unidirectional ring in chip
 //     order, each transfer striped over the parallel NVLink routes (NCCL's ring).
+//   * GPU systems (NCCL's choices, src/graph/tuning.cc and measured.md V9):
+//       - all-reduce inside one node with NVLink SHARP (NVSwitch gen 3+, 18 NVLinks per GPU:
+//         H100/H200/B200/GB200): in-switch (NVLS, NCCL's default on 8xH100);
+//       - all-reduce across nodes up to kTreeMaxBytes: double binary tree (log-depth latency);
+//       - all-gather, reduce-scatter and larger all-reduces across nodes: hierarchical (NVLink in
+//         the node, every rail's NIC across nodes);
+//       - otherwise (one node without NVLS, e.g. A100): ring.
 //   * all-to-all: direct; broadcast: pipelined chain; p2p: one transfer.
+// The selector's reason (CollectiveResult::reason) names the rule that fired.
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_RUNNER_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_RUNNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/collective_op.h"
+#include "collectives/efficiency_model.h"
 #include "sim/status.h"
 #include "sim/time.h"
 #include "topology/fabric.h"
@@ -39,8 +54,18 @@ struct CollectiveRequest {
   // p2p: source and destination chips; broadcast: root = src.
   topology::VertexId src = 0;
   topology::VertexId dst = 0;
-  // Software cost of one message, paid before its bytes move (transfer_executor.h).
+  // Software cost of one message, paid before its bytes move (transfer_executor.h). Adds to the
+  // efficiency model's own per-message overhead when `calibrated`.
   sim::Time per_message_overhead = sim::Time::Zero();
+  // Explicit group: these chips, in this (ring) order, form the one group. Empty: the groups
+  // come from `axes` (tori) or are all chips (other fabrics). Not combined with `axes`.
+  std::vector<topology::VertexId> ranks;
+  // false (default): the pure fabric, line rate and hop latencies only (the idle-fabric closed
+  // forms hold). true: CalibratedEfficiency(fabric) (efficiency_model.h): protocol efficiency per
+  // link kind, switch reduction throughput, per-message overhead and launch latency as measured.
+  bool calibrated = false;
+  // Overrides the model `calibrated` picks, e.g. to study one factor at a time.
+  std::optional<FabricEfficiency> efficiency;
 };
 
 struct CollectiveResult {
@@ -59,8 +84,18 @@ struct CollectiveResult {
 // The algorithm names --algorithm accepts.
 const std::vector<std::string>& AlgorithmNames();
 
+// Simulates one collective on an otherwise idle fabric. Bad input (bytes, axes, ranks, an
+// algorithm that cannot run the op or on this fabric) fails with one clear InvalidArgument or
+// NotFound naming the flag and what was expected.
 sim::StatusOr<CollectiveResult> SimulateCollective(const topology::Fabric& fabric,
                                                    const CollectiveRequest& request);
+
+// Simulates several collectives started together on one engine and flow model, so that they
+// share the links their routes have in common max-min fairly; result i is request i's, its time
+// measured from the common start. Every request must use the same efficiency model (`calibrated`
+// and `efficiency` alike); each in-switch collective gets reduction engines of its own.
+sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
+    const topology::Fabric& fabric, const std::vector<CollectiveRequest>& requests);
 
 }  // namespace podsim::collectives
 

@@ -151,7 +151,8 @@ TEST(CollectiveFormulaTest, PointToPointPaysHopLatencyPlusBandwidth) {
 }
 
 // nccl-tests (measured.md V9): on an 8-GPU H100 node the ring's bus bandwidth reaches the GPU's
-// NVLink egress, 18 links x 25 GB/s = 450 GB/s, when nothing else limits it.
+// NVLink egress, 18 links x 25 GB/s = 450 GB/s, when nothing else limits it. (The selector runs
+// all-reduce there in-switch, so the ring is requested.)
 TEST(CollectiveNcclTest, H100NodeRingBusBandwidthIsNvlinkEgress) {
   sim::StatusOr<topology::System> system = topology::ParseSystem("h100:8");
   ASSERT_TRUE(system.ok()) << system.status();
@@ -159,6 +160,7 @@ TEST(CollectiveNcclTest, H100NodeRingBusBandwidthIsNvlinkEgress) {
     CollectiveRequest request;
     request.op = op;
     request.bytes = 8.0 * (1 << 30);
+    request.algorithm = "ring";
     sim::StatusOr<CollectiveResult> result = SimulateCollective(system->fabric, request);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->algorithm, "ring");

@@ -32,6 +32,26 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
                     });
 }
 
+void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency,
+                                       double bytes, sim::EventHandler on_done) {
+  PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
+  ++transfers_;
+  bytes_sent_ += bytes;
+  sim::FlowSpec spec;
+  spec.bytes = bytes;
+  spec.latency = latency;
+  spec.route = std::move(resources);
+  auto start = [this, spec = std::move(spec), done = std::move(on_done)]() mutable {
+    sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec, std::move(done));
+    PODSIM_CHECK(flow.ok()) << "transfer on explicit resources: " << flow.status();
+  };
+  if (per_message_overhead_ == sim::Time::Zero()) {
+    start();
+  } else {
+    engine_->Schedule(per_message_overhead_, std::move(start));
+  }
+}
+
 void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
                                   sim::EventHandler on_done) {
   if (src == dst) {

@@ -35,7 +35,16 @@ class TransferExecutor {
   void Send(topology::VertexId src, topology::VertexId dst, double bytes,
             sim::EventHandler on_done);
 
+  // Sends `bytes` as one flow over explicit flow-model resources (links, and resources the caller
+  // added to the model, such as a switch's reduction engine), paying the per-message overhead and
+  // then `latency`. Used by algorithms that address switches directly (in_switch_reduction.h).
+  // REQUIRES: bytes >= 0 and finite; resources exist, are distinct and not empty.
+  void SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency, double bytes,
+                       sim::EventHandler on_done);
+
   sim::Engine* engine() const { return engine_; }
+  sim::FlowModel* model() const { return model_; }
+  sim::Time per_message_overhead() const { return per_message_overhead_; }
   const topology::Fabric& fabric() const { return *fabric_; }
   uint64_t transfers() const { return transfers_; }
   double bytes_sent() const { return bytes_sent_; }

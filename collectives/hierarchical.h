@@ -1,0 +1,36 @@
+// Hierarchical collectives on GPU clusters: NVLink inside the node, InfiniBand across nodes
+// (NCCL's "NVLink then network" decomposition; formulas.md 2.7 "Cross-node AG/RS" and
+// "AllReduce_X over an array sharded on inner axis Y").
+//
+// For a group whose ranks fill several nodes with the same number g of ranks each:
+//   all-reduce      = reduce-scatter in each node (ring over the node's g ranks, shards V/g)
+//                   + all-reduce across nodes among the ranks with the same local index, all g
+//                     rails in parallel, each on V/g (ring over the m nodes, shards V/(g m))
+//                   + all-gather in each node.
+//   reduce-scatter  = the first two reduce-scatter halves; all-gather the mirror image.
+// Each rail's cross-node ring uses that GPU's own NIC, so the node's 8 NICs work at once and the
+// cross-node part costs about (V/g) / W_nic = V / W_node_egress, while a single ring through the
+// nodes crosses each node boundary through one NIC. Phases follow per-rank dependencies
+// (phased_collective.h).
+
+#ifndef PODSIM_COLLECTIVES_HIERARCHICAL_H_
+#define PODSIM_COLLECTIVES_HIERARCHICAL_H_
+
+#include <vector>
+
+#include "collectives/collective_op.h"
+#include "collectives/phased_collective.h"
+#include "sim/status.h"
+#include "topology/fabric.h"
+
+namespace podsim::collectives {
+
+// Fails with InvalidArgument unless the fabric is a GPU system and `group` spans at least two
+// nodes with equally many ranks in each. REQUIRES: op is all-gather, reduce-scatter or all-reduce.
+sim::StatusOr<std::vector<ExchangePiece>> HierarchicalPieces(
+    const topology::Fabric& fabric, const std::vector<topology::VertexId>& group, CollectiveOp op,
+    double bytes);
+
+}  // namespace podsim::collectives
+
+#endif  // PODSIM_COLLECTIVES_HIERARCHICAL_H_
