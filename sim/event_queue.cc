@@ -13,13 +13,14 @@ uint32_t EventQueue::AcquireSlot() {
     free_slots_.pop_back();
     return slot;
   }
-  slots_.emplace_back();
-  return static_cast<uint32_t>(slots_.size() - 1);
+  handlers_.emplace_back();
+  generations_.push_back(1);
+  return static_cast<uint32_t>(generations_.size() - 1);
 }
 
 EventId EventQueue::Enqueue(Time time, uint32_t slot) {
-  Slot& s = slots_[slot];
-  PODSIM_CHECK(s.handler) << "event without a handler";
+  PODSIM_CHECK(handlers_[slot]) << "event without a handler";
+  const uint32_t generation = generations_[slot];
   PODSIM_CHECK(time >= Time::Zero()) << "event at negative time " << time;
   const int64_t time_ps = time.picoseconds();
   const uint64_t seq = next_seq_++;
@@ -39,13 +40,13 @@ EventId EventQueue::Enqueue(Time time, uint32_t slot) {
     SiftUp(heap_.size() - 1);
     newest_bucket_ = bucket;
   }
-  buckets_[newest_bucket_].items.push_back(Item{seq, slot, s.generation});
+  buckets_[newest_bucket_].items.push_back(Item{seq, slot, generation});
   ++live_;
-  return EventId{slot, s.generation};
+  return EventId{slot, generation};
 }
 
 bool EventQueue::IsPending(EventId id) const {
-  return id.valid() && id.slot < slots_.size() && slots_[id.slot].generation == id.generation;
+  return id.valid() && id.slot < generations_.size() && generations_[id.slot] == id.generation;
 }
 
 bool EventQueue::Cancel(EventId id) {
@@ -58,11 +59,11 @@ bool EventQueue::Cancel(EventId id) {
 
 void EventQueue::RetireId(uint32_t slot) {
   // Generation 0 is reserved for "no event"; skip it when the counter wraps.
-  if (++slots_[slot].generation == 0) slots_[slot].generation = 1;
+  if (++generations_[slot] == 0) generations_[slot] = 1;
 }
 
 void EventQueue::FreeSlot(uint32_t slot) {
-  slots_[slot].handler = nullptr;
+  handlers_[slot] = nullptr;
   free_slots_.push_back(slot);
 }
 
@@ -118,8 +119,8 @@ void EventQueue::DropStaleFront() {
   while (true) {
     PODSIM_CHECK(!heap_.empty()) << "event queue lost track of a live event";
     Bucket& bucket = buckets_[heap_.front().bucket];
-    while (bucket.head < bucket.items.size() && slots_[bucket.items[bucket.head].slot].generation !=
-                                                    bucket.items[bucket.head].generation) {
+    while (bucket.head < bucket.items.size() &&
+           generations_[bucket.items[bucket.head].slot] != bucket.items[bucket.head].generation) {
       ++bucket.head;
     }
     if (bucket.head < bucket.items.size()) return;
@@ -146,7 +147,7 @@ EventQueue::Event EventQueue::PopNext() {
 }
 
 void EventQueue::Run(const Event& event) {
-  slots_[event.slot].handler();
+  handlers_[event.slot]();
   FreeSlot(event.slot);
 }
 

@@ -60,7 +60,7 @@ class EventQueue {
   template <typename F>
   EventId Insert(Time time, F&& handler) {
     uint32_t slot = AcquireSlot();
-    slots_[slot].handler.Emplace(std::forward<F>(handler));
+    handlers_[slot].Emplace(std::forward<F>(handler));
     return Enqueue(time, slot);
   }
 
@@ -105,10 +105,6 @@ class EventQueue {
     uint64_t seq;  // Sequence number of the bucket's first item.
     uint32_t bucket;
   };
-  struct Slot {
-    EventHandler handler;
-    uint32_t generation = 1;
-  };
 
   // True when a's (time, seq) key is before b's. Keys are unique because seq is. Compared as one
   // 128-bit integer so the comparison compiles without branches (time is never negative).
@@ -136,7 +132,10 @@ class EventQueue {
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;
   uint32_t newest_bucket_ = kNoBucket;  // The only bucket appends may go to.
-  std::deque<Slot> slots_;
+  // Per slot: the handler (a deque, so growing it never moves a running handler) and the
+  // generation that names its current event (dense, as every pop checks it).
+  std::deque<EventHandler> handlers_;
+  std::vector<uint32_t> generations_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
