@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Reproduces the figures of README "Performance" on this machine (Release build in ./build).
+# Run it on an otherwise idle machine: the figures are wall-clock times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+
+echo "== engine (events/s)"
+"$build/bench/podsim_engine_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+echo "== flow model (completions/s)"
+"$build/bench/podsim_flow_model_bench"
+
+timed() {
+  # Best of three wall times, and the peak memory of that run.
+  local best="" mem=""
+  for _ in 1 2 3; do
+    local out
+    out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null; } 2>&1 | tail -1)
+    local t=${out% *} m=${out#* }
+    if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; mem=$m; fi
+  done
+  printf '%-90s %6.2f s %8d KB\n' "$*" "$best" "$mem"
+}
+
+echo "== topology"
+timed "$build/podsim" topology tpu-v5p:16x20x28 --json
+timed "$build/podsim" topology h100:16384 --json
+echo "== collectives"
+timed "$build/podsim" collective --system ring:1024 --op all-reduce --bytes 1MiB --algorithm ring
+timed "$build/podsim" collective --system torus:16x16x16 --op all-reduce --bytes 1GiB
