@@ -1,7 +1,5 @@
 #include "sim/engine.h"
 
-#include <utility>
-
 #include "sim/check.h"
 
 namespace podsim::sim {
@@ -15,12 +13,10 @@ void Engine::Run() { Loop(Time::Max()); }
 
 void Engine::RunUntil(Time limit) {
   PODSIM_CHECK(limit >= now_) << "RunUntil(" << limit << ") is before now " << now_;
-  Loop(limit);
-  if (!stop_requested_) now_ = limit;
-  stop_requested_ = false;
+  if (!Loop(limit)) now_ = limit;
 }
 
-void Engine::Loop(Time limit) {
+bool Engine::Loop(Time limit) {
   PODSIM_CHECK(!running_) << "Run() called from inside an event handler";
   running_ = true;
   stop_requested_ = false;
@@ -33,8 +29,10 @@ void Engine::Loop(Time limit) {
     queue_.Run(event);
   }
   running_ = false;
+  const bool stopped = stop_requested_;
+  stop_requested_ = false;
   for (Observer* observer : observers_) observer->OnRunEnd(now_);
-  if (limit == Time::Max()) stop_requested_ = false;
+  return stopped;
 }
 
 }  // namespace podsim::sim

@@ -62,7 +62,8 @@ class Engine {
   void AddObserver(Observer* observer);
 
  private:
-  void Loop(Time limit);
+  // Runs events due at or before `limit`; returns whether Stop() ended the run.
+  bool Loop(Time limit);
 
   EventQueue queue_;
   Time now_ = Time::Zero();
