@@ -1,0 +1,199 @@
+#include "workloads/layout.h"
+
+#include <string>
+
+#include "topology/names.h"
+
+namespace podsim::workloads {
+namespace {
+
+using topology::StrCat;
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+// An axis larger than any pod podsim simulates (design.md: 16,384 GPUs) by a wide margin, yet
+// small enough that the product of four stays exact in int64.
+constexpr int64_t kMaxAxis = 1 << 20;
+
+constexpr std::string_view kLayoutGrammar =
+    "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]"
+    "[,virtual_stages=..]";
+
+}  // namespace
+
+std::string_view PipelineScheduleName(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::kGpipe:
+      return "gpipe";
+    case PipelineSchedule::kOneFOneB:
+      return "1f1b";
+    case PipelineSchedule::kInterleavedOneFOneB:
+      return "interleaved";
+  }
+  return "?";
+}
+
+std::string Layout::ToString() const {
+  std::string text =
+      StrCat({"dp=", Str(dp), ",fsdp=", Str(fsdp), ",tp=", Str(tp), ",pp=", Str(pp)});
+  if (sp) text += ",sp=1";
+  if (microbatches != 1) text += StrCat({",microbatches=", Str(microbatches)});
+  if (schedule != PipelineSchedule::kOneFOneB) {
+    text += StrCat({",schedule=", PipelineScheduleName(schedule)});
+  }
+  if (virtual_stages != 1) text += StrCat({",virtual_stages=", Str(virtual_stages)});
+  return text;
+}
+
+std::vector<topology::MeshAxis> Layout::MeshAxes() const {
+  return {{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}};
+}
+
+sim::StatusOr<Layout> ParseLayout(std::string_view text) {
+  static const std::vector<std::string_view> kKeys = {
+      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages"};
+  const std::string where = StrCat({"layout '", text, "'"});
+  if (text.empty()) {
+    return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
+  }
+  Layout layout;
+  std::vector<std::string_view> seen;
+  std::string_view rest = text;
+  while (!rest.empty() || seen.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return sim::Status::ParseError(
+          StrCat({where, ": expected key=value, got '", item, "'; form: ", kLayoutGrammar}));
+    }
+    std::string_view key = item.substr(0, eq);
+    std::string_view value = item.substr(eq + 1);
+    bool known = false;
+    for (std::string_view k : kKeys) known = known || k == key;
+    if (!known) {
+      return sim::Status::NotFound(
+          StrCat({where, ": unknown key '", key, "'", topology::DidYouMean(key, kKeys),
+                  "; form: ", kLayoutGrammar}));
+    }
+    for (std::string_view s : seen) {
+      if (s == key) {
+        return sim::Status::InvalidArgument(StrCat({where, ": key '", key, "' given twice"}));
+      }
+    }
+    seen.push_back(key);
+    if (key == "schedule") {
+      bool found = false;
+      for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB,
+                                 PipelineSchedule::kInterleavedOneFOneB}) {
+        if (PipelineScheduleName(s) == value) {
+          layout.schedule = s;
+          found = true;
+        }
+      }
+      if (!found) {
+        return sim::Status::InvalidArgument(
+            StrCat({where, ": schedule must be gpipe, 1f1b or interleaved (got '", value, "')"}));
+      }
+      continue;
+    }
+    if (key == "sp") {
+      if (value != "0" && value != "1") {
+        return sim::Status::InvalidArgument(
+            StrCat({where, ": sp must be 0 or 1 (got '", value, "')"}));
+      }
+      layout.sp = value == "1";
+      continue;
+    }
+    std::optional<int64_t> n = topology::ParseCount(value, kMaxAxis);
+    if (!n || *n < 1) {
+      return sim::Status::InvalidArgument(StrCat({where, ": ", key, " must be an integer in [1, ",
+                                                  Str(kMaxAxis), "] (got '", value, "')"}));
+    }
+    const int v = static_cast<int>(*n);
+    if (key == "dp") layout.dp = v;
+    if (key == "fsdp") layout.fsdp = v;
+    if (key == "tp") layout.tp = v;
+    if (key == "pp") layout.pp = v;
+    if (key == "microbatches") layout.microbatches = v;
+    if (key == "virtual_stages") layout.virtual_stages = v;
+  }
+  if (layout.virtual_stages > 1 && layout.schedule != PipelineSchedule::kInterleavedOneFOneB) {
+    return sim::Status::InvalidArgument(StrCat(
+        {where, ": virtual_stages=", Str(layout.virtual_stages), " needs schedule=interleaved"}));
+  }
+  return layout;
+}
+
+sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
+                           const BatchSpec& batch) {
+  const std::string where = StrCat({"layout ", layout.ToString()});
+  auto fail = [&](std::string_view what) {
+    return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
+  };
+  const std::string of_model = StrCat({" of model '", model.name, "'"});
+  if (layout.chips() != chip_count) {
+    return fail(StrCat({"dp*fsdp*tp*pp = ", Str(layout.chips()), " must equal the ",
+                        Str(chip_count), " chips of the system"}));
+  }
+  const int tp = layout.tp;
+  if (model.heads % tp != 0) {
+    return fail(StrCat({"tp=", Str(tp), " must divide heads=", Str(model.heads), of_model}));
+  }
+  if (model.kv_heads % tp != 0 && tp % model.kv_heads != 0) {
+    return fail(StrCat({"tp=", Str(tp), " must divide kv_heads=", Str(model.kv_heads),
+                        " or be a multiple of it (kv heads replicated)", of_model}));
+  }
+  if (model.ffn % tp != 0) {
+    return fail(StrCat({"tp=", Str(tp), " must divide ffn=", Str(model.ffn), of_model}));
+  }
+  const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
+  if (model.layers % chunks != 0) {
+    return fail(
+        layout.virtual_stages == 1
+            ? StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers), of_model})
+            : StrCat({"pp*virtual_stages = ", Str(chunks),
+                      " must divide layers=", Str(model.layers), of_model}));
+  }
+  if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB &&
+      layout.microbatches % layout.pp != 0) {
+    // Megatron's interleaved schedule runs microbatches in groups of pp (Narayanan et al. 2021,
+    // sec. 2.2.2; megatron/core/pipeline_parallel/schedules.py asserts it).
+    return fail(StrCat({"schedule=interleaved needs microbatches=", Str(layout.microbatches),
+                        " to be a multiple of pp=", Str(layout.pp)}));
+  }
+  if (batch.sequences < 1 || batch.seq < 1) {
+    return fail(StrCat({"batch must have >= 1 sequence of >= 1 token (got ", Str(batch.sequences),
+                        " x ", Str(batch.seq), ")"}));
+  }
+  const int64_t split = int64_t{layout.data_shards()} * layout.microbatches;
+  if (batch.sequences % split != 0) {
+    return fail(StrCat({"batch of ", Str(batch.sequences),
+                        " sequences must be divisible by dp*fsdp*microbatches = ", Str(split)}));
+  }
+  if (layout.sp && tp > 1 && batch.seq % tp != 0) {
+    return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide seq=", Str(batch.seq)}));
+  }
+  return sim::Status::Ok();
+}
+
+ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch) {
+  ShardShape s;
+  const int64_t tp = layout.tp;
+  s.microbatch_sequences = batch.sequences / (int64_t{layout.data_shards()} * layout.microbatches);
+  s.seq = batch.seq;
+  s.tokens = s.microbatch_sequences * batch.seq;
+  s.sp_tokens = layout.sp ? s.tokens / tp : s.tokens;
+  s.heads = model.heads / tp;
+  s.kv_heads = model.kv_heads % tp == 0 ? model.kv_heads / tp : 1;
+  s.ffn = model.ffn / tp;
+  s.vocab = (model.vocab + tp - 1) / tp;
+  s.layers_per_stage = model.layers / layout.pp;
+  s.layers_per_chunk = s.layers_per_stage / layout.virtual_stages;
+  PODSIM_CHECK(s.microbatch_sequences >= 1 && s.layers_per_chunk >= 1)
+      << "ShapeOf on an unvalidated layout " << layout.ToString();
+  return s;
+}
+
+}  // namespace podsim::workloads

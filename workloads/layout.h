@@ -1,0 +1,95 @@
+// Layout: how a training step is spread over the chips -- the logical mesh axes and the pipeline
+// schedule -- and the per-chip shard sizes that follow from it for a given model and batch.
+//
+// Axes (their product is the chip count):
+//   dp    data parallelism: replicas of the weights; gradients all-reduced.
+//   fsdp  ZeRO-3 / FSDP: the batch is split as for dp, and parameters, gradients and optimizer
+//         states are sharded; weights are all-gathered before use, gradients reduce-scattered.
+//   tp    Megatron tensor parallelism: heads, kv heads and the MLP's ffn dimension are split.
+//   pp    pipeline stages of consecutive layers; `microbatches` per step.
+// Flags:
+//   sp=1  Megatron sequence parallelism inside the tp group: norms, dropout and residuals run on
+//         T/tp tokens; the tp all-reduces become reduce-scatter + all-gather.
+// Global batch: `batch` sequences of `seq` tokens per step, split over dp*fsdp and then into
+// microbatches (gradient accumulation when pp == 1).
+
+#ifndef PODSIM_WORKLOADS_LAYOUT_H_
+#define PODSIM_WORKLOADS_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "topology/mesh_mapping.h"
+#include "workloads/model_spec.h"
+
+namespace podsim::workloads {
+
+enum class PipelineSchedule {
+  kGpipe,                // All forwards, then all backwards (Huang et al. 2019).
+  kOneFOneB,             // 1F1B, PipeDream-Flush (Narayanan et al. 2021).
+  kInterleavedOneFOneB,  // 1F1B over `virtual_stages` model chunks per chip (Narayanan 2021).
+};
+
+// "gpipe", "1f1b", "interleaved".
+std::string_view PipelineScheduleName(PipelineSchedule schedule);
+
+struct Layout {
+  int dp = 1;
+  int fsdp = 1;
+  int tp = 1;
+  int pp = 1;
+  bool sp = false;
+  int microbatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int virtual_stages = 1;  // Model chunks per chip; > 1 only with kInterleavedOneFOneB.
+
+  int64_t chips() const { return int64_t{dp} * fsdp * tp * pp; }
+  int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
+
+  // "dp=2,fsdp=4,tp=8,pp=1[,sp=1][,microbatches=4][,schedule=..][,virtual_stages=..]": the
+  // canonical text, every axis written, flags only when not default.
+  std::string ToString() const;
+
+  // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group).
+  std::vector<topology::MeshAxis> MeshAxes() const;
+};
+
+// Parses "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]
+// [,virtual_stages=..]"; omitted axes are 1. Errors name the key: unknown keys get a spelling
+// suggestion. Checks only the text; ValidateLayout checks it against a model and a system.
+sim::StatusOr<Layout> ParseLayout(std::string_view text);
+
+// The batch of one training step.
+struct BatchSpec {
+  int64_t sequences = 0;  // Global batch in sequences.
+  int64_t seq = 0;        // Tokens per sequence.
+  int64_t tokens() const { return sequences * seq; }
+};
+
+// Checks `layout` against the model, the system's chip count and the batch. Returns the first
+// failure as InvalidArgument, naming the axis, what it must satisfy and the values, e.g.
+//   "layout dp=1,fsdp=1,tp=3,pp=1: tp=3 must divide heads=64 of model 'llama3-70b'".
+sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
+                           const BatchSpec& batch);
+
+// What one chip holds and computes under a valid layout (REQUIRES: ValidateLayout ok).
+struct ShardShape {
+  int64_t microbatch_sequences = 0;  // Sequences per microbatch on one chip (b).
+  int64_t seq = 0;                   // T.
+  int64_t tokens = 0;                // b*T: tokens a tp-sharded op processes.
+  int64_t sp_tokens = 0;             // tokens / tp with sp, else tokens: for norms/residuals.
+  int64_t heads = 0;                 // N / tp.
+  int64_t kv_heads = 0;              // K / tp, or 1 (replicated) when tp > K.
+  int64_t ffn = 0;                   // F / tp.
+  int64_t vocab = 0;                 // ceil(V / tp): Megatron pads the vocabulary.
+  int64_t layers_per_chunk = 0;      // L / (pp * virtual_stages).
+  int64_t layers_per_stage = 0;      // L / pp.
+};
+ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_LAYOUT_H_
