@@ -11,6 +11,7 @@
 
 #include "cli/byte_size.h"
 #include "collectives/collective_runner.h"
+#include "collectives/efficiency_model.h"
 #include "topology/names.h"
 #include "topology/system.h"
 
@@ -27,6 +28,7 @@ struct CollectiveFlags {
   std::string src;
   std::string dst;
   bool sweep = false;
+  bool ideal = false;
   bool json = false;
 };
 
@@ -93,6 +95,14 @@ int GroupSize(const topology::Fabric& fabric, const std::vector<std::string>& ax
   return size;
 }
 
+// "ideal fabric", or the calibrated family ("calibrated for gpu"): which efficiency model ran.
+std::string ModelName(const topology::Fabric& fabric, bool ideal) {
+  if (ideal) return "ideal fabric (line rate, hop latencies only)";
+  const collectives::FabricEfficiency efficiency = collectives::CalibratedEfficiency(fabric);
+  if (efficiency.family == "none") return "ideal fabric (generic fabrics have no calibration)";
+  return "calibrated for " + efficiency.family + " (collectives/efficiency_model.h)";
+}
+
 std::string Rate(double bytes_per_s) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f GB/s", bytes_per_s / 1e9);
@@ -121,6 +131,7 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   request.op = *op;
   request.axes = flags.axes;
   request.algorithm = flags.algorithm;
+  request.calibrated = !flags.ideal;
   const bool p2p = *op == collectives::CollectiveOp::kPointToPoint;
   if (p2p && (flags.src.empty() || flags.dst.empty())) {
     return sim::Status::InvalidArgument("--op p2p needs --src and --dst");
@@ -156,7 +167,9 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   }
 
   if (flags.json) {
-    nlohmann::ordered_json j{{"system", system.name}, {"op", flags.op}};
+    nlohmann::ordered_json j{{"system", system.name},
+                             {"op", flags.op},
+                             {"model", ModelName(system.fabric, flags.ideal)}};
     if (flags.sweep) {
       j["sweep"] = rows;
     } else {
@@ -175,6 +188,7 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   }
   io.out << "\n";
   io.out << "algorithm   " << first.algorithm << ": " << first.reason << "\n";
+  io.out << "model       " << ModelName(system.fabric, flags.ideal) << "\n";
   if (flags.sweep) {
     char line[160];
     std::snprintf(line, sizeof line, "%12s %14s %12s %12s  %s\n", "bytes", "time", "algbw", "busbw",
@@ -232,6 +246,9 @@ Command AddCollectiveCommand(CLI::App& app) {
   sub->add_option("--src", flags->src, "p2p source / broadcast root: chip index or x,y[,z]");
   sub->add_option("--dst", flags->dst, "p2p destination: chip index or x,y[,z]");
   sub->add_flag("--sweep-bytes", flags->sweep, "Sweep sizes from 1 KiB to 16 GiB");
+  sub->add_flag("--ideal", flags->ideal,
+                "Pure fabric: line rate and hop latencies, without the efficiency model "
+                "calibrated on measured collectives");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   return Command{sub, [flags](CommandIo& io) { return Run(*flags, io); }};
 }

@@ -18,7 +18,7 @@ constexpr double kNvlsTheoryBusBandwidth = 2.0 * 7 / 8 * 450e9;
 constexpr sim::Time kGpuMessageOverhead = sim::Time::Nanoseconds(600);
 constexpr sim::Time kGpuLaunchLatency = sim::Time::Microseconds(30);
 constexpr double kIciFactor = 0.95;
-constexpr sim::Time kTpuLaunchLatency = sim::Time::Microseconds(5);
+constexpr sim::Time kTpuLaunchLatency = sim::Time::Nanoseconds(2700);
 
 bool HasLinkKind(const topology::Fabric& fabric, LinkKind kind) {
   for (const topology::Link& link : fabric.links()) {

@@ -32,8 +32,9 @@
 //   TPU (ICI, DCN links):
 //     * ICI bandwidth x 0.95: "v5e AllGather ~95% of peak one-way link BW at >= ~10MB"
 //       (formulas.md 4.3; hardware.md 1.3 "reaches ~95% of 4.5e10").
-//     * Launch latency 5 us: the small-collective floor of formulas.md 4.3 / book case S5, a
-//       32 kB-shard v5e AllGather over 3 hops: theory 3 us, measured ~8 us.
+//     * Launch latency 2.7 us: book case S5 (formulas.md 4.3), a 32 kB-shard v5e AllGather over
+//       3 hops measured at ~8 us, minus the 5.3 us the calibrated fabric simulates for it (3 hops
+//       of 1 us plus 3 shards of 32 kB at 95% of 4.5e10 B/s).
 //   Generic fabrics (ring:, torus:, switch:): no calibration; the model is the pure fabric.
 //
 // Validation (not calibration) rows are in efficiency_model_test.cc.

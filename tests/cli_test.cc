@@ -65,11 +65,24 @@ TEST(CliTest, SweepPrintsOneRowPerSize) {
 
 TEST(CliTest, PointToPointTakesTorusCoordinates) {
   Outcome run = Podsim({"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,0",
-                        "--dst", "1,0,0", "--bytes", "9e10", "--json"});
+                        "--dst", "1,0,0", "--bytes", "9e10", "--ideal", "--json"});
   ASSERT_EQ(run.code, 0) << run.err;
   nlohmann::json j = nlohmann::json::parse(run.out);
   // One ICI hop of a TPU v5p: 9e10 bytes at 9e10 B/s one way (hardware.md 1.1), plus 1 us.
   EXPECT_NEAR(j["time_s"].get<double>(), 1.0 + 1e-6, 1e-6);
+}
+
+TEST(CliTest, CalibratedModelIsTheDefaultAndIdealIsTheLineRate) {
+  std::vector<std::string> args = {"collective", "--system", "h100:8", "--op",
+                                   "all-gather", "--bytes",  "1GiB",   "--json"};
+  nlohmann::json calibrated = nlohmann::json::parse(Podsim(args).out);
+  args.push_back("--ideal");
+  nlohmann::json ideal = nlohmann::json::parse(Podsim(args).out);
+  EXPECT_EQ(calibrated["model"], "calibrated for gpu (collectives/efficiency_model.h)");
+  EXPECT_EQ(ideal["model"], "ideal fabric (line rate, hop latencies only)");
+  // NCCL reaches ~370 of the 450 GB/s NVLink line rate (measured.md V9).
+  EXPECT_NEAR(ideal["busbw_Bps"].get<double>() / 450e9, 1.0, 0.02);
+  EXPECT_NEAR(calibrated["busbw_Bps"].get<double>() / 370e9, 1.0, 0.05);
 }
 
 TEST(CliTest, OutputIsByteForByteDeterministic) {
