@@ -58,17 +58,32 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
     engine_->Schedule(sim::Time::Zero(), std::move(on_done));
     return;
   }
-  std::vector<topology::WeightedRoute> routes = fabric_->ParallelRoutes(src, dst);
-  if (routes.size() == 1) {
-    StartFlow(src, dst, bytes, routes.front().route, std::move(on_done));
+  // routes_ and spec_ are reused across transfers (no allocation per transfer). Nothing below
+  // re-enters Send: flow completions always arrive as later events.
+  fabric_->ParallelRoutes(src, dst, &routes_);
+  if (routes_.size() == 1) {
+    StartFlow(src, dst, bytes, routes_.front().route, std::move(on_done));
     return;
   }
   // Striped over parallel routes: done when the last stripe is.
-  auto shared_done = std::make_shared<sim::EventHandler>(std::move(on_done));
-  auto pending = std::make_shared<size_t>(routes.size());
-  for (const topology::WeightedRoute& weighted : routes) {
-    StartFlow(src, dst, bytes * weighted.fraction, weighted.route, [shared_done, pending] {
-      if (--*pending == 0) (*shared_done)();
+  uint32_t stripe;
+  if (!free_stripes_.empty()) {
+    stripe = free_stripes_.back();
+    free_stripes_.pop_back();
+  } else {
+    stripe = static_cast<uint32_t>(stripes_.size());
+    stripes_.emplace_back();
+  }
+  stripes_[stripe].pending = routes_.size();
+  stripes_[stripe].on_done = std::move(on_done);
+  for (const topology::WeightedRoute& weighted : routes_) {
+    StartFlow(src, dst, bytes * weighted.fraction, weighted.route, [this, stripe] {
+      Stripes& s = stripes_[stripe];
+      if (--s.pending > 0) return;
+      sim::EventHandler done = std::move(s.on_done);
+      s.on_done = nullptr;
+      free_stripes_.push_back(stripe);
+      done();
     });
   }
 }
@@ -76,12 +91,11 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
 void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
                                  const std::vector<topology::LinkIndex>& route,
                                  sim::EventHandler on_done) {
-  sim::FlowSpec spec;
-  spec.bytes = bytes;
-  spec.latency = fabric_->RouteLatency(route);
-  spec.route.reserve(route.size());
-  for (topology::LinkIndex link : route) spec.route.push_back(sim::ResourceId{link});
-  sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec, std::move(on_done));
+  spec_.bytes = bytes;
+  spec_.latency = fabric_->RouteLatency(route);
+  spec_.route.clear();
+  for (topology::LinkIndex link : route) spec_.route.push_back(sim::ResourceId{link});
+  sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));
   PODSIM_CHECK(flow.ok()) << "transfer " << src << " -> " << dst << ": " << flow.status();
 }
 

@@ -61,6 +61,17 @@ class TransferExecutor {
   sim::Time per_message_overhead_;
   uint64_t transfers_ = 0;
   double bytes_sent_ = 0;
+
+  // Scratch reused by every transfer.
+  std::vector<topology::WeightedRoute> routes_;
+  sim::FlowSpec spec_;
+  // A transfer striped over parallel routes: its stripes still in flight and its callback.
+  struct Stripes {
+    size_t pending = 0;
+    sim::EventHandler on_done;
+  };
+  std::vector<Stripes> stripes_;  // Indexed by the id the stripes' callbacks carry.
+  std::vector<uint32_t> free_stripes_;
 };
 
 }  // namespace podsim::collectives
