@@ -18,7 +18,7 @@ TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* 
 }
 
 void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, double bytes,
-                            sim::EventHandler on_done) {
+                            sim::EventHandler&& on_done) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
@@ -33,7 +33,7 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
 }
 
 void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency,
-                                       double bytes, sim::EventHandler on_done) {
+                                       double bytes, sim::EventHandler&& on_done) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
@@ -53,7 +53,7 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
 }
 
 void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                                  sim::EventHandler on_done) {
+                                  sim::EventHandler&& on_done) {
   if (src == dst) {
     engine_->Schedule(sim::Time::Zero(), std::move(on_done));
     return;
@@ -90,7 +90,7 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
 
 void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
                                  const std::vector<topology::LinkIndex>& route,
-                                 sim::EventHandler on_done) {
+                                 sim::EventHandler&& on_done) {
   spec_.bytes = bytes;
   spec_.latency = fabric_->RouteLatency(route);
   spec_.route.clear();

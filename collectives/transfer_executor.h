@@ -33,14 +33,14 @@ class TransferExecutor {
   // Sends `bytes` from src to dst; `on_done` runs when the last byte arrived. src == dst
   // completes after the overhead alone. REQUIRES: bytes >= 0 and finite, vertices exist.
   void Send(topology::VertexId src, topology::VertexId dst, double bytes,
-            sim::EventHandler on_done);
+            sim::EventHandler&& on_done);
 
   // Sends `bytes` as one flow over explicit flow-model resources (links, and resources the caller
   // added to the model, such as a switch's reduction engine), paying the per-message overhead and
   // then `latency`. Used by algorithms that address switches directly (in_switch_reduction.h).
   // REQUIRES: bytes >= 0 and finite; resources exist, are distinct and not empty.
   void SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency, double bytes,
-                       sim::EventHandler on_done);
+                       sim::EventHandler&& on_done);
 
   sim::Engine* engine() const { return engine_; }
   sim::FlowModel* model() const { return model_; }
@@ -51,9 +51,9 @@ class TransferExecutor {
 
  private:
   void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                  sim::EventHandler on_done);
+                  sim::EventHandler&& on_done);
   void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
-                 const std::vector<topology::LinkIndex>& route, sim::EventHandler on_done);
+                 const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done);
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;

@@ -76,7 +76,7 @@ void FlowModel::AddObserver(FlowObserver* observer) {
   observers_.push_back(observer);
 }
 
-StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback on_done) {
+StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_done) {
   if (!(std::isfinite(spec.bytes) && spec.bytes >= 0)) {
     return Status::InvalidArgument("flow size must be finite and >= 0 bytes (got " +
                                    Describe(spec.bytes) + ")");
@@ -185,8 +185,6 @@ void FlowModel::Complete(uint32_t slot) {
     RequestReallocation();
   }
   FlowId id = IdOf(slot);
-  FlowCallback on_done = std::move(callbacks_[slot]);
-  callbacks_[slot] = nullptr;
   flow.live = false;
   flow.active = false;
   flow.sharing = false;
@@ -194,11 +192,14 @@ void FlowModel::Complete(uint32_t slot) {
   flow.remaining_bytes = 0;
   flow.completion = EventId{};
   if (++flow.generation == 0) flow.generation = 1;
-  free_flows_.push_back(slot);
   --live_flows_;
   ++completed_flows_;
   for (FlowObserver* observer : observers_) observer->OnFlowCompleted(Now(), id);
-  if (on_done) on_done();
+  // The callback runs in place and the slot is freed after it, so flows it starts take other
+  // slots and cannot overwrite the running callback.
+  if (callbacks_[slot]) callbacks_[slot]();
+  callbacks_[slot] = nullptr;
+  free_flows_.push_back(slot);
 }
 
 void FlowModel::RequestReallocation() {

@@ -26,6 +26,7 @@
 #define PODSIM_SIM_FLOW_MODEL_H_
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <span>
 #include <vector>
@@ -64,7 +65,7 @@ class FlowModel {
   // Fails with InvalidArgument on negative or non-finite bytes, a negative latency, a bound that is
   // not > 0, or an empty route without a bound. A route naming an unknown or repeated resource is
   // a programmer error and aborts.
-  StatusOr<FlowId> StartFlow(const FlowSpec& spec, FlowCallback on_done);
+  StatusOr<FlowId> StartFlow(const FlowSpec& spec, FlowCallback&& on_done);
 
   size_t resource_count() const { return resources_.size(); }
   double capacity(ResourceId resource) const;
@@ -173,7 +174,9 @@ class FlowModel {
   Engine* engine_;
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
-  std::vector<FlowCallback> callbacks_;  // Per flow slot; cold, so kept apart from flows_.
+  // Per flow slot; cold, so kept apart from flows_. A deque: a callback runs in place while it
+  // may start flows that grow the container.
+  std::deque<FlowCallback> callbacks_;
   std::vector<uint32_t> free_flows_;
   std::vector<FlowObserver*> observers_;
   size_t live_flows_ = 0;
