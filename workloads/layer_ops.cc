@@ -1,0 +1,598 @@
+#include "workloads/layer_ops.h"
+
+#include <algorithm>
+#include <map>
+
+namespace podsim::workloads {
+namespace {
+
+using collectives::CollectiveOp;
+
+// FLOPs per element of the elementwise ops (layer_ops.h header comment gives the counts).
+constexpr double kRmsNormFlops = 4;
+constexpr double kLayerNormFlops = 7;
+constexpr double kAddFlops = 1;
+constexpr double kDropoutFlops = 2;
+constexpr double kRotaryFlops = 3;
+constexpr double kSiluGateFlops = 5;
+constexpr double kGeluFlops = 8;
+constexpr double kSoftmaxFlops = 5;
+constexpr double kAdamFlopsPerParam = 14;
+// Softmax statistics a flash kernel keeps per query row and head (log-sum-exp), fp32.
+constexpr double kFlashStatBytes = 4;
+// Dropout masks are one byte per element (Korthikanti et al. 2022, sec. 4.1).
+constexpr double kMaskBytes = 1;
+// Logits are upcast to fp32 for the cross-entropy (Korthikanti et al. 2022, sec. 4.3: 4sbv/t).
+constexpr double kLogitBytes = 4;
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+// Common sizes of one layer on one chip.
+struct Dims {
+  double e;       // Activation bytes per element.
+  double tok;     // Tokens through the tp-sharded ops.
+  double sp_tok;  // Tokens through norms / residuals (tok / tp with sp).
+  double seqs;    // Sequences per microbatch (b).
+  double T;       // Sequence length.
+  double d;       // d_model.
+  double q;       // Query width on this chip: heads/tp * head_dim.
+  double kv;      // Key (or value) width on this chip.
+  double f;       // ffn / tp.
+  double heads;   // Heads on this chip.
+  double norm_flops;
+  double norm_params;
+  bool tp;  // tp > 1.
+  bool sp;  // Sequence parallel collectives (sp and tp > 1).
+};
+
+Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+            const OpOptions& options) {
+  Dims d;
+  d.e = options.precision.activation_bytes;
+  d.tok = D(shape.tokens);
+  d.sp_tok = D(shape.sp_tokens);
+  d.seqs = D(shape.microbatch_sequences);
+  d.T = D(shape.seq);
+  d.d = D(model.d_model);
+  d.q = D(shape.heads * model.head_dim);
+  d.kv = D(shape.kv_heads * model.head_dim);
+  d.f = D(shape.ffn);
+  d.heads = D(shape.heads);
+  const bool layer_norm = model.norm == NormKind::kLayer;
+  d.norm_flops = layer_norm ? kLayerNormFlops : kRmsNormFlops;
+  d.norm_params = layer_norm ? 2 * d.d : d.d;
+  d.tp = layout.tp > 1;
+  d.sp = layout.sp && layout.tp > 1;
+  return d;
+}
+
+// Builds an OpList; `last` is the op the next op on the activation path depends on.
+class Builder {
+ public:
+  explicit Builder(Phase phase) : phase_(phase) {}
+
+  int Add(Op op, std::vector<int> extra_deps = {}) {
+    if (op.deps.empty() && last_ >= 0) op.deps.push_back(last_);
+    for (int dep : extra_deps) {
+      if (dep >= 0) op.deps.push_back(dep);
+    }
+    ops_.push_back(std::move(op));
+    last_ = static_cast<int>(ops_.size()) - 1;
+    return last_;
+  }
+
+  // Adds an op that does not advance the activation path (weight gradients, prefetches,
+  // gradient reductions); its deps are given explicitly.
+  int AddSide(Op op) {
+    ops_.push_back(std::move(op));
+    return static_cast<int>(ops_.size()) - 1;
+  }
+
+  Op Base(std::string name, OpKind kind, Phase phase) const {
+    Op op;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.phase = phase;
+    return op;
+  }
+  Op Base(std::string name, OpKind kind) const { return Base(std::move(name), kind, phase_); }
+
+  // Y[m,n] = X[m,k] W[k,n].
+  Op Matmul(std::string name, double m, double k, double n, double e, Phase phase) const {
+    Op op = Base(std::move(name), OpKind::kMatmul, phase);
+    op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n), 1};
+    op.flops = 2 * m * k * n;
+    op.model_flops = phase == Phase::kRecompute ? 0 : op.flops;
+    op.hbm_read_bytes = e * (m * k + k * n);
+    op.hbm_write_bytes = e * m * n;
+    op.output_bytes = e * m * n;
+    return op;
+  }
+
+  Op Elementwise(std::string name, OpKind kind, double elements, double flops_per_element,
+                 double reads, double writes, double e) const {
+    Op op = Base(std::move(name), kind);
+    op.flops = elements * flops_per_element;
+    op.model_flops = 0;  // Model FLOPs count matmuls and attention only (PaLM, Megatron).
+    op.hbm_read_bytes = e * reads * elements;
+    op.hbm_write_bytes = e * writes * elements;
+    op.output_bytes = e * elements;
+    return op;
+  }
+
+  Op Collective(std::string name, CollectiveOp collective, std::string axis, double bytes,
+                bool blocking, Phase phase) const {
+    Op op = Base(std::move(name), OpKind::kCollective, phase);
+    op.collective = collective;
+    op.axis = std::move(axis);
+    op.comm_bytes = bytes;
+    op.blocking = blocking;
+    return op;
+  }
+
+  int last() const { return last_; }
+  void set_last(int last) { last_ = last; }
+  OpList Take() { return std::move(ops_); }
+  const OpList& ops() const { return ops_; }
+  OpList& mutable_ops() { return ops_; }
+
+ private:
+  Phase phase_;
+  OpList ops_;
+  int last_ = -1;
+};
+
+// Per-pair attention FLOPs (one multiply-add pass over H for one head and one pair, x2 FLOPs).
+double Pairs(const Dims& d, bool causal) {
+  return causal ? d.seqs * d.T * (d.T + 1) / 2 : d.seqs * d.T * d.T;
+}
+
+// TP activation collective after a row-parallel matmul (forward) or a column-parallel
+// input-gradient (backward): all-reduce, or reduce-scatter with sp.
+void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+  if (!d.tp) return;
+  const CollectiveOp op = d.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  b.Add(b.Collective(std::string("tp.") + (d.sp ? "reduce-scatter." : "all-reduce.") + name, op,
+                     "tp", d.e * d.tok * d.d, /*blocking=*/true, phase));
+}
+
+// With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
+// a row-parallel input-gradient (backward).
+void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+  if (!d.sp) return;
+  b.Add(b.Collective("tp.all-gather." + name, CollectiveOp::kAllGather, "tp", d.e * d.tok * d.d,
+                     /*blocking=*/true, phase));
+}
+
+Op Norm(const Builder& b, const std::string& name, const Dims& d) {
+  Op op = b.Elementwise(name, OpKind::kNorm, d.sp_tok * d.d, d.norm_flops, 1, 1, d.e);
+  op.hbm_read_bytes += d.e * d.norm_params;
+  op.saved_bytes = d.e * d.sp_tok * d.d;  // The input (Korthikanti: 2sbh per LayerNorm).
+  return op;
+}
+
+// Forward ops of one layer, phase kForward or kRecompute. `fsdp_gather` is the index of the
+// weight all-gather the first matmul waits for (-1: none).
+void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const OpOptions& options,
+                        Phase phase, int fsdp_gather) {
+  const bool materialized = options.attention == AttentionKernel::kMaterialized;
+
+  b.Add(Norm(b, "attn.norm", d));
+  SpGather(b, d, "attn", phase);
+  Op qkv = b.Matmul("attn.qkv", d.tok, d.d, d.q + 2 * d.kv, d.e, phase);
+  qkv.saved_bytes = d.e * d.sp_tok * d.d;  // Its input, sharded again under sp.
+  b.Add(qkv, {fsdp_gather});
+  if (model.learned_positions == 0) {
+    b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops, 1,
+                        1, d.e));
+  }
+  {
+    Op core = b.Base("attn.core", OpKind::kAttention);
+    const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
+    core.hbm_read_bytes = qkv_bytes;
+    core.hbm_write_bytes = d.e * d.tok * d.q;
+    core.output_bytes = d.e * d.tok * d.q;
+    core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
+    const double model_pairs = Pairs(d, options.model_flops_count == AttentionCount::kCausal);
+    core.model_flops = phase == Phase::kRecompute ? 0 : 4 * d.q * model_pairs;
+    if (materialized) {
+      const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
+      core.flops = 4 * d.q * Pairs(d, false) + kSoftmaxFlops * probs +
+                   (model.dropout ? kDropoutFlops * probs : 0);
+      // Scores written and read by the softmax, probabilities written and read by PV; with
+      // dropout the mask and dropped probabilities too.
+      core.hbm_write_bytes += d.e * 2 * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
+      core.hbm_read_bytes += d.e * 2 * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
+      // Softmax output 2as^2b, dropout mask as^2b and output 2as^2b (Korthikanti Table 2: 5as/h).
+      core.quadratic_saved_bytes = d.e * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
+    } else {
+      core.flops = 4 * d.q * Pairs(d, options.causal);
+      core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+      core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+    }
+    b.Add(core);
+  }
+  Op out = b.Matmul("attn.out", d.tok, d.q, d.d, d.e, phase);
+  out.saved_bytes = d.e * d.tok * d.q;
+  b.Add(out);
+  TpReduce(b, d, "attn", phase);
+  if (model.dropout) {
+    Op drop = b.Elementwise("attn.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
+                            1, d.e);
+    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
+    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
+    b.Add(drop);
+  }
+  b.Add(b.Elementwise("attn.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
+
+  b.Add(Norm(b, "mlp.norm", d));
+  SpGather(b, d, "mlp", phase);
+  const int mlp_input = b.last();
+  if (model.gated_mlp) {
+    Op gate = b.Matmul("mlp.gate", d.tok, d.d, d.f, d.e, phase);
+    gate.saved_bytes = d.e * d.sp_tok * d.d;  // The shared input, kept once.
+    const int g = b.Add(gate);
+    b.set_last(mlp_input);
+    const int u = b.Add(b.Matmul("mlp.up", d.tok, d.d, d.f, d.e, phase));
+    Op act = b.Elementwise("mlp.act", OpKind::kElementwise, d.tok * d.f, kSiluGateFlops, 2, 1, d.e);
+    act.saved_bytes = 2 * d.e * d.tok * d.f;  // Gate and up outputs.
+    act.deps = {g, u};
+    b.Add(act);
+  } else {
+    Op up = b.Matmul("mlp.up", d.tok, d.d, d.f, d.e, phase);
+    up.saved_bytes = d.e * d.sp_tok * d.d;
+    b.Add(up);
+    Op act = b.Elementwise("mlp.act", OpKind::kElementwise, d.tok * d.f, kGeluFlops, 1, 1, d.e);
+    act.saved_bytes = d.e * d.tok * d.f;  // GeLU input (Korthikanti: 8sbh at F = 4h).
+    b.Add(act);
+  }
+  Op down = b.Matmul("mlp.down", d.tok, d.f, d.d, d.e, phase);
+  down.saved_bytes = d.e * d.tok * d.f;  // Its input: the activation's output.
+  b.Add(down);
+  TpReduce(b, d, "mlp", phase);
+  if (model.dropout) {
+    Op drop = b.Elementwise("mlp.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
+                            1, d.e);
+    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
+    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
+    b.Add(drop);
+  }
+  b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
+}
+
+double GradWireBytes(const OpOptions& options) {
+  // Gradients travel in their accumulation precision (fp32 main grads in Megatron), or as the
+  // working precision when the recipe keeps none.
+  return options.precision.grad_bytes > 0 ? options.precision.grad_bytes
+                                          : options.precision.param_bytes;
+}
+
+// Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`.
+void AppendGradientReduction(Builder& b, const Layout& layout, double params,
+                             const std::vector<int>& dws, const OpOptions& options,
+                             const std::string& what) {
+  const double bytes = GradWireBytes(options) * params;
+  int after = -1;
+  if (layout.fsdp > 1) {
+    Op rs = b.Collective("fsdp.reduce-scatter." + what, CollectiveOp::kReduceScatter, "fsdp", bytes,
+                         /*blocking=*/false, Phase::kBackwardWeight);
+    rs.deps = dws;
+    after = b.AddSide(rs);
+  }
+  if (layout.dp > 1) {
+    Op ar = b.Collective("dp.all-reduce." + what, CollectiveOp::kAllReduce, "dp",
+                         bytes / layout.fsdp, /*blocking=*/false, Phase::kBackwardWeight);
+    ar.deps = after >= 0 ? std::vector<int>{after} : dws;
+    b.AddSide(ar);
+  }
+}
+
+int FsdpGather(Builder& b, const Layout& layout, double params, const OpOptions& options,
+               const std::string& what, Phase phase) {
+  if (layout.fsdp <= 1) return -1;
+  return b.AddSide(b.Collective("fsdp.all-gather." + what, CollectiveOp::kAllGather, "fsdp",
+                                options.precision.param_bytes * params, /*blocking=*/false, phase));
+}
+
+// Input- and weight-gradient ops of a forward matmul; returns the dw index.
+int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws,
+                   bool with_dx = true) {
+  const double m = D(fwd.shape.m), k = D(fwd.shape.k), n = D(fwd.shape.n);
+  const int dy = b.last();
+  if (with_dx) b.Add(b.Matmul(fwd.name + ".dx", m, n, k, d.e, Phase::kBackwardInput));
+  Op dw = b.Matmul(fwd.name + ".dw", k, m, n, d.e, Phase::kBackwardWeight);
+  if (dy >= 0) dw.deps = {dy};
+  const int index = b.AddSide(dw);
+  dws->push_back(index);
+  return index;
+}
+
+// Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
+// the input gradient; about twice the forward FLOPs.
+Op ElementwiseBackward(const Builder& b, const Op& fwd) {
+  Op op = b.Base(fwd.name + ".dx", fwd.kind, Phase::kBackwardInput);
+  op.flops = 2 * fwd.flops;
+  op.model_flops = 0;
+  op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
+  op.hbm_write_bytes = fwd.hbm_read_bytes;
+  return op;
+}
+
+const Op& Find(const OpList& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  PODSIM_CHECK(false) << "no forward op " << name;
+  return ops.front();
+}
+
+bool Saved(const OpOptions& options, const std::string& name) {
+  return std::find(options.saved_ops.begin(), options.saved_ops.end(), name) !=
+         options.saved_ops.end();
+}
+
+}  // namespace
+
+double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout) {
+  const double tp = layout.tp;
+  const double norms = 2.0 * (model.norm == NormKind::kLayer ? 2 : 1) * D(model.d_model);
+  const double sharded = D(model.ParamsPerLayer()) - norms;
+  return sharded / tp + norms;
+}
+
+OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                       const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  Builder b(Phase::kForward);
+  const int gather = FsdpGather(b, layout, LayerParamsPerTpShard(model, layout), options, "layer",
+                                Phase::kForward);
+  AppendLayerForward(b, model, d, options, Phase::kForward, gather);
+  return b.Take();
+}
+
+OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                        const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  const OpList fwd = LayerForwardOps(model, layout, shape, options);
+  Builder b(Phase::kBackwardInput);
+  const double layer_params = LayerParamsPerTpShard(model, layout);
+  const int gather = FsdpGather(b, layout, layer_params, options, "layer", Phase::kBackwardInput);
+
+  // Recomputation first: its ops feed the backward pass.
+  switch (options.recompute) {
+    case RecomputePolicy::kNone:
+      break;
+    case RecomputePolicy::kSelective:
+      if (options.attention == AttentionKernel::kMaterialized) {
+        Op re = Find(fwd, "attn.core");
+        re.phase = Phase::kRecompute;
+        re.model_flops = 0;
+        re.deps.clear();
+        b.Add(re);
+      }
+      break;
+    case RecomputePolicy::kFull:
+    case RecomputePolicy::kSaveNamed: {
+      Builder re(Phase::kRecompute);
+      AppendLayerForward(re, model, d, options, Phase::kRecompute, -1);
+      const int offset = static_cast<int>(b.ops().size());
+      for (Op op : re.Take()) {
+        if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) {
+          // Kept: nothing to recompute. Keep the list's indices valid with a zero-cost marker.
+          op.flops = op.model_flops = op.hbm_read_bytes = op.hbm_write_bytes = 0;
+        }
+        op.name += ".recompute";
+        op.phase = Phase::kRecompute;
+        op.model_flops = 0;
+        for (int& dep : op.deps) dep += offset;
+        b.AddSide(op);  // Matmuls get the gather dependency with the backward's below.
+      }
+      b.set_last(static_cast<int>(b.ops().size()) - 1);
+      break;
+    }
+  }
+
+  // Backward, last forward op first.
+  std::vector<int> dws;
+  auto elementwise_bwd = [&](std::string_view name) {
+    b.Add(ElementwiseBackward(b, Find(fwd, name)));
+  };
+  elementwise_bwd("mlp.residual");
+  if (model.dropout) elementwise_bwd("mlp.dropout");
+  SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
+  MatmulBackward(b, Find(fwd, "mlp.down"), d, &dws);
+  elementwise_bwd("mlp.act");
+  if (model.gated_mlp) {
+    const int act = b.last();
+    MatmulBackward(b, Find(fwd, "mlp.gate"), d, &dws);
+    const int dgate = b.last();
+    b.set_last(act);
+    MatmulBackward(b, Find(fwd, "mlp.up"), d, &dws);
+    // The two input gradients are summed into the one the norm receives.
+    Op sum = b.Elementwise("mlp.sum.dx", OpKind::kElementwise, d.tok * d.d, kAddFlops, 2, 1, d.e);
+    sum.phase = Phase::kBackwardInput;
+    sum.deps = {dgate, b.last()};
+    b.Add(sum);
+  } else {
+    MatmulBackward(b, Find(fwd, "mlp.up"), d, &dws);
+  }
+  TpReduce(b, d, "mlp.dx", Phase::kBackwardInput);
+  elementwise_bwd("mlp.norm");
+  elementwise_bwd("attn.residual");
+  if (model.dropout) elementwise_bwd("attn.dropout");
+  SpGather(b, d, "attn.dx", Phase::kBackwardInput);
+  MatmulBackward(b, Find(fwd, "attn.out"), d, &dws);
+  {
+    const Op& core = Find(fwd, "attn.core");
+    Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
+    const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
+    bwd.model_flops = 2 * core.model_flops;
+    bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.q;  // Q, K, V, O, dO.
+    bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
+    if (options.attention == AttentionKernel::kMaterialized) {
+      const double probs = d.seqs * d.heads * d.T * d.T;
+      // dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q; softmax backward on the T x T tensor.
+      bwd.flops = 8 * d.q * Pairs(d, false) + 2 * kSoftmaxFlops * probs;
+      bwd.hbm_read_bytes += core.quadratic_saved_bytes;
+      bwd.hbm_write_bytes += d.e * probs;  // dS.
+      bwd.hbm_read_bytes += d.e * probs;
+    } else {
+      // Recompute S = QK^T, then the four gradient matmuls (Dao et al. 2022, Alg. 4).
+      bwd.flops = 10 * d.q * Pairs(d, options.causal);
+      bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+    }
+    b.Add(bwd);
+  }
+  if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
+  MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
+  TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
+  elementwise_bwd("attn.norm");
+  // Every backward matmul needs the re-gathered weights.
+  if (gather >= 0) {
+    for (Op& op : b.mutable_ops()) {
+      if (op.kind == OpKind::kMatmul) op.deps.push_back(gather);
+    }
+  }
+  AppendGradientReduction(b, layout, layer_params, dws, options, "layer");
+  return b.Take();
+}
+
+OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                           const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  Builder b(Phase::kForward);
+  const double params = D(shape.vocab) * d.d;
+  const int gather = FsdpGather(b, layout, params, options, "embedding", Phase::kForward);
+  // Vocab-parallel lookup: each tp rank gathers the rows of its vocabulary shard (others zero),
+  // then the partial embeddings are summed over tp.
+  Op lookup = b.Base("embed.lookup", OpKind::kEmbedding);
+  lookup.hbm_read_bytes = d.e * d.tok * d.d + 4 * d.tok;  // Rows and int32 token ids.
+  lookup.hbm_write_bytes = d.e * d.tok * d.d;
+  lookup.output_bytes = lookup.hbm_write_bytes;
+  b.Add(lookup, {gather});
+  TpReduce(b, d, "embed", Phase::kForward);
+  if (model.learned_positions > 0) {
+    b.Add(b.Elementwise("embed.positions", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1,
+                        d.e));
+  }
+  if (model.dropout) {
+    Op drop = b.Elementwise("embed.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
+                            1, d.e);
+    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
+    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
+    b.Add(drop);
+  }
+  return b.Take();
+}
+
+OpList EmbeddingBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                            const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  Builder b(Phase::kBackwardWeight);
+  SpGather(b, d, "embed.dx", Phase::kBackwardInput);
+  // Scatter-add of the output gradient into the rows of the embedding gradient.
+  Op scatter = b.Base("embed.lookup.dw", OpKind::kEmbedding, Phase::kBackwardWeight);
+  scatter.flops = d.tok * d.d;
+  scatter.model_flops = 0;  // A lookup's gradient is not a matmul (model FLOPs count matmuls).
+  scatter.hbm_read_bytes = 2 * d.e * d.tok * d.d;
+  scatter.hbm_write_bytes = d.e * d.tok * d.d;
+  const int dw = b.Add(scatter);
+  const double params = D(shape.vocab) * d.d + D(model.learned_positions) * d.d / layout.tp;
+  AppendGradientReduction(b, layout, params, {dw}, options, "embedding");
+  return b.Take();
+}
+
+OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                      const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  Builder b(Phase::kForward);
+  const double v = D(shape.vocab);
+  const int gather =
+      FsdpGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kForward);
+  b.Add(Norm(b, "head.norm", d));
+  SpGather(b, d, "head", Phase::kForward);
+  Op unembed = b.Matmul("head.unembed", d.tok, d.d, v, d.e, Phase::kForward);
+  unembed.saved_bytes = d.e * d.sp_tok * d.d;
+  b.Add(unembed, {gather});
+  Op loss = b.Base("head.loss", OpKind::kLoss);
+  loss.flops = kSoftmaxFlops * d.tok * v;
+  loss.model_flops = 0;  // Model FLOPs count matmuls only (Megatron eq. 3, PaLM).
+  loss.hbm_read_bytes = d.e * d.tok * v;
+  loss.hbm_write_bytes = kLogitBytes * d.tok * v;
+  loss.saved_bytes = kLogitBytes * d.tok * v;  // fp32 softmax for the gradient (4sbv/t).
+  b.Add(loss);
+  if (d.tp) {
+    // Vocab-parallel cross-entropy (Megatron): all-reduce of the row max, the sum of exponentials
+    // and the target logit, one fp32 per token each.
+    b.Add(b.Collective("tp.all-reduce.loss", CollectiveOp::kAllReduce, "tp", 3 * 4 * d.tok,
+                       /*blocking=*/true, Phase::kForward));
+  }
+  return b.Take();
+}
+
+OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                       const OpOptions& options) {
+  const Dims d = DimsOf(model, layout, shape, options);
+  const OpList fwd = HeadForwardOps(model, layout, shape, options);
+  Builder b(Phase::kBackwardInput);
+  const double v = D(shape.vocab);
+  const int gather =
+      FsdpGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kBackwardInput);
+  Op dloss = b.Base("head.loss.dx", OpKind::kLoss, Phase::kBackwardInput);
+  dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
+  dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
+  dloss.hbm_write_bytes = d.e * d.tok * v;
+  b.Add(dloss);
+  std::vector<int> dws;
+  MatmulBackward(b, Find(fwd, "head.unembed"), d, &dws);
+  if (gather >= 0) {
+    for (Op& op : b.mutable_ops()) {
+      if (op.kind == OpKind::kMatmul) op.deps.push_back(gather);
+    }
+  }
+  TpReduce(b, d, "head.dx", Phase::kBackwardInput);
+  b.Add(ElementwiseBackward(b, Find(fwd, "head.norm")));
+  // Tied embeddings: the unembedding gradient is the embedding's; it is reduced with it.
+  const double params = model.tied_embeddings ? d.norm_params : v * d.d + d.norm_params;
+  AppendGradientReduction(b, layout, params, dws, options, "head");
+  return b.Take();
+}
+
+OpList OptimizerOps(double params_on_chip, const OpOptions& options) {
+  const PrecisionRecipe& p = options.precision;
+  Op adam;
+  adam.name = "optimizer.adam";
+  adam.kind = OpKind::kOptimizer;
+  adam.phase = Phase::kOptimizer;
+  adam.flops = kAdamFlopsPerParam * params_on_chip;
+  adam.model_flops = 0;  // Not part of the 6N model FLOPs.
+  const double grad = GradWireBytes(options);
+  adam.hbm_read_bytes =
+      params_on_chip * (p.param_bytes + grad + p.master_bytes + p.optimizer_bytes);
+  adam.hbm_write_bytes = params_on_chip * (p.param_bytes + p.master_bytes + p.optimizer_bytes);
+  return {adam};
+}
+
+double LayerActivationBytes(const OpList& forward, const OpOptions& options) {
+  double bytes = 0;
+  switch (options.recompute) {
+    case RecomputePolicy::kNone:
+      for (const Op& op : forward) bytes += op.saved_bytes + op.quadratic_saved_bytes;
+      break;
+    case RecomputePolicy::kSelective:
+      for (const Op& op : forward) bytes += op.saved_bytes;
+      break;
+    case RecomputePolicy::kFull:
+      // The layer's input: what the first norm keeps (Korthikanti Table 2: 2sbh; /t with sp).
+      bytes = Find(forward, "attn.norm").saved_bytes;
+      break;
+    case RecomputePolicy::kSaveNamed:
+      for (const Op& op : forward) {
+        if (Saved(options, op.name)) bytes += op.output_bytes;
+      }
+      break;
+  }
+  return bytes;
+}
+
+}  // namespace podsim::workloads

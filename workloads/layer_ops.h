@@ -1,0 +1,105 @@
+// The ops of one training step, piece by piece, on one chip: a transformer layer's forward and
+// backward, the embedding, the head (final norm, unembedding, loss) and the optimizer step, with
+// the collectives each needs under a layout (op.h).
+//
+// Sharding (layout.h): dp and fsdp split the batch; tp splits heads, kv heads, ffn and the
+// vocabulary (Megatron: column-parallel QKV / gate / up, row-parallel O / down, vocab-parallel
+// embedding and loss); sp runs norms, dropout and residuals on T/tp tokens; pp splits layers.
+// Collectives, per layer (V = bytes of the whole array, bf16 activations):
+//   tp, no sp:  all-reduce of [tokens, D] after O and after down (forward) and after the QKV and
+//               gate/up input-gradients (backward) -- Megatron's f/g operators; blocking.
+//   tp, sp:     all-gather [tokens, D] before QKV and gate/up, reduce-scatter after O and down;
+//               transposed in the backward pass (formulas.md 2.2 duality); blocking.
+//   fsdp:       all-gather of the layer's weights before its forward and again before its
+//               backward (ZeRO-3 frees them in between); reduce-scatter of its gradients after
+//               the weight-gradient ops. Non-blocking (prefetchable / overlappable).
+//   dp:         all-reduce of the layer's gradients (1/fsdp of them when fsdp > 1). Non-blocking.
+// Data dependencies: `deps` name producers within the same list; a compute op with no compute
+// producer consumes the list's input (the previous piece's output).
+//
+// Attention is a fused kernel. kFlash (default; Dao et al. 2022): never writes the T x T scores;
+// a causal kernel skips masked tiles, so it computes the T(T+1)/2 unmasked query-key pairs per
+// sequence (counted exactly, ignoring the partial tiles on the diagonal); its backward recomputes
+// the scores (5 matmul-sized passes instead of 4). kMaterialized (Megatron 2022, the baseline of
+// Korthikanti et al.): writes and keeps the softmax probabilities (and dropout mask and output),
+// computing all T^2 pairs.
+//
+// Recomputation (Korthikanti et al. 2022):
+//   kNone       keep every activation the backward pass reads.
+//   kSelective  recompute the attention core: with kMaterialized, a recompute op of QK^T,
+//               softmax, dropout and PV (book X10: 4BT^2NH extra FLOPs) and no T^2 activations;
+//               with kFlash the kernel already does this, so nothing changes.
+//   kFull       keep only each layer's input; re-run its whole forward (collectives included)
+//               before its backward.
+//   kSaveNamed  keep only the outputs of `saved_ops` (JAX's save_only_these_names); re-run the
+//               forward ops whose outputs are not kept (an upper bound on what XLA recomputes).
+// model_flops counts forward and backward once, attention by `model_flops_count`; recomputed work
+// and the flash backward's extra pass are hardware FLOPs only (HFU vs MFU).
+//
+// Elementwise FLOPs per element, counted from each op's definition (they are HBM-bound anyway):
+// RMSNorm 4 (square, sum, scale by rsqrt, gain), LayerNorm 7, residual add 1, dropout 2, rotary 3,
+// SiLU-gate 5 (exp, add, divide, multiply, gate), GeLU 8 (tanh form), softmax 5 (max, subtract,
+// exp, sum, divide), Adam 14 per parameter (Kingma & Ba 2015 Alg. 1 with AdamW decay).
+
+#ifndef PODSIM_WORKLOADS_LAYER_OPS_H_
+#define PODSIM_WORKLOADS_LAYER_OPS_H_
+
+#include <string>
+#include <vector>
+
+#include "workloads/layout.h"
+#include "workloads/model_spec.h"
+#include "workloads/op.h"
+#include "workloads/precision.h"
+
+namespace podsim::workloads {
+
+enum class RecomputePolicy { kNone, kSelective, kFull, kSaveNamed };
+enum class AttentionKernel { kFlash, kMaterialized };
+
+struct OpOptions {
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+  std::vector<std::string> saved_ops;  // kSaveNamed: names of forward ops whose outputs are kept.
+  AttentionKernel attention = AttentionKernel::kFlash;
+  bool causal = true;  // Decoder masking; kFlash skips the masked pairs.
+  AttentionCount model_flops_count = AttentionCount::kFull;  // PaLM / Megatron / book convention.
+  PrecisionRecipe precision = PrecisionRecipe::Book();
+};
+
+// One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
+// = ShapeOf(layout, model, batch)). Forward op names: attn.norm, attn.qkv, attn.rotary,
+// attn.core, attn.out, attn.dropout, attn.residual, mlp.norm, mlp.gate, mlp.up, mlp.act,
+// mlp.down, mlp.dropout, mlp.residual; collectives tp.*, fsdp.*, dp.*.
+OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                       const OpOptions& options);
+// Recomputation (per options.recompute), then the input- and weight-gradient ops in reverse
+// order ("<forward name>.dx" / ".dw"), with the tp collectives and the gradient reductions.
+OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                        const OpOptions& options);
+
+// First pipeline stage: token (and position) embedding; last stage: final norm, unembedding and
+// the cross-entropy loss.
+OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                           const OpOptions& options);
+OpList EmbeddingBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                            const OpOptions& options);
+OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                      const OpOptions& options);
+OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+                       const OpOptions& options);
+
+// The Adam step over `params_on_chip` parameters (memory.h ParamsPerChip): reads the working
+// parameters, gradients, master copy and moments; writes all but the gradients.
+OpList OptimizerOps(double params_on_chip, const OpOptions& options);
+
+// Activation bytes one layer keeps for one microbatch between its forward and backward on one
+// chip, under options.recompute (computed from `forward` = LayerForwardOps(...)).
+double LayerActivationBytes(const OpList& forward, const OpOptions& options);
+
+// Parameters of one layer held by one chip before fsdp sharding: matmul weights and biases / tp,
+// norm gains replicated.
+double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_LAYER_OPS_H_

@@ -1,0 +1,235 @@
+#include "workloads/layer_ops.h"
+
+#include <gtest/gtest.h>
+
+namespace podsim::workloads {
+namespace {
+
+struct Case {
+  ModelSpec model;
+  Layout layout;
+  BatchSpec batch;
+  ShardShape shape;
+};
+
+Case Make(std::string_view model, std::string_view layout, int64_t sequences, int64_t seq) {
+  Case s;
+  s.model = ParseModel(model).value();
+  s.layout = ParseLayout(layout).value();
+  s.batch = {sequences, seq};
+  sim::Status ok = ValidateLayout(s.layout, s.model, s.layout.chips(), s.batch);
+  PODSIM_CHECK(ok.ok()) << ok;
+  s.shape = ShapeOf(s.layout, s.model, s.batch);
+  return s;
+}
+
+double Sum(const OpList& ops, OpKind kind, double Op::*field) {
+  double total = 0;
+  for (const Op& op : ops) {
+    if (op.kind == kind) total += op.*field;
+  }
+  return total;
+}
+
+double CommBytes(const OpList& ops, std::string_view axis) {
+  double total = 0;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCollective && op.axis == axis) total += op.comm_bytes;
+  }
+  return total;
+}
+
+OpList Concat(OpList a, const OpList& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Forward matmul FLOPs of a layer on one chip x tp = 2 x tokens x the layer's matmul weights
+// (formulas.md 2.4); backward = 2 x forward; training = 6 x params x tokens per layer (AT2's 6N).
+TEST(LayerOpsTest, MatmulFlopsAreSixNPerToken) {
+  Case s = Make("llama3-70b", "dp=2,tp=8", 16, 4096);
+  const OpOptions options;
+  const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options);
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options);
+  const double layer_weights = static_cast<double>(s.model.AttentionMatmulParamsPerLayer() +
+                                                   s.model.MlpMatmulParamsPerLayer());
+  const double tokens = static_cast<double>(s.shape.tokens);
+  EXPECT_DOUBLE_EQ(Sum(fwd, OpKind::kMatmul, &Op::flops) * 8, 2 * layer_weights * tokens);
+  EXPECT_DOUBLE_EQ(Sum(bwd, OpKind::kMatmul, &Op::flops) * 8, 4 * layer_weights * tokens);
+  for (const Op& op : Concat(fwd, bwd)) {
+    if (op.kind == OpKind::kMatmul) {
+      EXPECT_DOUBLE_EQ(op.flops, 2.0 * op.shape.m * op.shape.k * op.shape.n) << op.name;
+      EXPECT_EQ(op.model_flops, op.flops) << op.name;
+    }
+  }
+}
+
+// The model FLOPs of all ops of a step (every layer, head; per chip x chips) equal
+// ModelSpec::TrainingFlopsPerToken x tokens (full attention convention, Megatron/PaLM).
+TEST(LayerOpsTest, ModelFlopsOfAllOpsMatchModelSpec) {
+  Case s = Make("llama3-8b", "tp=4", 2, 2048);
+  const OpOptions options;
+  double per_chip = 0;
+  per_chip += Totals(LayerForwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  per_chip += Totals(LayerBackwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  per_chip *= static_cast<double>(s.model.layers);
+  per_chip += Totals(HeadForwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  per_chip += Totals(HeadBackwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  per_chip += Totals(EmbeddingForwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  per_chip += Totals(EmbeddingBackwardOps(s.model, s.layout, s.shape, options)).model_flops;
+  const double tokens = static_cast<double>(s.batch.tokens());
+  EXPECT_NEAR(per_chip * 4 / (s.model.TrainingFlopsPerToken(2048, AttentionCount::kFull) * tokens),
+              1.0, 1e-12);
+}
+
+// X10 (Ch4 Q6): recomputing the attention core costs 4BT^2NH extra FLOPs (QK^T and PV), with the
+// materialized kernel and selective recomputation. Flash: nothing extra, but its backward does 5
+// score-sized matmul passes instead of 4.
+TEST(LayerOpsTest, X10SelectiveRecomputeExtraFlops) {
+  Case s = Make(
+      "custom:layers=2,d_model=2048,ffn=8192,heads=16,kv_heads=16,head_dim=128,"
+      "vocab=1000,gated=0,positions=4096",
+      "dp=1", 2, 4096);
+  OpOptions none;
+  none.attention = AttentionKernel::kMaterialized;
+  OpOptions selective = none;
+  selective.recompute = RecomputePolicy::kSelective;
+  const double extra = Totals(LayerBackwardOps(s.model, s.layout, s.shape, selective)).flops -
+                       Totals(LayerBackwardOps(s.model, s.layout, s.shape, none)).flops;
+  const double B = 2, T = 4096, N = 16, H = 128;
+  const double softmax = 5 * B * N * T * T;  // Softmax FLOPs, also recomputed.
+  EXPECT_DOUBLE_EQ(extra, 4 * B * T * T * N * H + softmax);
+
+  OpOptions flash;
+  flash.causal = false;
+  OpOptions flash_selective = flash;
+  flash_selective.recompute = RecomputePolicy::kSelective;
+  EXPECT_DOUBLE_EQ(Totals(LayerBackwardOps(s.model, s.layout, s.shape, flash)).flops,
+                   Totals(LayerBackwardOps(s.model, s.layout, s.shape, flash_selective)).flops);
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, flash);
+  EXPECT_DOUBLE_EQ(Sum(bwd, OpKind::kAttention, &Op::flops),
+                   1.25 * Sum(bwd, OpKind::kAttention, &Op::model_flops));
+  // Causal flash computes T(T+1)/2 of the T^2 pairs; model FLOPs keep the full count.
+  const OpList causal = LayerForwardOps(s.model, s.layout, s.shape, OpOptions());
+  EXPECT_DOUBLE_EQ(Sum(causal, OpKind::kAttention, &Op::flops), 4 * B * N * H * T * (T + 1) / 2);
+  EXPECT_DOUBLE_EQ(Sum(causal, OpKind::kAttention, &Op::model_flops), 4 * B * N * H * T * T);
+}
+
+// X3 (Ch4): with block remat the training FLOPs grow from 6ND to ~8ND: every forward matmul runs
+// twice (exactly 8/6 for the matmul part).
+TEST(LayerOpsTest, X3FullRecomputeIsEightNd) {
+  Case s = Make("llama3-8b", "tp=2", 2, 2048);
+  OpOptions full;
+  full.recompute = RecomputePolicy::kFull;
+  const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, full);
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, full);
+  const OpList all = Concat(fwd, bwd);
+  EXPECT_DOUBLE_EQ(
+      Sum(all, OpKind::kMatmul, &Op::flops) / Sum(all, OpKind::kMatmul, &Op::model_flops),
+      8.0 / 6.0);
+  // The recomputation re-runs the tp collectives too (the backward all-reduces plus two more).
+  int recomputed_tp = 0;
+  for (const Op& op : bwd) {
+    recomputed_tp += op.phase == Phase::kRecompute && op.axis == "tp";
+  }
+  EXPECT_EQ(recomputed_tp, 2);
+}
+
+// formulas.md 2.5 "per-layer bytes" for the MLP: TP (with sp: AG + RS of bf16[B,D]) moves 4BD
+// forward and 4BD backward; FSDP gathers 4DF (2 bf16 matrices) forward and gathers + scatters
+// 8DF backward. Measured here on the MLP collectives of a 2-matrix MLP.
+TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
+  const std::string model =
+      "custom:layers=4,d_model=4096,ffn=16384,heads=32,kv_heads=32,head_dim=128,vocab=1000,"
+      "gated=0";
+  Case tp = Make(model, "tp=8,sp=1", 4, 1024);
+  const OpList fwd = LayerForwardOps(tp.model, tp.layout, tp.shape, OpOptions());
+  const OpList bwd = LayerBackwardOps(tp.model, tp.layout, tp.shape, OpOptions());
+  const double B = 4 * 1024, Dm = 4096, F = 16384;
+  auto mlp_tp = [](const OpList& ops) {
+    double bytes = 0;
+    for (const Op& op : ops) {
+      if (op.axis == "tp" && op.name.find("mlp") != std::string::npos) bytes += op.comm_bytes;
+    }
+    return bytes;
+  };
+  EXPECT_DOUBLE_EQ(mlp_tp(fwd), 4 * B * Dm);
+  EXPECT_DOUBLE_EQ(mlp_tp(bwd), 4 * B * Dm);
+  for (const Op& op : Concat(fwd, bwd)) {
+    if (op.kind == OpKind::kCollective) {
+      EXPECT_TRUE(op.blocking) << op.name;
+      EXPECT_NE(op.collective, collectives::CollectiveOp::kAllReduce) << op.name;
+    }
+  }
+
+  Case fsdp = Make(model, "fsdp=8", 8, 1024);
+  const double layer_bytes = 2 * LayerParamsPerTpShard(fsdp.model, fsdp.layout);
+  const double mlp_bytes = 2 * 2 * Dm * F;
+  EXPECT_DOUBLE_EQ(
+      CommBytes(LayerForwardOps(fsdp.model, fsdp.layout, fsdp.shape, OpOptions()), "fsdp"),
+      layer_bytes);
+  EXPECT_DOUBLE_EQ(
+      CommBytes(LayerBackwardOps(fsdp.model, fsdp.layout, fsdp.shape, OpOptions()), "fsdp"),
+      2 * layer_bytes);
+  // The MLP's share of the gathered layer is the book's 4DF.
+  EXPECT_NEAR(mlp_bytes / layer_bytes,
+              2.0 * Dm * F / static_cast<double>(fsdp.model.ParamsPerLayer()), 1e-12);
+
+  // DP: one all-reduce of the layer's gradients (V = 2 bytes x params; its cost is 2V/W, the
+  // book's 8DF/W for the MLP).
+  Case dp = Make(model, "dp=8", 8, 1024);
+  EXPECT_DOUBLE_EQ(CommBytes(LayerBackwardOps(dp.model, dp.layout, dp.shape, OpOptions()), "dp"),
+                   layer_bytes);
+}
+
+// Every dependency points backwards in its list, and the only non-blocking collectives compute
+// ops wait for are FSDP weight gathers: no compute op waits for a gradient reduction.
+TEST(LayerOpsTest, DependenciesPointBackwards) {
+  Case s = Make("llama3-70b", "dp=2,fsdp=2,tp=4,sp=1", 8, 2048);
+  for (RecomputePolicy policy :
+       {RecomputePolicy::kNone, RecomputePolicy::kSelective, RecomputePolicy::kFull}) {
+    OpOptions options;
+    options.recompute = policy;
+    for (const OpList& ops : {LayerForwardOps(s.model, s.layout, s.shape, options),
+                              LayerBackwardOps(s.model, s.layout, s.shape, options),
+                              HeadForwardOps(s.model, s.layout, s.shape, options),
+                              HeadBackwardOps(s.model, s.layout, s.shape, options),
+                              EmbeddingForwardOps(s.model, s.layout, s.shape, options),
+                              EmbeddingBackwardOps(s.model, s.layout, s.shape, options)}) {
+      for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+        for (int dep : ops[i].deps) {
+          EXPECT_GE(dep, 0) << ops[i].name;
+          EXPECT_LT(dep, i) << ops[i].name;
+          if (ops[i].kind != OpKind::kCollective && ops[dep].kind == OpKind::kCollective &&
+              !ops[dep].blocking) {
+            EXPECT_EQ(ops[dep].axis, "fsdp") << ops[i].name << " <- " << ops[dep].name;
+            EXPECT_EQ(ops[dep].collective, collectives::CollectiveOp::kAllGather);
+          }
+        }
+      }
+    }
+  }
+  // The gradient reductions wait for every weight gradient of the layer.
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, OpOptions());
+  int dws = 0;
+  for (const Op& op : bwd) dws += op.phase == Phase::kBackwardWeight && op.kind == OpKind::kMatmul;
+  EXPECT_EQ(dws, 5);  // qkv, out, gate, up, down.
+  for (const Op& op : bwd) {
+    if (op.name == "fsdp.reduce-scatter.layer") {
+      EXPECT_EQ(static_cast<int>(op.deps.size()), dws);
+    }
+  }
+}
+
+TEST(LayerOpsTest, OptimizerReadsAndWritesEveryState) {
+  OpOptions options;
+  options.precision = PrecisionRecipe::Megatron();
+  const OpList adam = OptimizerOps(1e9, options);
+  ASSERT_EQ(adam.size(), 1u);
+  EXPECT_DOUBLE_EQ(adam[0].hbm_read_bytes, 18e9);
+  EXPECT_DOUBLE_EQ(adam[0].hbm_write_bytes, 14e9);
+  EXPECT_EQ(adam[0].model_flops, 0);
+}
+
+}  // namespace
+}  // namespace podsim::workloads

@@ -1,0 +1,105 @@
+#include "workloads/memory.h"
+
+#include <algorithm>
+
+namespace podsim::workloads {
+namespace {
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
+                     double* layer_params) {
+  PODSIM_CHECK(stage >= 0 && stage < layout.pp) << "stage " << stage;
+  const double layers = D(model.layers / layout.pp);
+  const double layer = layers * LayerParamsPerTpShard(model, layout);
+  // The vocabulary is padded to a multiple of tp and split (vocab-parallel embedding).
+  const double vocab_rows = D((model.vocab + layout.tp - 1) / layout.tp);
+  double other = 0;
+  if (stage == 0) {
+    other += vocab_rows * D(model.d_model) + D(model.learned_positions * model.d_model) / layout.tp;
+  }
+  if (stage == layout.pp - 1) {
+    other += D(model.FinalNormParams());
+    // Untied: the unembedding. Tied across stages: Megatron keeps a copy on the last stage and
+    // all-reduces the two gradients.
+    if (!model.tied_embeddings || layout.pp > 1) other += vocab_rows * D(model.d_model);
+  }
+  if (layer_params != nullptr) *layer_params = layer / layout.fsdp;
+  return (layer + other) / layout.fsdp;
+}
+
+int64_t InFlightChunks(const Layout& layout, int stage) {
+  const int64_t p = layout.pp, m = layout.microbatches, v = layout.virtual_stages;
+  switch (layout.schedule) {
+    case PipelineSchedule::kGpipe:
+      return m;
+    case PipelineSchedule::kOneFOneB:
+      return std::min<int64_t>(p - stage, m);
+    case PipelineSchedule::kInterleavedOneFOneB:
+      return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+  }
+  return m;
+}
+
+MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
+                            const OpOptions& options, const topology::ChipSpec& chip, int stage) {
+  const ShardShape shape = ShapeOf(layout, model, batch);
+  const PrecisionRecipe& p = options.precision;
+  MemoryBreakdown m;
+  m.stage = stage;
+  m.params = ParamsPerChip(model, layout, stage, &m.layer_params);
+  m.param_bytes = m.params * p.param_bytes;
+  m.grad_bytes = m.params * p.grad_bytes;
+  m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
+
+  const OpList forward = LayerForwardOps(model, layout, shape, options);
+  const double per_layer = LayerActivationBytes(forward, options);
+  m.layer_activation_bytes =
+      per_layer * D(shape.layers_per_chunk) * D(InFlightChunks(layout, stage));
+  m.activation_bytes = m.layer_activation_bytes;
+  if (stage == 0) {
+    double embed = 0;
+    for (const Op& op : EmbeddingForwardOps(model, layout, shape, options)) embed += op.saved_bytes;
+    m.activation_bytes += embed * D(InFlightChunks(layout, stage));
+  }
+  if (stage == layout.pp - 1) {
+    // The loss's logits and the unembedding input live from the head's forward to its backward,
+    // which follows at once: one microbatch.
+    for (const Op& op : HeadForwardOps(model, layout, shape, options)) {
+      m.activation_bytes += op.saved_bytes;
+    }
+  }
+
+  const double e = p.activation_bytes;
+  const double act = e * D(shape.tokens) * D(model.d_model);
+  if (layout.fsdp > 1) {
+    // Current and prefetched layer gathered, minus the chip's own shard (already counted), plus
+    // one layer's gradients before the reduce-scatter.
+    const double layer = LayerParamsPerTpShard(model, layout);
+    const double grad = p.grad_bytes > 0 ? p.grad_bytes : p.param_bytes;
+    m.buffer_bytes += 2 * layer * p.param_bytes * (1 - 1.0 / layout.fsdp) + layer * grad;
+  }
+  if (layout.tp > 1) m.buffer_bytes += act;
+  if (layout.pp > 1) m.buffer_bytes += 2 * act;
+
+  m.total_bytes =
+      m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.activation_bytes + m.buffer_bytes;
+  m.hbm_bytes = chip.hbm_bytes;
+  m.headroom_bytes = m.hbm_bytes - m.total_bytes;
+  m.fits = m.headroom_bytes >= 0;
+  return m;
+}
+
+MemoryBreakdown PeakMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
+                           const OpOptions& options, const topology::ChipSpec& chip) {
+  MemoryBreakdown peak = StageMemory(model, layout, batch, options, chip, 0);
+  for (int stage = 1; stage < layout.pp; ++stage) {
+    MemoryBreakdown m = StageMemory(model, layout, batch, options, chip, stage);
+    if (m.total_bytes > peak.total_bytes) peak = m;
+  }
+  return peak;
+}
+
+}  // namespace podsim::workloads

@@ -1,0 +1,67 @@
+// Memory per chip of a training step: parameters, gradients, optimizer states, activations and
+// collective buffers, for one pipeline stage, and whether they fit in the chip's HBM.
+//
+// Model (each term documented where computed, memory.cc):
+//   * Parameters of the stage (layers, plus the embedding on the first stage and the final norm
+//     and unembedding on the last; with tied embeddings and pp > 1 the last stage keeps its own
+//     copy, as Megatron does), sharded by tp (norm gains replicated) and by fsdp.
+//   * Per parameter: PrecisionRecipe bytes (precision.h) for params, grads, master, moments.
+//   * Activations: LayerActivationBytes per layer and microbatch (layer_ops.h) x layers per
+//     chunk x the chunk-microbatches a stage holds at its peak (InFlightChunks), plus the
+//     embedding's (first stage) or the loss's (last stage) saved tensors for one microbatch.
+//   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
+//     and one layer's unreduced gradients; with tp, one gathered [tokens, D] activation; with
+//     pp, one send and one receive buffer of [tokens, D].
+
+#ifndef PODSIM_WORKLOADS_MEMORY_H_
+#define PODSIM_WORKLOADS_MEMORY_H_
+
+#include <cstdint>
+
+#include "topology/chip_spec.h"
+#include "workloads/layer_ops.h"
+#include "workloads/layout.h"
+#include "workloads/model_spec.h"
+
+namespace podsim::workloads {
+
+// Parameters held by one chip of pipeline stage `stage` (0-based). `layer_params` (optional)
+// receives the part that belongs to transformer layers.
+double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
+                     double* layer_params = nullptr);
+
+// Chunk-microbatches whose activations stage `stage` holds at once at its peak:
+//   GPipe: all microbatches; 1F1B: min(pp - stage, m) (PipeDream-Flush warm-up + 1);
+//   interleaved: min(2(pp - stage - 1) + (v - 1) pp + 1, m v) chunks (Megatron-LM's interleaved
+//   warm-up, schedules.py), which for stage 0 gives Korthikanti's factor 1 + (pp - 1)/(pp v) on
+//   L layers' worth.
+int64_t InFlightChunks(const Layout& layout, int stage);
+
+struct MemoryBreakdown {
+  int stage = 0;
+  double params = 0;  // Parameter count on the chip (not bytes).
+  double layer_params = 0;
+  double param_bytes = 0;
+  double grad_bytes = 0;
+  double optimizer_bytes = 0;  // Master copy and Adam moments.
+  double activation_bytes = 0;
+  double layer_activation_bytes = 0;  // The transformer layers' part of activation_bytes.
+  double buffer_bytes = 0;
+  double total_bytes = 0;
+  double hbm_bytes = 0;
+  bool fits = false;
+  double headroom_bytes = 0;  // hbm_bytes - total_bytes: negative is the shortfall.
+};
+
+// Memory of one chip in stage `stage`. REQUIRES: ValidateLayout(layout, model, ..., batch) ok,
+// 0 <= stage < pp.
+MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
+                            const OpOptions& options, const topology::ChipSpec& chip, int stage);
+
+// The stage with the largest total (ties: the earliest).
+MemoryBreakdown PeakMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
+                           const OpOptions& options, const topology::ChipSpec& chip);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_MEMORY_H_
