@@ -1,0 +1,249 @@
+#include "traces/chrome_json_writer.h"
+
+#include <charconv>
+#include <cmath>
+#include <ostream>
+#include <type_traits>
+#include <variant>
+
+#include "sim/check.h"
+
+namespace podsim::traces {
+
+namespace {
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out->append("\\u00");
+          out->push_back(kHex[(c >> 4) & 0xf]);
+          out->push_back(kHex[c & 0xf]);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+template <typename T>
+void AppendNumber(T value, std::string* out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // Whole numbers that doubles hold exactly (byte counts) print as integers, not 2.5e+09.
+    if (value == std::trunc(value) && std::fabs(value) < 9007199254740992.0) {
+      AppendNumber(static_cast<int64_t>(value), out);
+      return;
+    }
+  }
+  char buf[32];
+  // Shortest round-trip form for doubles; plain decimal for integers. Locale-independent.
+  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), value);
+  PODSIM_CHECK(r.ec == std::errc()) << "number formatting failed";
+  out->append(buf, r.ptr);
+}
+
+// Nanoseconds as microseconds with exactly 3 decimals, without floating point.
+void AppendMicros(int64_t ns, std::string* out) {
+  AppendNumber(ns / 1000, out);
+  int64_t frac = ns % 1000;
+  out->push_back('.');
+  out->push_back(static_cast<char>('0' + frac / 100));
+  out->push_back(static_cast<char>('0' + frac / 10 % 10));
+  out->push_back(static_cast<char>('0' + frac % 10));
+}
+
+std::string_view UnitKey(CounterUnit unit) {
+  switch (unit) {
+    case CounterUnit::kCount:
+      return "count";
+    case CounterUnit::kBytes:
+      return "bytes";
+    case CounterUnit::kBytesPerSecond:
+      return "bytes_per_s";
+    case CounterUnit::kFraction:
+      return "fraction";
+  }
+  return "value";
+}
+
+void AppendArgs(std::span<const Arg> args, std::string* out) {
+  out->append(",\"args\":{");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(args[i].key, out);
+    out->push_back(':');
+    std::visit(
+        [out](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            out->append(v ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, std::string_view>) {
+            AppendJsonString(v, out);
+          } else {
+            AppendNumber(v, out);
+          }
+        },
+        args[i].value);
+  }
+  out->push_back('}');
+}
+
+}  // namespace
+
+ChromeJsonWriter::ChromeJsonWriter(std::ostream* out, sim::Time origin_offset)
+    : out_(out), offset_ns_(TraceNanoseconds(origin_offset)) {
+  PODSIM_CHECK(out_ != nullptr) << "ChromeJsonWriter needs a stream";
+  PODSIM_CHECK(offset_ns_ >= 1000) << "origin_offset must be >= 1 us, got " << origin_offset;
+  *out_ << "{\"traceEvents\":[";
+}
+
+ProcessId ChromeJsonWriter::AddProcess(std::string_view name) {
+  ProcessId id = registry_.AddProcess(name);
+  uint32_t pid = id.index + 1;
+  WriteMetadata("process_name", pid, 0, "name", name, 0);
+  WriteMetadata("process_sort_index", pid, 0, "sort_index", {}, id.index);
+  return id;
+}
+
+TrackId ChromeJsonWriter::AddTrack(ProcessId process, std::string_view name) {
+  return AddChildTrack(process, name, std::nullopt);
+}
+
+TrackId ChromeJsonWriter::AddCounterTrack(ProcessId process, std::string_view name,
+                                          CounterUnit unit) {
+  return AddChildTrack(process, name, unit);
+}
+
+TrackId ChromeJsonWriter::AddChildTrack(ProcessId process, std::string_view name,
+                                        std::optional<CounterUnit> unit) {
+  TrackId id = registry_.AddTrack(process, name, unit);
+  // Counters are process-scoped in viewers (keyed by name), so they need no thread metadata.
+  if (!unit.has_value()) {
+    const TrackRegistry::Track& track = registry_.track(id);
+    WriteMetadata("thread_name", process.index + 1, track.rank + 1, "name", name, 0);
+    WriteMetadata("thread_sort_index", process.index + 1, track.rank + 1, "sort_index", {},
+                  track.rank);
+  }
+  return id;
+}
+
+void ChromeJsonWriter::BeginSlice(TrackId track, sim::Time time, const EventSpec& event) {
+  registry_.Begin(track, time, event);
+  StartEvent(event.name, event.category, 'B', time, track);
+  AppendArgs(event.args, &line_);
+  line_.push_back('}');
+  EmitLine();
+  for (uint64_t flow : event.flows_in) WriteFlow('f', flow, event.category, time, track);
+  for (uint64_t flow : event.flows_out) WriteFlow('s', flow, event.category, time, track);
+}
+
+void ChromeJsonWriter::EndSlice(TrackId track, sim::Time time) {
+  TrackRegistry::OpenSlice slice = registry_.End(track, time);
+  StartEvent(slice.name, slice.category, 'E', time, track);
+  line_.push_back('}');
+  EmitLine();
+}
+
+void ChromeJsonWriter::Instant(TrackId track, sim::Time time, const EventSpec& event) {
+  registry_.Instant(track, time, event);
+  StartEvent(event.name, event.category, 'i', time, track);
+  line_.append(",\"s\":\"t\"");
+  AppendArgs(event.args, &line_);
+  line_.push_back('}');
+  EmitLine();
+}
+
+void ChromeJsonWriter::SetCounter(TrackId track, sim::Time time, double value) {
+  registry_.Counter(track, time, value);
+  const TrackRegistry::Track& t = registry_.track(track);
+  StartEvent(t.name, {}, 'C', time, track);
+  line_.append(",\"args\":{");
+  AppendJsonString(UnitKey(*t.counter_unit), &line_);
+  line_.push_back(':');
+  AppendNumber(value, &line_);
+  line_.append("}}");
+  EmitLine();
+}
+
+sim::Status ChromeJsonWriter::Close() {
+  registry_.Close();
+  *out_ << "\n]}\n";
+  out_->flush();
+  if (!*out_) return sim::Status::IoError("writing the Chrome JSON trace failed");
+  return sim::Status::Ok();
+}
+
+void ChromeJsonWriter::StartEvent(std::string_view name, std::string_view category, char phase,
+                                  sim::Time time, TrackId track) {
+  const TrackRegistry::Track& t = registry_.track(track);
+  line_.clear();
+  line_.append("{\"name\":");
+  AppendJsonString(name, &line_);
+  if (!category.empty()) {
+    line_.append(",\"cat\":");
+    AppendJsonString(category, &line_);
+  }
+  line_.append(",\"ph\":\"");
+  line_.push_back(phase);
+  line_.append("\",\"ts\":");
+  AppendMicros(TraceNanoseconds(time) + offset_ns_, &line_);
+  line_.append(",\"pid\":");
+  AppendNumber(t.process.index + 1, &line_);
+  line_.append(",\"tid\":");
+  AppendNumber(t.rank + 1, &line_);
+}
+
+void ChromeJsonWriter::WriteMetadata(std::string_view kind, uint32_t pid, uint32_t tid,
+                                     std::string_view key, std::string_view string_value,
+                                     int64_t int_value) {
+  line_.clear();
+  line_.append("{\"name\":");
+  AppendJsonString(kind, &line_);
+  line_.append(",\"ph\":\"M\",\"ts\":0,\"pid\":");
+  AppendNumber(pid, &line_);
+  line_.append(",\"tid\":");
+  AppendNumber(tid, &line_);
+  line_.append(",\"args\":{");
+  AppendJsonString(key, &line_);
+  line_.push_back(':');
+  if (key == "name") {
+    AppendJsonString(string_value, &line_);
+  } else {
+    AppendNumber(int_value, &line_);
+  }
+  line_.append("}}");
+  EmitLine();
+}
+
+void ChromeJsonWriter::WriteFlow(char phase, uint64_t id, std::string_view category, sim::Time time,
+                                 TrackId track) {
+  StartEvent("flow", category, phase, time, track);
+  line_.append(",\"id\":");
+  AppendNumber(id, &line_);
+  if (phase == 'f') line_.append(",\"bp\":\"e\"");
+  line_.push_back('}');
+  EmitLine();
+}
+
+void ChromeJsonWriter::EmitLine() {
+  *out_ << (first_event_ ? "\n" : ",\n") << line_;
+  first_event_ = false;
+}
+
+}  // namespace podsim::traces

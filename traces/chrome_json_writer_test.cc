@@ -1,0 +1,96 @@
+#include "traces/chrome_json_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "traces/trace_lint.h"
+#include "traces/trace_test_util.h"
+
+namespace podsim::traces {
+namespace {
+
+std::string WriteScenario(testing::ScenarioCounts* counts = nullptr, int layers = 3) {
+  std::ostringstream out;
+  ChromeJsonWriter writer(&out);
+  testing::ScenarioCounts c = testing::WriteSyntheticScenario(&writer, layers);
+  EXPECT_TRUE(writer.Close().ok());
+  if (counts != nullptr) *counts = c;
+  return out.str();
+}
+
+TEST(ChromeJsonWriterTest, SyntheticScenarioPassesLint) {
+  std::string text = WriteScenario();
+  sim::Status lint = LintChromeJson(text);
+  EXPECT_TRUE(lint.ok()) << lint;
+}
+
+// Pins the exact format: field order, 3-decimal microseconds offset by 1 us, metadata, repeated
+// name and cat on E, v1 flows bound to their slices.
+TEST(ChromeJsonWriterTest, WritesTheDocumentedFormat) {
+  std::ostringstream out;
+  ChromeJsonWriter writer(&out);
+  ProcessId chip = writer.AddProcess("chip0");
+  TrackId comm = writer.AddTrack(chip, "comm");
+  TrackId hbm = writer.AddCounterTrack(chip, "HBM", CounterUnit::kBytes);
+  const Arg args[] = {Arg::Uint("bytes", 1024), Arg::String("axis", "x\"y")};
+  const uint64_t flow[] = {9};
+  writer.BeginSlice(comm, sim::Time::Picoseconds(1'499),
+                    {.name = "send", .category = "comm", .args = args, .flows_out = flow});
+  writer.EndSlice(comm, sim::Time::Picoseconds(2'000'500));
+  writer.BeginSlice(comm, sim::Time::Nanoseconds(3'000),
+                    {.name = "recv", .category = "comm", .flows_in = flow});
+  writer.Instant(comm, sim::Time::Nanoseconds(3'000), {.name = "mark", .category = "comm"});
+  writer.EndSlice(comm, sim::Time::Nanoseconds(3'000));
+  writer.SetCounter(hbm, sim::Time::Zero(), 2.5e9);
+  ASSERT_TRUE(writer.Close().ok());
+  EXPECT_EQ(out.str(),
+            R"({"traceEvents":[
+{"name":"process_name","ph":"M","ts":0,"pid":1,"tid":0,"args":{"name":"chip0"}},
+{"name":"process_sort_index","ph":"M","ts":0,"pid":1,"tid":0,"args":{"sort_index":0}},
+{"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":1,"args":{"name":"comm"}},
+{"name":"thread_sort_index","ph":"M","ts":0,"pid":1,"tid":1,"args":{"sort_index":0}},
+{"name":"send","cat":"comm","ph":"B","ts":1.001,"pid":1,"tid":1,"args":{"bytes":1024,"axis":"x\"y"}},
+{"name":"flow","cat":"comm","ph":"s","ts":1.001,"pid":1,"tid":1,"id":9},
+{"name":"send","cat":"comm","ph":"E","ts":3.001,"pid":1,"tid":1},
+{"name":"recv","cat":"comm","ph":"B","ts":4.000,"pid":1,"tid":1,"args":{}},
+{"name":"flow","cat":"comm","ph":"f","ts":4.000,"pid":1,"tid":1,"id":9,"bp":"e"},
+{"name":"mark","cat":"comm","ph":"i","ts":4.000,"pid":1,"tid":1,"s":"t","args":{}},
+{"name":"recv","cat":"comm","ph":"E","ts":4.000,"pid":1,"tid":1},
+{"name":"HBM","ph":"C","ts":1.000,"pid":1,"tid":2,"args":{"bytes":2500000000}}
+]}
+)");
+  EXPECT_TRUE(LintChromeJson(out.str()).ok());
+}
+
+TEST(ChromeJsonWriterTest, ScenarioHasTheExpectedEvents) {
+  testing::ScenarioCounts counts;
+  nlohmann::json trace = nlohmann::json::parse(WriteScenario(&counts));
+  std::map<std::string, int> by_phase;
+  for (const auto& event : trace["traceEvents"]) ++by_phase[event["ph"].get<std::string>()];
+  EXPECT_EQ(by_phase["B"], counts.slices);
+  EXPECT_EQ(by_phase["E"], counts.slices);
+  EXPECT_EQ(by_phase["i"], counts.instants);
+  EXPECT_EQ(by_phase["C"], counts.counter_values);
+  EXPECT_EQ(by_phase["s"], counts.flows);
+  EXPECT_EQ(by_phase["f"], counts.flows);
+  // 3 processes x (name + sort index) + 5 slice tracks x (name + sort index).
+  EXPECT_EQ(by_phase["M"], 16);
+}
+
+TEST(ChromeJsonWriterTest, SameCallsGiveSameBytes) { EXPECT_EQ(WriteScenario(), WriteScenario()); }
+
+TEST(ChromeJsonWriterTest, SizePerSliceIsReported) {
+  testing::ScenarioCounts counts;
+  std::string text = WriteScenario(&counts, /*layers=*/200);
+  double per_slice = static_cast<double>(text.size()) / counts.slices;
+  std::cout << "chrome json: " << text.size() << " bytes, " << counts.slices << " slices, "
+            << per_slice << " bytes/slice (incl. counters and flows)\n";
+  EXPECT_LT(per_slice, 400);
+}
+
+}  // namespace
+}  // namespace podsim::traces
