@@ -39,6 +39,11 @@ constexpr double kTreeChunkBytes = 256 << 10;
 constexpr double kInSwitchChunkBytes = 1 << 20;
 constexpr uint32_t kMaxTreeChunks = 64;
 constexpr uint32_t kMaxInSwitchChunks = 256;
+// Hierarchical collectives pipeline their array through the in-node and cross-node phases in
+// pieces of at least 4 MiB (NCCL's default buffer per channel, NCCL_BUFFSIZE), at most 16, so
+// the NICs and NVLinks work at once while small arrays are not split into latency-bound crumbs.
+constexpr double kHierarchicalChunkBytes = 4 << 20;
+constexpr uint32_t kMaxHierarchicalChunks = 16;
 
 // Largest all-reduce across nodes given to the double binary tree; larger ones go hierarchical.
 // NCCL's tuner picks by its latency + size/bandwidth model per algorithm (src/graph/tuning.cc);
@@ -304,7 +309,7 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       return {"tree", "all-reduce of " + MiB(bytes) + " across nodes (<= " + MiB(kTreeMaxBytes) +
                           "): double binary tree, log-depth latency (NCCL tree)"};
     }
-    if (HierarchicalPieces(fabric, group, op, bytes).ok()) {
+    if (HierarchicalPieces(fabric, group, op, bytes, 1).ok()) {
       return {"hierarchical",
               "across nodes: NVLink inside each node, every rail's NIC across nodes in parallel"};
     }
@@ -502,8 +507,11 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
           "--algorithm hierarchical: needs one group of GPUs (no --axes)");
     }
     PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
-                            HierarchicalPieces(fabric, groups.groups[0], op, request.bytes));
-    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+                            HierarchicalPieces(fabric, groups.groups[0], op, request.bytes,
+                                               ChunkCount(request.bytes, kHierarchicalChunkBytes,
+                                                          kMaxHierarchicalChunks)));
+    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces),
+                                                    /*pipeline=*/true);
   } else if (algorithm == "in-switch") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(

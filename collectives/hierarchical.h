@@ -10,12 +10,15 @@
 //   reduce-scatter  = the first two reduce-scatter halves; all-gather the mirror image.
 // Each rail's cross-node ring uses that GPU's own NIC, so the node's 8 NICs work at once and the
 // cross-node part costs about (V/g) / W_nic = V / W_node_egress, while a single ring through the
-// nodes crosses each node boundary through one NIC. Phases follow per-rank dependencies
-// (phased_collective.h).
+// nodes crosses each node boundary through one NIC. The array is cut into `pieces` equal pieces
+// that the caller pipelines (phased_collective.h), so the NVLink phases of one piece overlap the
+// InfiniBand phase of the next and the whole costs about its slowest stage (book case G17:
+// max(B / W_node, B (M-1) / (M W_nic_node))) rather than the sum of the stages.
 
 #ifndef PODSIM_COLLECTIVES_HIERARCHICAL_H_
 #define PODSIM_COLLECTIVES_HIERARCHICAL_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "collectives/collective_op.h"
@@ -29,7 +32,7 @@ namespace podsim::collectives {
 // nodes with equally many ranks in each. REQUIRES: op is all-gather, reduce-scatter or all-reduce.
 sim::StatusOr<std::vector<ExchangePiece>> HierarchicalPieces(
     const topology::Fabric& fabric, const std::vector<topology::VertexId>& group, CollectiveOp op,
-    double bytes);
+    double bytes, uint32_t pieces);
 
 }  // namespace podsim::collectives
 

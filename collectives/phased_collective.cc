@@ -14,8 +14,8 @@ constexpr uint32_t kNotMember = std::numeric_limits<uint32_t>::max();
 
 PhasedCollective::PhasedCollective(TransferExecutor* executor,
                                    std::vector<topology::VertexId> members,
-                                   std::vector<ExchangePiece> pieces)
-    : executor_(executor), members_(std::move(members)) {
+                                   std::vector<ExchangePiece> pieces, bool pipeline)
+    : executor_(executor), members_(std::move(members)), pipeline_(pipeline) {
   PODSIM_CHECK(!pieces.empty()) << "a collective needs at least one piece";
   topology::VertexId max_vertex = *std::max_element(members_.begin(), members_.end());
   member_of_vertex_.assign(max_vertex + 1, kNotMember);
@@ -23,11 +23,18 @@ PhasedCollective::PhasedCollective(TransferExecutor* executor,
 
   for (uint32_t p = 0; p < pieces.size(); ++p) {
     PODSIM_CHECK(!pieces[p].phases.empty()) << "piece " << p << " has no phase";
+    PODSIM_CHECK(!pipeline || pieces[p].phases.size() == pieces[0].phases.size())
+        << "pipelined pieces need equally many phases";
     first_run_of_piece_.push_back(static_cast<uint32_t>(runs_.size()));
     phases_of_piece_.push_back(static_cast<uint32_t>(pieces[p].phases.size()));
     for (uint32_t f = 0; f < pieces[p].phases.size(); ++f) {
       ExchangePhase& phase = pieces[p].phases[f];
-      PhaseRun run{p, f, {}, std::vector<Slot>(members_.size(), Slot{kNotMember, 0})};
+      PhaseRun run{p,
+                   f,
+                   {},
+                   std::vector<Slot>(members_.size(), Slot{kNotMember, 0}),
+                   std::vector<uint8_t>(members_.size(), 0),
+                   std::vector<uint8_t>(members_.size(), 0)};
       size_t covered = 0;
       for (uint32_t l = 0; l < phase.lines.size(); ++l) {
         for (uint32_t i = 0; i < phase.lines[l].size(); ++i) {
@@ -41,8 +48,9 @@ PhasedCollective::PhasedCollective(TransferExecutor* executor,
         }
         const uint32_t tag = static_cast<uint32_t>(lines_.size());
         lines_.push_back(LineRef{static_cast<uint32_t>(runs_.size()), l});
-        run.lines.push_back(std::make_unique<ShardForwarding>(
-            executor_, std::move(phase.lines[l]), phase.pattern, phase.shard_bytes, this, tag));
+        run.lines.push_back(std::make_unique<ShardForwarding>(executor_, std::move(phase.lines[l]),
+                                                              phase.pattern, phase.shard_bytes,
+                                                              this, tag, phase.chunks));
       }
       PODSIM_CHECK(covered == members_.size())
           << "phase " << f << " of piece " << p << " covers " << covered << " of "
@@ -56,21 +64,34 @@ void PhasedCollective::Start(sim::EventHandler on_done) {
   on_done_ = std::move(on_done);
   remaining_ = first_run_of_piece_.size() * members_.size();
   for (uint32_t run : first_run_of_piece_) {
-    for (uint32_t m = 0; m < members_.size(); ++m) EnterPhase(run, m);
+    for (uint32_t m = 0; m < members_.size(); ++m) TryEnter(run, m);
   }
 }
 
-void PhasedCollective::EnterPhase(uint32_t run, uint32_t member) {
-  const Slot& slot = runs_[run].slot_of_member[member];
-  runs_[run].lines[slot.line]->RankReady(slot.index);
+void PhasedCollective::TryEnter(uint32_t run, uint32_t member) {
+  PhaseRun& target = runs_[run];
+  if (target.entered[member]) return;
+  if (target.phase > 0 && !runs_[run - 1].done[member]) return;
+  if (pipeline_ && target.piece > 0) {
+    const uint32_t previous = first_run_of_piece_[target.piece - 1] + target.phase;
+    if (!runs_[previous].done[member]) return;
+  }
+  target.entered[member] = 1;
+  const Slot& slot = target.slot_of_member[member];
+  target.lines[slot.line]->RankReady(slot.index);
 }
 
 void PhasedCollective::OnRankDone(uint32_t tag, uint32_t rank_index) {
   const LineRef& ref = lines_[tag];
-  const PhaseRun& run = runs_[ref.run];
+  PhaseRun& run = runs_[ref.run];
   const uint32_t member = member_of_vertex_[run.lines[ref.line]->rank(rank_index)];
-  if (run.phase + 1 < phases_of_piece_[run.piece]) {
-    EnterPhase(ref.run + 1, member);
+  run.done[member] = 1;
+  const bool last_phase = run.phase + 1 == phases_of_piece_[run.piece];
+  if (pipeline_ && run.piece + 1 < first_run_of_piece_.size()) {
+    TryEnter(first_run_of_piece_[run.piece + 1] + run.phase, member);
+  }
+  if (!last_phase) {
+    TryEnter(ref.run + 1, member);
     return;
   }
   PODSIM_CHECK(remaining_ > 0) << "more completions than (piece, member) pairs";

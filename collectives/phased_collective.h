@@ -6,6 +6,11 @@
 // of a piece as soon as its own line of phase p is done at that member (per-rank dependencies, no
 // barrier).
 //
+// Pipelined pieces (`pipeline`): piece j enters a phase at a member only after piece j-1 has
+// finished that phase there, so the pieces flow through the phases like chunks through NCCL's
+// pipeline: while piece j crosses the network, piece j-1 is already gathered inside the node, and
+// a sequence of phases on different links costs about its slowest phase instead of their sum.
+//
 // This one mechanism expresses the ring collectives on any fabric (one piece, one line of all
 // members; all-reduce = a reduce-scatter phase then an all-gather phase) and the multi-axis torus
 // collectives of reference/formulas.md: with k axes the array is split in k pieces whose phases
@@ -32,6 +37,7 @@ struct ExchangePhase {
   // A partition of the collective's members into rings/lines, each in ring order.
   std::vector<std::vector<topology::VertexId>> lines;
   double shard_bytes = 0;
+  uint32_t chunks = 1;  // Sends per step, pipelined (shard_forwarding.h).
 };
 
 struct ExchangePiece {
@@ -40,9 +46,10 @@ struct ExchangePiece {
 
 class PhasedCollective : public Collective, public RankDoneListener {
  public:
-  // REQUIRES: every phase partitions `members`; at least one piece with one phase.
+  // REQUIRES: every phase partitions `members`; at least one piece with one phase; with
+  // `pipeline`, every piece has the same number of phases.
   PhasedCollective(TransferExecutor* executor, std::vector<topology::VertexId> members,
-                   std::vector<ExchangePiece> pieces);
+                   std::vector<ExchangePiece> pieces, bool pipeline = false);
 
   // Starts every piece on every member; `on_done` runs when all members finished all pieces.
   void Start(sim::EventHandler on_done) override;
@@ -59,8 +66,12 @@ class PhasedCollective : public Collective, public RankDoneListener {
     uint32_t phase;
     std::vector<std::unique_ptr<ShardForwarding>> lines;
     std::vector<Slot> slot_of_member;  // Indexed by member number.
+    std::vector<uint8_t> entered;      // Per member: RankReady was called.
+    std::vector<uint8_t> done;         // Per member: its line finished at the member.
   };
-  void EnterPhase(uint32_t run, uint32_t member);
+  // Enters the member into `run` once its prerequisites are done (the piece's previous phase and,
+  // when pipelined, the previous piece's same phase); does nothing before that or twice.
+  void TryEnter(uint32_t run, uint32_t member);
 
   TransferExecutor* executor_;
   std::vector<topology::VertexId> members_;
@@ -73,6 +84,7 @@ class PhasedCollective : public Collective, public RankDoneListener {
   std::vector<LineRef> lines_;  // Indexed by the tag each ShardForwarding reports.
   std::vector<uint32_t> first_run_of_piece_;
   std::vector<uint32_t> phases_of_piece_;
+  bool pipeline_ = false;
   size_t remaining_ = 0;  // (piece, member) pairs not finished yet.
   sim::EventHandler on_done_;
 };

@@ -1,5 +1,6 @@
 #include "collectives/shard_forwarding.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/check.h"
@@ -20,19 +21,21 @@ std::string_view ForwardingPatternName(ForwardingPattern pattern) {
 
 ShardForwarding::ShardForwarding(TransferExecutor* executor, std::vector<topology::VertexId> ranks,
                                  ForwardingPattern pattern, double shard_bytes,
-                                 RankDoneListener* listener, uint32_t tag)
+                                 RankDoneListener* listener, uint32_t tag, uint32_t chunks)
     : executor_(executor),
       ranks_(std::move(ranks)),
       pattern_(pattern),
       shard_bytes_(shard_bytes),
+      chunks_(chunks),
       listener_(listener),
       tag_(tag),
       state_(ranks_.size()) {
   PODSIM_CHECK(!ranks_.empty()) << "a ring needs at least one rank";
   PODSIM_CHECK(shard_bytes_ >= 0) << "negative shard " << shard_bytes_;
+  PODSIM_CHECK(chunks_ >= 1) << "a step needs at least one chunk";
 }
 
-uint32_t ShardForwarding::SendCount(uint32_t index, int direction) const {
+uint32_t ShardForwarding::StepCount(uint32_t index, int direction) const {
   const uint32_t n = static_cast<uint32_t>(ranks_.size());
   switch (pattern_) {
     case ForwardingPattern::kUnidirectionalRing:
@@ -63,13 +66,14 @@ uint32_t ShardForwarding::ReceiveCount(uint32_t index, int direction) const {
     if (direction == 1 && index + 1 == n) return 0;
   }
   // The sender into `index` in this direction is its neighbour the other way.
-  return SendCount(Neighbour(index, 1 - direction), direction);
+  return StepCount(Neighbour(index, 1 - direction), direction);
 }
 
 void ShardForwarding::RankReady(uint32_t index) {
   PODSIM_CHECK(index < state_.size() && !state_[index].ready)
       << "rank " << index << " made ready twice or out of range";
   state_[index].ready = true;
+  state_[index].ready_time = executor_->engine()->now();
   TryAdvance(index);
   CheckDone(index);
 }
@@ -78,25 +82,48 @@ void ShardForwarding::TryAdvance(uint32_t index) {
   RankState& state = state_[index];
   if (!state.ready) return;
   for (int direction = 0; direction < 2; ++direction) {
-    const uint32_t step = state.sent[direction];
-    if (state.sending[direction] || step >= SendCount(index, direction)) continue;
-    // Step s forwards what arrived at step s-1.
-    if (step > 0 && state.received[direction] < step) continue;
-    state.sending[direction] = true;
+    const uint32_t steps = StepCount(index, direction);
+    const uint32_t send = state.sent[direction];
+    if (state.sending[direction] || send >= steps * chunks_) continue;
+    // Send i is chunk i % C of step i / C, which forwards what arrived as the same chunk of the
+    // previous step, receive i - C (chunks of one direction arrive in the order they were sent).
+    const uint32_t step = send / chunks_;
+    SendTiming timing;
+    timing.data_ready = state.ready_time;
+    if (step > 0) {
+      const uint32_t needed = send - chunks_;
+      if (state.received[direction] <= needed) continue;
+      std::vector<sim::Time>& arrivals = state.arrivals[direction];
+      timing.data_ready = std::max(timing.data_ready, arrivals[needed - state.base[direction]]);
+      if (needed + 1 - state.base[direction] == arrivals.size()) {
+        arrivals.clear();
+        state.base[direction] = needed + 1;
+      }
+    }
+    if (send > 0) timing.previous_done = state.last_done[direction];
     const bool half = pattern_ == ForwardingPattern::kBidirectionalRing && ranks_.size() % 2 == 0 &&
-                      step + 1 == SendCount(index, direction);
-    executor_->Send(ranks_[index], ranks_[Neighbour(index, direction)],
-                    half ? shard_bytes_ / 2 : shard_bytes_,
-                    [this, index, direction] { OnSendDone(index, direction); });
+                      step + 1 == steps;
+    state.sending[direction] = true;
+    executor_->Send(
+        ranks_[index], ranks_[Neighbour(index, direction)],
+        (half ? shard_bytes_ / 2 : shard_bytes_) / chunks_,
+        [this, index, direction] { OnSendDone(index, direction); }, timing);
   }
 }
 
 void ShardForwarding::OnSendDone(uint32_t index, int direction) {
+  const sim::Time now = executor_->engine()->now();
   RankState& state = state_[index];
   state.sending[direction] = false;
+  state.last_done[direction] = now;
   ++state.sent[direction];
   const uint32_t receiver = Neighbour(index, direction);
-  ++state_[receiver].received[direction];
+  RankState& receiving = state_[receiver];
+  ++receiving.received[direction];
+  // Only receives a later send forwards need their arrival time.
+  if (receiving.received[direction] <= StepCount(receiver, direction) * chunks_) {
+    receiving.arrivals[direction].push_back(now);
+  }
   TryAdvance(receiver);
   TryAdvance(index);
   CheckDone(receiver);
@@ -107,8 +134,8 @@ void ShardForwarding::CheckDone(uint32_t index) {
   RankState& state = state_[index];
   if (state.done || !state.ready) return;
   for (int direction = 0; direction < 2; ++direction) {
-    if (state.sent[direction] < SendCount(index, direction)) return;
-    if (state.received[direction] < ReceiveCount(index, direction)) return;
+    if (state.sent[direction] < StepCount(index, direction) * chunks_) return;
+    if (state.received[direction] < ReceiveCount(index, direction) * chunks_) return;
   }
   state.done = true;
   listener_->OnRankDone(tag_, index);

@@ -16,6 +16,13 @@
 //   * Line (an axis without wraparound): every shard travels towards both ends; the link next to
 //     an end carries n-1 shards, so it takes about twice the wrapped time (formulas.md).
 // The bytes of each send are the shard size given; the caller sizes shards per operation.
+//
+// Chunks: with `chunks` C > 1 every step is cut into C sends, and chunk k of step s goes as soon
+// as chunk k of step s-1 has arrived and the previous send in that direction is done. Sends of a
+// direction stream back to back (SendTiming in transfer_executor.h), so the route latency of a
+// chunk overlaps the delivery of the previous one, as in NCCL's pipelined rings; a step's latency
+// is paid once per pipeline fill instead of once per step. C = 1 (the default) sends one shard
+// per step.
 
 #ifndef PODSIM_COLLECTIVES_SHARD_FORWARDING_H_
 #define PODSIM_COLLECTIVES_SHARD_FORWARDING_H_
@@ -25,6 +32,7 @@
 #include <vector>
 
 #include "collectives/transfer_executor.h"
+#include "sim/time.h"
 #include "topology/fabric.h"
 
 namespace podsim::collectives {
@@ -46,7 +54,7 @@ class ShardForwarding {
   // passed back to the listener.
   ShardForwarding(TransferExecutor* executor, std::vector<topology::VertexId> ranks,
                   ForwardingPattern pattern, double shard_bytes, RankDoneListener* listener,
-                  uint32_t tag);
+                  uint32_t tag, uint32_t chunks = 1);
   ShardForwarding(const ShardForwarding&) = delete;
   ShardForwarding& operator=(const ShardForwarding&) = delete;
 
@@ -55,8 +63,9 @@ class ShardForwarding {
 
   size_t size() const { return ranks_.size(); }
   topology::VertexId rank(uint32_t index) const { return ranks_[index]; }
-  // Number of sends the rank at `index` makes in `direction` (0: +1 neighbour, 1: -1 neighbour).
-  uint32_t SendCount(uint32_t index, int direction) const;
+  // Number of steps in which the rank at `index` sends in `direction` (0: +1 neighbour, 1: -1
+  // neighbour); each step is `chunks` sends.
+  uint32_t StepCount(uint32_t index, int direction) const;
 
  private:
   struct RankState {
@@ -65,6 +74,11 @@ class ShardForwarding {
     bool sending[2] = {false, false};
     uint32_t sent[2] = {0, 0};      // Sends completed per direction.
     uint32_t received[2] = {0, 0};  // Receives completed per direction.
+    sim::Time ready_time;           // When RankReady was called.
+    sim::Time last_done[2];         // When the last send in each direction completed.
+    // Arrival times of the receives not yet forwarded: receive r is at arrivals[d][r - base[d]].
+    std::vector<sim::Time> arrivals[2];
+    uint32_t base[2] = {0, 0};
   };
 
   uint32_t Neighbour(uint32_t index, int direction) const;
@@ -77,6 +91,7 @@ class ShardForwarding {
   std::vector<topology::VertexId> ranks_;
   ForwardingPattern pattern_;
   double shard_bytes_;
+  uint32_t chunks_;
   RankDoneListener* listener_;
   uint32_t tag_;
   std::vector<RankState> state_;

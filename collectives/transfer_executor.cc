@@ -1,5 +1,6 @@
 #include "collectives/transfer_executor.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -18,17 +19,20 @@ TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* 
 }
 
 void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, double bytes,
-                            sim::EventHandler&& on_done) {
+                            sim::EventHandler&& on_done, SendTiming timing) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
+  if (timing.data_ready == sim::Time::Max()) timing.data_ready = engine_->now();
+  PODSIM_CHECK(timing.data_ready <= engine_->now() && timing.previous_done <= engine_->now())
+      << "send timing in the future";
   if (per_message_overhead_ == sim::Time::Zero()) {
-    StartFlows(src, dst, bytes, std::move(on_done));
+    StartFlows(src, dst, bytes, std::move(on_done), timing);
     return;
   }
   engine_->Schedule(per_message_overhead_,
-                    [this, src, dst, bytes, done = std::move(on_done)]() mutable {
-                      StartFlows(src, dst, bytes, std::move(done));
+                    [this, src, dst, bytes, timing, done = std::move(on_done)]() mutable {
+                      StartFlows(src, dst, bytes, std::move(done), timing);
                     });
 }
 
@@ -53,7 +57,7 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
 }
 
 void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                                  sim::EventHandler&& on_done) {
+                                  sim::EventHandler&& on_done, SendTiming timing) {
   if (src == dst) {
     engine_->Schedule(sim::Time::Zero(), std::move(on_done));
     return;
@@ -62,7 +66,7 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   // re-enters Send: flow completions always arrive as later events.
   fabric_->ParallelRoutes(src, dst, &routes_);
   if (routes_.size() == 1) {
-    StartFlow(src, dst, bytes, routes_.front().route, std::move(on_done));
+    StartFlow(src, dst, bytes, routes_.front().route, std::move(on_done), timing);
     return;
   }
   // Striped over parallel routes: done when the last stripe is.
@@ -77,22 +81,30 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   stripes_[stripe].pending = routes_.size();
   stripes_[stripe].on_done = std::move(on_done);
   for (const topology::WeightedRoute& weighted : routes_) {
-    StartFlow(src, dst, bytes * weighted.fraction, weighted.route, [this, stripe] {
-      Stripes& s = stripes_[stripe];
-      if (--s.pending > 0) return;
-      sim::EventHandler done = std::move(s.on_done);
-      s.on_done = nullptr;
-      free_stripes_.push_back(stripe);
-      done();
-    });
+    StartFlow(
+        src, dst, bytes * weighted.fraction, weighted.route,
+        [this, stripe] {
+          Stripes& s = stripes_[stripe];
+          if (--s.pending > 0) return;
+          sim::EventHandler done = std::move(s.on_done);
+          s.on_done = nullptr;
+          free_stripes_.push_back(stripe);
+          done();
+        },
+        timing);
   }
 }
 
 void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
                                  const std::vector<topology::LinkIndex>& route,
-                                 sim::EventHandler&& on_done) {
+                                 sim::EventHandler&& on_done, SendTiming timing) {
+  const sim::Time latency = fabric_->RouteLatency(route);
+  const sim::Time now = engine_->now();
+  // The per-message overhead is software work before the bytes leave, so it delays the start.
+  const sim::Time start =
+      std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
   spec_.bytes = bytes;
-  spec_.latency = fabric_->RouteLatency(route);
+  spec_.latency = std::clamp(start + latency - now, sim::Time::Zero(), latency);
   spec_.route.clear();
   for (topology::LinkIndex link : route) spec_.route.push_back(sim::ResourceId{link});
   sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));

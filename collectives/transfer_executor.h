@@ -6,6 +6,16 @@
 // of the bytes, each paying its route's per-hop latency. The transfer is done when every flow is.
 // Flows are cut-through: a flow occupies all links of its route at once, as a wormhole-routed
 // transfer does, so there is no store-and-forward delay per hop.
+//
+// Back-to-back sends on one channel. A flow pays its route latency before its bytes move, which
+// is right for a send into an idle channel. When a sender streams chunks, the next chunk's first
+// byte leaves as soon as the previous chunk's last byte has (its route latency then overlaps the
+// previous chunk's delivery), so SendTiming lets the caller say when the data was ready and when
+// the channel's previous send completed; the flow's latency is cut to what the wire still owes:
+//   sender starts  s = max(data_ready, previous_done - L) + per-message overhead
+//                                                               (L = route latency)
+//   latency        = s + L - now, within [0, L]                 (now >= both times)
+// so the send completes at s + L + bytes / rate, as on a pipelined link.
 
 #ifndef PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
 #define PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
@@ -21,6 +31,13 @@
 
 namespace podsim::collectives {
 
+// When a send's data became available and when the previous send on the same channel completed;
+// both at or before the time of the Send call. The default is a send into an idle channel.
+struct SendTiming {
+  sim::Time data_ready = sim::Time::Max();      // Max: "now".
+  sim::Time previous_done = sim::Time::Zero();  // Zero with data_ready now: no credit.
+};
+
 class TransferExecutor {
  public:
   // `model` must hold the fabric's links as resources (topology::InstallLinks). All three must
@@ -33,7 +50,7 @@ class TransferExecutor {
   // Sends `bytes` from src to dst; `on_done` runs when the last byte arrived. src == dst
   // completes after the overhead alone. REQUIRES: bytes >= 0 and finite, vertices exist.
   void Send(topology::VertexId src, topology::VertexId dst, double bytes,
-            sim::EventHandler&& on_done);
+            sim::EventHandler&& on_done, SendTiming timing = {});
 
   // Sends `bytes` as one flow over explicit flow-model resources (links, and resources the caller
   // added to the model, such as a switch's reduction engine), paying the per-message overhead and
@@ -51,9 +68,10 @@ class TransferExecutor {
 
  private:
   void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                  sim::EventHandler&& on_done);
+                  sim::EventHandler&& on_done, SendTiming timing);
   void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
-                 const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done);
+                 const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done,
+                 SendTiming timing);
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
