@@ -471,6 +471,22 @@ TEST(EfficiencyModelTest, FamiliesAndPureFabric) {
 
 // ---- Bad input ----
 
+// No input allocates without bound: a direct all-to-all whose flows would cross too many links at
+// once is refused before any work (ring:512 would start 261,632 flows over 33M links in total).
+TEST(AlgorithmInputTest, OversizedDirectAllToAllIsRefusedUpFront) {
+  topology::System ring = Sys("ring:512");
+  CollectiveRequest request;
+  request.op = CollectiveOp::kAllToAll;
+  request.bytes = 512 * kMiB;
+  sim::StatusOr<CollectiveResult> result = SimulateCollective(ring.fabric, request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), sim::Status::Code::kOutOfRange);
+  EXPECT_EQ(result.status().message(),
+            "all-to-all over 1 group(s) of 512 ranks starts flows crossing more than 4000000 "
+            "links in total at once, beyond what podsim simulates; span fewer ranks (--axes on a "
+            "torus)");
+}
+
 TEST(AlgorithmInputTest, EachBadInputGetsOneClearError) {
   auto message = [](const std::string& system_name, CollectiveRequest request) {
     topology::System system = Sys(system_name);

@@ -470,6 +470,44 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
 }
 
 // Builds the collective of a prepared request on `executor`.
+// A direct all-to-all starts every pair's flow at once, so its cost grows with the pairs times
+// their route lengths (every hop of every flow is shared max-min with the others). Bounds checked
+// before any work: 2M simultaneous transfers, and 4M flow-hops (hundreds of megabytes and tens of
+// seconds of solving; a 16x16 torus needs 0.5M and a second or two).
+constexpr uint64_t kMaxDirectTransfers = 2'000'000;
+constexpr uint64_t kMaxDirectFlowHops = 4'000'000;
+
+sim::Status CheckDirectAllToAllSize(const Fabric& fabric, const GroupPlan& groups) {
+  uint64_t transfers = 0;
+  for (const auto& group : groups.groups) transfers += group.size() * (group.size() - 1);
+  auto too_large = [&](const std::string& what) {
+    return sim::Status::OutOfRange(
+        "all-to-all over " + std::to_string(groups.groups.size()) + " group(s) of " +
+        std::to_string(groups.group_size) + " ranks starts " + what +
+        " at once, beyond what podsim simulates; span fewer ranks (--axes on a torus)");
+  };
+  if (transfers > kMaxDirectTransfers) {
+    return too_large(std::to_string(transfers) + " transfers (limit " +
+                     std::to_string(kMaxDirectTransfers) + ")");
+  }
+  uint64_t hops = 0;
+  std::vector<topology::WeightedRoute> routes;
+  for (const auto& group : groups.groups) {
+    for (topology::VertexId src : group) {
+      for (topology::VertexId dst : group) {
+        if (src == dst) continue;
+        fabric.ParallelRoutes(src, dst, &routes);
+        for (const topology::WeightedRoute& route : routes) hops += route.route.size();
+      }
+      if (hops > kMaxDirectFlowHops) {
+        return too_large("flows crossing more than " + std::to_string(kMaxDirectFlowHops) +
+                         " links in total");
+      }
+    }
+  }
+  return sim::Status::Ok();
+}
+
 sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
                                                  const CollectiveRequest& request, const Plan& plan,
                                                  const FabricEfficiency& efficiency,
@@ -492,6 +530,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
                                          static_cast<double>(kMaxBroadcastChunks)));
     collective = std::make_unique<ChainBroadcast>(executor, chains, request.bytes, chunks);
   } else if (algorithm == "direct") {
+    PODSIM_RETURN_IF_ERROR(CheckDirectAllToAllSize(fabric, groups));
     collective = std::make_unique<DirectAllToAll>(executor, groups.groups, request.bytes);
   } else if (algorithm == "tree") {
     collective = std::make_unique<DoubleBinaryTree>(
