@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/collective_trace.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "topology/names.h"
 #include "topology/system.h"
+#include "traces/trace_file.h"
 
 namespace podsim::cli {
 
@@ -30,6 +32,8 @@ struct CollectiveFlags {
   bool sweep = false;
   bool ideal = false;
   bool json = false;
+  std::string trace;
+  std::string trace_chips;
 };
 
 std::vector<std::string> Split(std::string_view text, char separator) {
@@ -156,6 +160,27 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
     sizes.push_back(bytes);
   }
 
+  // Tracing observes one run; the sink writes to a temporary file renamed on Close, so a run that
+  // fails leaves no trace file behind.
+  std::unique_ptr<traces::TraceSink> sink;
+  std::unique_ptr<CollectiveTraceObserver> observer;
+  if (!flags.trace.empty()) {
+    if (flags.sweep)
+      return sim::Status::InvalidArgument("--trace traces one size; drop --sweep-bytes");
+    request.bytes = sizes.front();
+    PODSIM_ASSIGN_OR_RETURN(collectives::AlgorithmChoice choice,
+                            collectives::ChooseAlgorithm(system.fabric, request));
+    PODSIM_ASSIGN_OR_RETURN(std::vector<bool> traced,
+                            ParseTraceChips(flags.trace_chips, system.fabric.chip_count()));
+    sim::StatusOr<std::unique_ptr<traces::TraceSink>> opened = traces::OpenTraceFile(flags.trace);
+    if (!opened.ok()) return opened.status().WithContext("--trace");
+    sink = std::move(*opened);
+    observer = std::make_unique<CollectiveTraceObserver>(&system.fabric, sink.get(), traced,
+                                                         choice.algorithm);
+    request.transfer_observer = observer.get();
+    request.flow_observer = observer.get();
+  }
+
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<collectives::CollectiveResult> results;
   for (double bytes : sizes) {
@@ -165,6 +190,7 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
     rows.push_back(ResultJson(bytes, result));
     results.push_back(std::move(result));
   }
+  if (sink) PODSIM_RETURN_IF_ERROR(sink->Close().WithContext("--trace"));
 
   if (flags.json) {
     nlohmann::ordered_json j{{"system", system.name},
@@ -209,6 +235,7 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   io.out << "busbw       " << Rate(first.busbw_bytes_per_s) << "\n";
   io.out << "simulated   " << first.transfers << " transfers, " << first.flows << " flows, "
          << first.events << " events\n";
+  if (sink) io.out << "trace       " << flags.trace << "\n";
   return sim::Status::Ok();
 }
 
@@ -250,6 +277,10 @@ Command AddCollectiveCommand(CLI::App& app) {
                 "Pure fabric: line rate and hop latencies, without the efficiency model "
                 "calibrated on measured collectives");
   sub->add_flag("--json", flags->json, "Print one JSON object");
+  sub->add_option("--trace", flags->trace,
+                  "Write a trace of the run: FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");
+  sub->add_option("--trace-chips", flags->trace_chips,
+                  "Chips to trace: 'all' or ranges like 0-15,32 (default: up to 64 chips)");
   return Command{sub, [flags](CommandIo& io) { return Run(*flags, io); }};
 }
 

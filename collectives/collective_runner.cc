@@ -603,6 +603,12 @@ sim::StatusOr<CollectiveResult> SimulateCollective(const Fabric& fabric,
   return std::move(results.front());
 }
 
+sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const Fabric& fabric,
+                                               const CollectiveRequest& request) {
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+  return AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
+}
+
 sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     const Fabric& fabric, const std::vector<CollectiveRequest>& requests) {
   if (requests.empty()) {
@@ -629,9 +635,17 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     PODSIM_CHECK(resource.ok()) << resource.status();
   }
   std::vector<std::unique_ptr<TransferExecutor>> executors;
+  std::vector<sim::FlowObserver*> flow_observers;
   for (const CollectiveRequest& request : requests) {
     executors.push_back(std::make_unique<TransferExecutor>(
         &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead));
+    executors.back()->SetObserver(request.transfer_observer);
+    if (request.flow_observer != nullptr &&
+        std::find(flow_observers.begin(), flow_observers.end(), request.flow_observer) ==
+            flow_observers.end()) {
+      flow_observers.push_back(request.flow_observer);
+      model.AddObserver(request.flow_observer);
+    }
   }
   std::vector<std::unique_ptr<Collective>> collectives;
   for (size_t i = 0; i < requests.size(); ++i) {

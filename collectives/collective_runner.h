@@ -38,6 +38,8 @@
 
 #include "collectives/collective_op.h"
 #include "collectives/efficiency_model.h"
+#include "collectives/transfer_observer.h"
+#include "sim/flow_observer.h"
 #include "sim/status.h"
 #include "sim/time.h"
 #include "topology/fabric.h"
@@ -66,6 +68,10 @@ struct CollectiveRequest {
   bool calibrated = false;
   // Overrides the model `calibrated` picks, e.g. to study one factor at a time.
   std::optional<FabricEfficiency> efficiency;
+  // Observers of the run (not owned; they only read, so results do not depend on them): every
+  // transfer of this collective, and every flow and link usage of the shared flow model.
+  TransferObserver* transfer_observer = nullptr;
+  sim::FlowObserver* flow_observer = nullptr;
 };
 
 struct CollectiveResult {
@@ -80,6 +86,14 @@ struct CollectiveResult {
   uint64_t flows = 0;
   uint64_t events = 0;
 };
+
+// The algorithm SimulateCollective runs for `request` (validated as it would be), and why.
+struct AlgorithmChoice {
+  std::string algorithm;
+  std::string reason;
+};
+sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const topology::Fabric& fabric,
+                                               const CollectiveRequest& request);
 
 // The algorithm names --algorithm accepts.
 const std::vector<std::string>& AlgorithmNames();

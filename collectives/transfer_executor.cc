@@ -24,6 +24,7 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
   ++transfers_;
   bytes_sent_ += bytes;
   if (timing.data_ready == sim::Time::Max()) timing.data_ready = engine_->now();
+  if (observer_ != nullptr) Observe(src, dst, bytes, &on_done);
   PODSIM_CHECK(timing.data_ready <= engine_->now() && timing.previous_done <= engine_->now())
       << "send timing in the future";
   if (per_message_overhead_ == sim::Time::Zero()) {
@@ -41,6 +42,17 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
+  if (observer_ != nullptr) {
+    // Name the ends by the first and last links crossed; a resource that is not a link (a
+    // switch's reduction engine) is skipped, so the switch stands for it.
+    const uint32_t links = fabric_->link_count();
+    auto first = std::find_if(resources.begin(), resources.end(),
+                              [links](sim::ResourceId r) { return r.value < links; });
+    auto last = std::find_if(resources.rbegin(), resources.rend(),
+                             [links](sim::ResourceId r) { return r.value < links; });
+    PODSIM_CHECK(first != resources.end()) << "transfer crosses no link";
+    Observe(fabric_->link(first->value).src, fabric_->link(last->value).dst, bytes, &on_done);
+  }
   sim::FlowSpec spec;
   spec.bytes = bytes;
   spec.latency = latency;
@@ -54,6 +66,16 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
   } else {
     engine_->Schedule(per_message_overhead_, std::move(start));
   }
+}
+
+void TransferExecutor::Observe(topology::VertexId src, topology::VertexId dst, double bytes,
+                               sim::EventHandler* on_done) {
+  const uint64_t id = transfers_;
+  observer_->OnTransferStarted(engine_->now(), id, src, dst, bytes);
+  *on_done = [this, id, done = std::move(*on_done)]() mutable {
+    observer_->OnTransferCompleted(engine_->now(), id);
+    done();
+  };
 }
 
 void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,

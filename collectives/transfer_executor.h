@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/transfer_observer.h"
 #include "sim/engine.h"
 #include "sim/event_handler.h"
 #include "sim/flow_model.h"
@@ -59,6 +60,9 @@ class TransferExecutor {
   void SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency, double bytes,
                        sim::EventHandler&& on_done);
 
+  // Attaches an observer of every transfer (not owned; null detaches).
+  void SetObserver(TransferObserver* observer) { observer_ = observer; }
+
   sim::Engine* engine() const { return engine_; }
   sim::FlowModel* model() const { return model_; }
   sim::Time per_message_overhead() const { return per_message_overhead_; }
@@ -67,6 +71,9 @@ class TransferExecutor {
   double bytes_sent() const { return bytes_sent_; }
 
  private:
+  // With an observer: reports the transfer's start and wraps `on_done` to report its end.
+  void Observe(topology::VertexId src, topology::VertexId dst, double bytes,
+               sim::EventHandler* on_done);
   void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
                   sim::EventHandler&& on_done, SendTiming timing);
   void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
@@ -79,6 +86,7 @@ class TransferExecutor {
   sim::Time per_message_overhead_;
   uint64_t transfers_ = 0;
   double bytes_sent_ = 0;
+  TransferObserver* observer_ = nullptr;
 
   // Scratch reused by every transfer.
   std::vector<topology::WeightedRoute> routes_;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "cli/byte_size.h"
 #include "cli/main_command.h"
+#include "traces/trace_lint.h"
 
 namespace podsim::cli {
 namespace {
@@ -134,6 +137,56 @@ TEST(CliTest, TopologyJsonForEverySystemForm) {
     EXPECT_EQ(run.code, 0) << system << ": " << run.err;
     EXPECT_TRUE(nlohmann::json::accept(run.out)) << system;
   }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("podsim_cli_test_" + name)).string();
+}
+
+// issue 7: tracing only observes. The results are byte-identical with and without --trace, and
+// both formats pass the trace lint (declared tracks, balanced slices, flows with both ends).
+TEST(CliTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
+  const std::vector<std::string> base = {"collective", "--system", "h100:16", "--op",
+                                         "all-reduce", "--bytes",  "16MiB",   "--json"};
+  const std::string untraced = Podsim(base).out;
+  for (const char* extension : {".json", ".pftrace"}) {
+    SCOPED_TRACE(extension);
+    const std::string path = TempPath(std::string("trace") + extension);
+    std::filesystem::remove(path);
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--trace", path});
+    Outcome traced = Podsim(args);
+    ASSERT_EQ(traced.code, 0) << traced.err;
+    EXPECT_EQ(traced.out, untraced);
+    const std::string trace = ReadFile(path);
+    ASSERT_FALSE(trace.empty());
+    sim::Status lint = std::string(extension) == ".json" ? traces::LintChromeJson(trace)
+                                                         : traces::LintPerfetto(trace);
+    EXPECT_TRUE(lint.ok()) << lint;
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(CliTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
+  const std::string path = TempPath("trace.txt");
+  Outcome run = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "1MiB",
+                        "--trace", path});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("--trace: "), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(path));
+  run = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "1MiB",
+                "--trace", TempPath("t.json"), "--trace-chips", "3-1"});
+  EXPECT_EQ(run.err,
+            "podsim: error: --trace-chips: expected 'all' or chip indices and ranges from 0 to 7 "
+            "like 0-15,32 (got '3-1')\n");
+  EXPECT_FALSE(std::filesystem::exists(TempPath("t.json")));
 }
 
 TEST(ByteSizeTest, ParsesBinaryAndDecimalSuffixes) {
