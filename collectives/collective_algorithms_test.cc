@@ -473,6 +473,30 @@ TEST(EfficiencyModelTest, FamiliesAndPureFabric) {
 
 // No input allocates without bound: a direct all-to-all whose flows would cross too many links at
 // once is refused before any work (ring:512 would start 261,632 flows over 33M links in total).
+// InfiniBand SHARP across nodes (formulas.md "SHARP AllReduce": B/W instead of 2B/W): the rail
+// leaves reduce, so the cross-node part moves V/g per NIC each way instead of the ring's
+// 2 (m-1)/m V/g. Stages: in-node ring reduce-scatter, leaf all-reduce, in-node ring all-gather.
+TEST(InfinibandSharpTest, LeafReductionHalvesTheCrossNodeTraffic) {
+  topology::System system = Sys("h100:64");  // 8 nodes in one scalable unit.
+  const double v = 1 * kGiB;
+  const double in_node = (7.0 / 8) * v / kH100Egress;  // One ring phase over NVLink.
+  const double sharp = (v / 8) / kNic;                 // V/g up and down at the NIC's rate.
+  CollectiveResult result = Simulate(system.fabric, {CollectiveOp::kAllReduce, v, "in-switch"});
+  // Within 5%: the leaf's chunk pipeline fills and drains, and each stage pays its hop latencies.
+  ExpectWithin(result.time.ToSeconds(), 2 * in_node + sharp, kRounded, "SHARP all-reduce");
+  CollectiveResult ring_rails =
+      Simulate(system.fabric, {CollectiveOp::kAllReduce, v, "hierarchical"});
+  EXPECT_LT(result.time.ToSeconds(), ring_rails.time.ToSeconds() + sharp)
+      << "the leaf saves the ring's second pass over the NICs";
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    SCOPED_TRACE(std::string(CollectiveOpName(op)));
+    CollectiveResult half = Simulate(system.fabric, {op, v, "in-switch"});
+    // One ring phase plus the leaf moving V/g one way and V/(g m)-sized pieces the other.
+    EXPECT_GT(half.time.ToSeconds(), in_node);
+    EXPECT_LT(half.time.ToSeconds(), result.time.ToSeconds());
+  }
+}
+
 TEST(AlgorithmInputTest, OversizedDirectAllToAllIsRefusedUpFront) {
   topology::System ring = Sys("ring:512");
   CollectiveRequest request;
@@ -503,8 +527,10 @@ TEST(AlgorithmInputTest, EachBadInputGetsOneClearError) {
   EXPECT_EQ(message("torus:4x4", r),
             "--algorithm in-switch: needs a switched fabric (an NVSwitch node like h100:8, or "
             "switch:N); this system has no switch to reduce in");
-  EXPECT_EQ(message("a100:16", r).substr(0, 60),
-            "--algorithm in-switch: the group spans several nodes; podsim");
+  // Across nodes in-switch is InfiniBand SHARP in the rail leaves, within one scalable unit.
+  EXPECT_EQ(message("h100:512", r),
+            "--algorithm in-switch: the group spans several scalable units; SHARP aggregation in "
+            "the spine switches is not modelled (use hierarchical)");
   r.bytes = 8 << 20;
   EXPECT_EQ(message("a100:8", r),
             "--algorithm in-switch: this NVSwitch generation has no NVLink SHARP (needs Hopper or "

@@ -12,6 +12,7 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/hierarchical.h"
 #include "collectives/in_switch_reduction.h"
+#include "collectives/infiniband_sharp.h"
 #include "collectives/phased_collective.h"
 #include "collectives/transfer_executor.h"
 #include "sim/engine.h"
@@ -555,6 +556,10 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
           "--algorithm in-switch: needs a switched fabric with one group (no --axes)");
+    }
+    if (fabric.gpu() != nullptr && !InOneNode(fabric, groups.groups[0])) {
+      return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes,
+                                 kInSwitchChunkBytes, kMaxInSwitchChunks);
     }
     PODSIM_ASSIGN_OR_RETURN(
         std::vector<ReductionSwitch> switches,

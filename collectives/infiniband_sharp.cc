@@ -1,0 +1,99 @@
+#include "collectives/infiniband_sharp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "collectives/in_switch_reduction.h"
+#include "collectives/phased_collective.h"
+#include "collectives/sequential_collective.h"
+
+namespace podsim::collectives {
+
+sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
+    TransferExecutor* executor, const topology::Fabric& fabric,
+    const std::vector<topology::VertexId>& group, CollectiveOp op, double bytes, double chunk_bytes,
+    uint32_t max_chunks) {
+  const topology::GpuLayout* gpu = fabric.gpu();
+  if (gpu == nullptr || gpu->levels < 2) {
+    return sim::Status::InvalidArgument(
+        "--algorithm in-switch: InfiniBand SHARP needs GPU nodes on a fat tree (like h100:64)");
+  }
+  std::map<int, std::vector<topology::VertexId>> by_node;  // Ordered: deterministic.
+  for (topology::VertexId chip : group) by_node[fabric.NodeOf(chip)].push_back(chip);
+  const size_t g = by_node.begin()->second.size();
+  std::vector<std::vector<topology::VertexId>> nodes, rails(g);
+  for (const auto& [node, ranks] : by_node) {
+    if (ranks.size() != g) {
+      return sim::Status::InvalidArgument(
+          "--algorithm in-switch: every node must hold as many ranks of the group (node " +
+          std::to_string(node) + " holds " + std::to_string(ranks.size()) + ", expected " +
+          std::to_string(g) + ")");
+    }
+    nodes.push_back(ranks);
+    for (size_t i = 0; i < g; ++i) rails[i].push_back(ranks[i]);
+  }
+  for (const auto& rail : rails) {
+    for (topology::VertexId chip : rail) {
+      if (gpu->LeafOf(chip) != gpu->LeafOf(rail.front())) {
+        return sim::Status::InvalidArgument(
+            "--algorithm in-switch: the group spans several scalable units; SHARP aggregation "
+            "in the spine switches is not modelled (use hierarchical)");
+      }
+    }
+  }
+
+  const double node_shard = bytes / static_cast<double>(g);
+  const double rail_bytes = node_shard;  // The array each rail reduces or gathers across nodes.
+  const uint32_t chunks = static_cast<uint32_t>(
+      std::clamp(std::ceil(rail_bytes / chunk_bytes), 1.0, static_cast<double>(max_chunks)));
+  std::vector<topology::VertexId> members;
+  for (const auto& ranks : nodes) members.insert(members.end(), ranks.begin(), ranks.end());
+  // A ring over each node's ranks; reduce-scatter and all-gather move the same shards of V/g
+  // (shard_forwarding.h), so one builder serves both.
+  auto in_node = [&]() -> std::unique_ptr<Collective> {
+    ExchangePiece piece;
+    piece.phases.push_back(
+        ExchangePhase{ForwardingPattern::kUnidirectionalRing, nodes, node_shard});
+    return std::make_unique<PhasedCollective>(executor, members, std::vector<ExchangePiece>{piece});
+  };
+  auto through_leaves = [&](CollectiveOp rail_op) {
+    SequentialCollective::Stage stage;
+    for (const auto& rail : rails) {
+      ReductionSwitch leaf;
+      for (topology::VertexId chip : rail) {
+        const topology::LinkIndex up[] = {gpu->gpu_to_nic[chip], gpu->nic_to_leaf[chip]};
+        const topology::LinkIndex down[] = {gpu->leaf_to_nic[chip], gpu->nic_to_gpu[chip]};
+        leaf.up.push_back({sim::ResourceId{up[0]}, sim::ResourceId{up[1]}});
+        leaf.down.push_back({sim::ResourceId{down[0]}, sim::ResourceId{down[1]}});
+        leaf.up_latency.push_back(fabric.link(up[0]).latency + fabric.link(up[1]).latency);
+        leaf.down_latency.push_back(fabric.link(down[0]).latency + fabric.link(down[1]).latency);
+      }
+      stage.push_back(std::make_unique<InSwitchReduction>(
+          executor, rail_op, static_cast<uint32_t>(rail.size()),
+          std::vector<ReductionSwitch>{std::move(leaf)}, rail_bytes, chunks));
+    }
+    return stage;
+  };
+
+  std::vector<SequentialCollective::Stage> stages;
+  auto single = [](std::unique_ptr<Collective> c) {
+    SequentialCollective::Stage stage;
+    stage.push_back(std::move(c));
+    return stage;
+  };
+  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) {
+    stages.push_back(single(in_node()));
+    stages.push_back(through_leaves(op));
+  }
+  if (op == CollectiveOp::kAllReduce) stages.push_back(single(in_node()));
+  if (op == CollectiveOp::kAllGather) {
+    stages.push_back(through_leaves(op));
+    stages.push_back(single(in_node()));
+  }
+  return std::unique_ptr<Collective>(std::make_unique<SequentialCollective>(std::move(stages)));
+}
+
+}  // namespace podsim::collectives

@@ -1,0 +1,42 @@
+// InfiniBand SHARP across nodes: the rail leaf switch reduces, as NCCL's CollNet / NVLS+SHARP.
+//
+// For a group filling several nodes with g ranks each, all under one scalable unit (so the ranks
+// with the same local index, one rail, all hang off one rail-optimised leaf):
+//   all-reduce      = reduce-scatter inside each node (ring over NVLink, shards V/g)
+//                   + per rail, an all-reduce of V/g in the rail's leaf switch: every member sends
+//                     its V/g up over its NIC, the leaf reduces and multicasts the result down
+//                     (in_switch_reduction.h), all g rails at once
+//                   + all-gather inside each node.
+//   reduce-scatter  = the in-node reduce-scatter, then a reduce-scatter in the leaf.
+//   all-gather      = an all-gather through the leaf, then the in-node all-gather.
+// The cross-node part moves V/g per NIC each way instead of a ring's 2 (m-1)/m V/g (formulas.md
+// "SHARP AllReduce": B/W instead of 2B/W). Stages follow one another with a barrier
+// (sequential_collective.h). Groups spanning several scalable units would need the spine's
+// aggregation too, which is not modelled: they get an error.
+
+#ifndef PODSIM_COLLECTIVES_INFINIBAND_SHARP_H_
+#define PODSIM_COLLECTIVES_INFINIBAND_SHARP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "collectives/collective_op.h"
+#include "collectives/transfer_executor.h"
+#include "sim/status.h"
+#include "topology/fabric.h"
+
+namespace podsim::collectives {
+
+// The leaf reductions pipeline their array in chunks of `chunk_bytes` (at most `max_chunks`),
+// as in_switch_reduction.h. REQUIRES: op is all-gather, reduce-scatter or all-reduce. Fails with
+// InvalidArgument naming the reason when the group does not fit the description above.
+sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
+    TransferExecutor* executor, const topology::Fabric& fabric,
+    const std::vector<topology::VertexId>& group, CollectiveOp op, double bytes, double chunk_bytes,
+    uint32_t max_chunks);
+
+}  // namespace podsim::collectives
+
+#endif  // PODSIM_COLLECTIVES_INFINIBAND_SHARP_H_
