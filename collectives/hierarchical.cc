@@ -22,6 +22,31 @@ uint32_t Chunks(double shard_bytes) {
 
 }  // namespace
 
+sim::StatusOr<NodesAndRails> SplitByNode(const topology::Fabric& fabric,
+                                         const std::vector<topology::VertexId>& group,
+                                         std::string_view algorithm) {
+  std::map<int, std::vector<topology::VertexId>> by_node;  // Ordered by node: deterministic.
+  for (topology::VertexId chip : group) by_node[fabric.NodeOf(chip)].push_back(chip);
+  const size_t g = by_node.begin()->second.size();
+  NodesAndRails split;
+  split.rails.resize(g);
+  for (const auto& [node, ranks] : by_node) {
+    if (ranks.size() != g) {
+      return sim::Status::InvalidArgument(
+          "--algorithm " + std::string(algorithm) +
+          ": every node must hold as many ranks of the group (node " + std::to_string(node) +
+          " holds " + std::to_string(ranks.size()) + ", expected " + std::to_string(g) + ")");
+    }
+    split.nodes.push_back(ranks);
+    for (size_t i = 0; i < g; ++i) split.rails[i].push_back(ranks[i]);
+  }
+  if (split.nodes.size() < 2) {
+    return sim::Status::InvalidArgument("--algorithm " + std::string(algorithm) +
+                                        ": the group lies in one node; use ring or in-switch");
+  }
+  return split;
+}
+
 sim::StatusOr<std::vector<ExchangePiece>> HierarchicalPieces(
     const topology::Fabric& fabric, const std::vector<topology::VertexId>& group, CollectiveOp op,
     double bytes, uint32_t pieces) {
@@ -29,27 +54,11 @@ sim::StatusOr<std::vector<ExchangePiece>> HierarchicalPieces(
     return sim::Status::InvalidArgument(
         "--algorithm hierarchical: needs a GPU system with NVLink nodes (like h100:16)");
   }
-  std::map<int, std::vector<topology::VertexId>> by_node;  // Ordered by node: deterministic.
-  for (topology::VertexId chip : group) by_node[fabric.NodeOf(chip)].push_back(chip);
-  const size_t g = by_node.begin()->second.size();
-  for (const auto& [node, ranks] : by_node) {
-    if (ranks.size() != g) {
-      return sim::Status::InvalidArgument(
-          "--algorithm hierarchical: every node must hold as many ranks of the group (node " +
-          std::to_string(node) + " holds " + std::to_string(ranks.size()) + ", expected " +
-          std::to_string(g) + ")");
-    }
-  }
-  const size_t m = by_node.size();
-  if (m < 2) {
-    return sim::Status::InvalidArgument(
-        "--algorithm hierarchical: the group lies in one node; use ring or in-switch");
-  }
-  std::vector<std::vector<topology::VertexId>> nodes, rails(g);
-  for (const auto& [node, ranks] : by_node) {
-    nodes.push_back(ranks);
-    for (size_t i = 0; i < g; ++i) rails[i].push_back(ranks[i]);
-  }
+  PODSIM_ASSIGN_OR_RETURN(NodesAndRails split, SplitByNode(fabric, group, "hierarchical"));
+  const size_t g = split.rails.size();
+  const size_t m = split.nodes.size();
+  const std::vector<std::vector<topology::VertexId>>& nodes = split.nodes;
+  const std::vector<std::vector<topology::VertexId>>& rails = split.rails;
   const ForwardingPattern ring = ForwardingPattern::kUnidirectionalRing;
   const double in_node_shard = bytes / pieces / static_cast<double>(g);
   const double rail_shard = in_node_shard / static_cast<double>(m);

@@ -19,6 +19,7 @@
 #define PODSIM_COLLECTIVES_HIERARCHICAL_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "collectives/collective_op.h"
@@ -27,6 +28,18 @@
 #include "topology/fabric.h"
 
 namespace podsim::collectives {
+
+// A group's ranks per node (nodes in order) and per rail (ranks with the same local index, one
+// per node), for algorithms that treat NVLink nodes and the network apart. Fails with
+// InvalidArgument, naming `algorithm`, unless every node holds equally many ranks of the group
+// and there are at least two nodes. REQUIRES: fabric.gpu() != nullptr.
+struct NodesAndRails {
+  std::vector<std::vector<topology::VertexId>> nodes;
+  std::vector<std::vector<topology::VertexId>> rails;
+};
+sim::StatusOr<NodesAndRails> SplitByNode(const topology::Fabric& fabric,
+                                         const std::vector<topology::VertexId>& group,
+                                         std::string_view algorithm);
 
 // Fails with InvalidArgument unless the fabric is a GPU system and `group` spans at least two
 // nodes with equally many ranks in each. REQUIRES: op is all-gather, reduce-scatter or all-reduce.

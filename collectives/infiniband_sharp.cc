@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <string>
 #include <utility>
 
+#include "collectives/hierarchical.h"
 #include "collectives/in_switch_reduction.h"
 #include "collectives/phased_collective.h"
 #include "collectives/sequential_collective.h"
@@ -21,20 +21,10 @@ sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
     return sim::Status::InvalidArgument(
         "--algorithm in-switch: InfiniBand SHARP needs GPU nodes on a fat tree (like h100:64)");
   }
-  std::map<int, std::vector<topology::VertexId>> by_node;  // Ordered: deterministic.
-  for (topology::VertexId chip : group) by_node[fabric.NodeOf(chip)].push_back(chip);
-  const size_t g = by_node.begin()->second.size();
-  std::vector<std::vector<topology::VertexId>> nodes, rails(g);
-  for (const auto& [node, ranks] : by_node) {
-    if (ranks.size() != g) {
-      return sim::Status::InvalidArgument(
-          "--algorithm in-switch: every node must hold as many ranks of the group (node " +
-          std::to_string(node) + " holds " + std::to_string(ranks.size()) + ", expected " +
-          std::to_string(g) + ")");
-    }
-    nodes.push_back(ranks);
-    for (size_t i = 0; i < g; ++i) rails[i].push_back(ranks[i]);
-  }
+  PODSIM_ASSIGN_OR_RETURN(NodesAndRails split, SplitByNode(fabric, group, "in-switch"));
+  const size_t g = split.rails.size();
+  const std::vector<std::vector<topology::VertexId>>& nodes = split.nodes;
+  const std::vector<std::vector<topology::VertexId>>& rails = split.rails;
   for (const auto& rail : rails) {
     for (topology::VertexId chip : rail) {
       if (gpu->LeafOf(chip) != gpu->LeafOf(rail.front())) {
