@@ -68,4 +68,37 @@ std::optional<double> ParseNumber(std::string_view text) {
   return value;
 }
 
+sim::StatusOr<std::vector<std::pair<std::string_view, std::string_view>>> ParseKeyValues(
+    std::string_view text, std::span<const std::string_view> keys, std::string_view where,
+    std::string_view grammar) {
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  if (text.empty()) return pairs;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return sim::Status::ParseError(
+          StrCat({where, ": expected key=value, got '", item, "'; form: ", grammar}));
+    }
+    const std::string_view key = item.substr(0, eq);
+    bool known = false;
+    for (std::string_view k : keys) known = known || k == key;
+    if (!known) {
+      return sim::Status::NotFound(
+          StrCat({where, ": unknown key '", key, "'", DidYouMean(key, keys), "; form: ", grammar}));
+    }
+    for (const auto& [seen, unused] : pairs) {
+      if (seen == key) {
+        return sim::Status::InvalidArgument(StrCat({where, ": key '", key, "' given twice"}));
+      }
+    }
+    pairs.emplace_back(key, item.substr(eq + 1));
+    if (comma == std::string_view::npos) return pairs;
+    start = comma + 1;
+  }
+}
+
 }  // namespace podsim::topology

@@ -9,6 +9,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/status.h"
 
 namespace podsim::topology {
 
@@ -26,6 +30,14 @@ std::optional<std::string> NearestName(std::string_view given,
 
 // " (did you mean 'x'?)" or "" when nothing is near; appended to NotFound messages.
 std::string DidYouMean(std::string_view given, std::span<const std::string_view> candidates);
+
+// Splits "key=value,key=value" into its pairs, in order. Errors name `where` and show `grammar`:
+// an item without '=' or with an empty key is a ParseError ("<where>: expected key=value, got
+// 'x'; form: <grammar>"), a key not in `keys` NotFound with a spelling suggestion, a key given
+// twice InvalidArgument. An empty text has no pairs.
+sim::StatusOr<std::vector<std::pair<std::string_view, std::string_view>>> ParseKeyValues(
+    std::string_view text, std::span<const std::string_view> keys, std::string_view where,
+    std::string_view grammar);
 
 // Parses a whole string as a non-negative decimal integer no larger than `max`.
 std::optional<int64_t> ParseCount(std::string_view text, int64_t max);

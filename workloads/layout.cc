@@ -57,32 +57,8 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
   }
   Layout layout;
-  std::vector<std::string_view> seen;
-  std::string_view rest = text;
-  while (!rest.empty() || seen.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0) {
-      return sim::Status::ParseError(
-          StrCat({where, ": expected key=value, got '", item, "'; form: ", kLayoutGrammar}));
-    }
-    std::string_view key = item.substr(0, eq);
-    std::string_view value = item.substr(eq + 1);
-    bool known = false;
-    for (std::string_view k : kKeys) known = known || k == key;
-    if (!known) {
-      return sim::Status::NotFound(
-          StrCat({where, ": unknown key '", key, "'", topology::DidYouMean(key, kKeys),
-                  "; form: ", kLayoutGrammar}));
-    }
-    for (std::string_view s : seen) {
-      if (s == key) {
-        return sim::Status::InvalidArgument(StrCat({where, ": key '", key, "' given twice"}));
-      }
-    }
-    seen.push_back(key);
+  PODSIM_ASSIGN_OR_RETURN(auto pairs, topology::ParseKeyValues(text, kKeys, where, kLayoutGrammar));
+  for (const auto& [key, value] : pairs) {
     if (key == "schedule") {
       bool found = false;
       for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB,

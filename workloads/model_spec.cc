@@ -83,29 +83,9 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   static const std::vector<std::string_view> kRequired = {"layers",   "d_model",  "ffn",  "heads",
                                                           "kv_heads", "head_dim", "vocab"};
   const std::string where = StrCat({"model '", text, "'"});
+  PODSIM_ASSIGN_OR_RETURN(auto pairs, topology::ParseKeyValues(body, kKeys, where, kCustomGrammar));
   std::map<std::string, std::string, std::less<>> values;
-  while (!body.empty()) {
-    size_t comma = body.find(',');
-    std::string_view item = body.substr(0, comma);
-    body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0) {
-      return sim::Status::ParseError(
-          StrCat({where, ": expected key=value, got '", item, "'; form: ", kCustomGrammar}));
-    }
-    std::string_view key = item.substr(0, eq);
-    std::string_view value = item.substr(eq + 1);
-    bool known = false;
-    for (std::string_view k : kKeys) known = known || k == key;
-    if (!known) {
-      return sim::Status::NotFound(
-          StrCat({where, ": unknown key '", key, "'", topology::DidYouMean(key, kKeys),
-                  "; form: ", kCustomGrammar}));
-    }
-    if (!values.emplace(std::string(key), std::string(value)).second) {
-      return sim::Status::InvalidArgument(StrCat({where, ": key '", key, "' given twice"}));
-    }
-  }
+  for (const auto& [key, value] : pairs) values.emplace(std::string(key), std::string(value));
   for (std::string_view key : kRequired) {
     if (!values.contains(key)) {
       return sim::Status::InvalidArgument(
