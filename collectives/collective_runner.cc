@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "collectives/collective.h"
+#include "collectives/collective_builder.h"
 #include "collectives/direct_collectives.h"
 #include "collectives/double_binary_tree.h"
 #include "collectives/halving_doubling.h"
@@ -59,10 +60,21 @@ uint32_t ChunkCount(double bytes, double chunk_bytes, uint32_t max_chunks) {
       std::clamp(std::ceil(bytes / chunk_bytes), 1.0, static_cast<double>(max_chunks)));
 }
 
+// One dimension of a multi-axis collective: the lines of chips a phase runs along, how shards
+// travel on them, and their length.
+struct GridDim {
+  Lines lines;
+  ForwardingPattern pattern = ForwardingPattern::kLine;
+  int length = 1;
+};
+
 struct GroupPlan {
   Lines groups;
   std::vector<int> axes;  // Torus axes spanned that are longer than 1; empty off tori.
   int group_size = 0;
+  // Explicit ranks with a rank_shape of more than one dimension longer than 1 (tori only): the
+  // group's lines along each of those dimensions.
+  std::vector<GridDim> grid;
 };
 
 std::string Join(const std::vector<std::string>& names) {
@@ -71,9 +83,57 @@ std::string Join(const std::vector<std::string>& names) {
   return joined;
 }
 
+// A line closes into a ring when each chip, the last included, has a direct link to the next.
+bool ClosesIntoRing(const Fabric& fabric, const std::vector<VertexId>& line) {
+  if (line.size() < 3) return false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (fabric.Route(line[i], line[(i + 1) % line.size()]).size() != 1) return false;
+  }
+  return true;
+}
+
+// The lines of `ranks` (mixed radix over `shape`, first dimension fastest) along each dimension
+// longer than 1.
+std::vector<GridDim> GridDims(const Fabric& fabric, const std::vector<VertexId>& ranks,
+                              const std::vector<int>& shape) {
+  std::vector<GridDim> dims;
+  int64_t stride = 1;
+  for (int length : shape) {
+    if (length > 1) {
+      GridDim dim;
+      dim.length = length;
+      for (size_t first = 0; first < ranks.size(); ++first) {
+        if ((static_cast<int64_t>(first) / stride) % length != 0) continue;
+        std::vector<VertexId> line;
+        for (int i = 0; i < length; ++i) line.push_back(ranks[first + i * stride]);
+        dim.lines.push_back(std::move(line));
+      }
+      dim.pattern = ClosesIntoRing(fabric, dim.lines.front())
+                        ? ForwardingPattern::kBidirectionalRing
+                        : ForwardingPattern::kLine;
+      dims.push_back(std::move(dim));
+    }
+    stride *= length;
+  }
+  return dims;
+}
+
 sim::StatusOr<GroupPlan> MakeGroups(const Fabric& fabric, const std::vector<std::string>& names,
-                                    const std::vector<VertexId>& ranks) {
+                                    const std::vector<VertexId>& ranks,
+                                    const std::vector<int>& rank_shape) {
   GroupPlan plan;
+  if (!rank_shape.empty()) {
+    int64_t product = 1;
+    for (int length : rank_shape) {
+      if (length < 1) return sim::Status::InvalidArgument("rank_shape: lengths must be >= 1");
+      product *= length;
+    }
+    if (product != static_cast<int64_t>(ranks.size())) {
+      return sim::Status::InvalidArgument("rank_shape: its product " + std::to_string(product) +
+                                          " is not the " + std::to_string(ranks.size()) +
+                                          " ranks given");
+    }
+  }
   if (!ranks.empty()) {
     if (!names.empty()) {
       return sim::Status::InvalidArgument(
@@ -93,6 +153,9 @@ sim::StatusOr<GroupPlan> MakeGroups(const Fabric& fabric, const std::vector<std:
     }
     plan.groups.push_back(ranks);
     plan.group_size = static_cast<int>(ranks.size());
+    if (fabric.torus() != nullptr && !rank_shape.empty()) {
+      plan.grid = GridDims(fabric, ranks, rank_shape);
+    }
     return plan;
   }
   if (fabric.torus() == nullptr) {
@@ -182,21 +245,35 @@ void AppendPhases(bool reduce, const std::vector<ForwardingPattern>& patterns,
   }
 }
 
-// One piece per spanned axis, each visiting the axes in a rotated order (formulas.md,
-// multi-axis AllGather V / (W * axes)). With one axis this is a single ring or line per group.
+// The dimensions a multi-axis collective runs along: the grid of explicit ranks, or the spanned
+// torus axes (a ring where the axis wraps, a line elsewhere).
+std::vector<GridDim> MultiAxisDims(const Fabric& fabric, const GroupPlan& plan) {
+  if (!plan.grid.empty()) return plan.grid;
+  std::vector<GridDim> dims;
+  for (int axis : plan.axes) {
+    dims.push_back(
+        GridDim{LinesAlong(fabric, axis), AxisPattern(fabric, axis), fabric.shape()[axis]});
+  }
+  return dims;
+}
+
+// One piece per dimension, each visiting the dimensions in a rotated order (formulas.md,
+// multi-axis AllGather V / (W * axes)). With one dimension this is a single ring or line per
+// group.
 std::vector<ExchangePiece> MultiAxisPieces(const Fabric& fabric, const GroupPlan& plan,
                                            CollectiveOp op, double bytes) {
-  const size_t k = std::max<size_t>(plan.axes.size(), 1);
+  const std::vector<GridDim> dims = MultiAxisDims(fabric, plan);
+  const size_t k = std::max<size_t>(dims.size(), 1);
   std::vector<ExchangePiece> pieces;
   for (size_t j = 0; j < k; ++j) {
     std::vector<ForwardingPattern> patterns;
     std::vector<Lines> lines;
     std::vector<int> lengths;
-    for (size_t p = 0; p < plan.axes.size(); ++p) {
-      int axis = plan.axes[(j + p) % plan.axes.size()];
-      patterns.push_back(AxisPattern(fabric, axis));
-      lines.push_back(LinesAlong(fabric, axis));
-      lengths.push_back(fabric.shape()[axis]);
+    for (size_t p = 0; p < dims.size(); ++p) {
+      const GridDim& dim = dims[(j + p) % dims.size()];
+      patterns.push_back(dim.pattern);
+      lines.push_back(dim.lines);
+      lengths.push_back(dim.length);
     }
     ExchangePiece piece;
     const double piece_bytes = bytes / static_cast<double>(k);
@@ -292,6 +369,14 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       return {"line", "the axis has no wraparound link"};
     }
     return {"bidi-ring", "the axis wraps: shards travel both ways (XLA on TPU)"};
+  }
+  if (fabric.torus() != nullptr && plan.grid.size() > 1) {
+    return {"multi-axis", "explicit ranks on a torus over " + std::to_string(plan.grid.size()) +
+                              " dimensions at once, rings where a line closes and lines elsewhere"};
+  }
+  if (fabric.torus() != nullptr && plan.grid.size() == 1 &&
+      plan.grid[0].pattern == ForwardingPattern::kLine) {
+    return {"line", "explicit ranks on a torus whose line does not close into a ring"};
   }
   if (fabric.torus() != nullptr) {
     return {"bidi-ring", "explicit ranks on a torus: bidirectional ring in the order given"};
@@ -444,7 +529,8 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
                                    FormatBytes(request.bytes) + ")");
   }
   Plan plan;
-  PODSIM_ASSIGN_OR_RETURN(plan.groups, MakeGroups(fabric, request.axes, request.ranks));
+  PODSIM_ASSIGN_OR_RETURN(plan.groups,
+                          MakeGroups(fabric, request.axes, request.ranks, request.rank_shape));
   const CollectiveOp op = request.op;
   if (op == CollectiveOp::kPointToPoint || op == CollectiveOp::kBroadcast) {
     if (request.src >= fabric.chip_count() ||
@@ -594,6 +680,26 @@ bool SameEfficiency(const FabricEfficiency& a, const FabricEfficiency& b) {
 
 }  // namespace
 
+void InstallEfficientLinks(const Fabric& fabric, const FabricEfficiency& efficiency,
+                           sim::FlowModel* model) {
+  PODSIM_CHECK(model->resource_count() == 0) << "links must be a flow model's first resources";
+  for (const topology::Link& link : fabric.links()) {
+    sim::StatusOr<sim::ResourceId> resource =
+        model->AddResource(link.bandwidth_bytes_per_s * efficiency.LinkFactor(link.kind));
+    PODSIM_CHECK(resource.ok()) << resource.status();
+  }
+}
+
+sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(const Fabric& fabric,
+                                                           const CollectiveRequest& request,
+                                                           const FabricEfficiency& efficiency,
+                                                           TransferExecutor* executor,
+                                                           AlgorithmChoice* choice) {
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+  if (choice != nullptr) *choice = AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
+  return Build(fabric, request, plan, efficiency, executor);
+}
+
 const std::vector<std::string>& AlgorithmNames() {
   static const std::vector<std::string> kNames = {
       "ring",      "bidi-ring",    "line",   "multi-axis", "tree", "halving-doubling",
@@ -632,13 +738,7 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
 
   sim::Engine engine;
   sim::FlowModel model(&engine);
-  // One resource per link, in link order (as topology::InstallLinks), at the bandwidth the
-  // efficiency model leaves of the line rate.
-  for (const topology::Link& link : fabric.links()) {
-    sim::StatusOr<sim::ResourceId> resource =
-        model.AddResource(link.bandwidth_bytes_per_s * efficiency.LinkFactor(link.kind));
-    PODSIM_CHECK(resource.ok()) << resource.status();
-  }
+  InstallEfficientLinks(fabric, efficiency, &model);
   std::vector<std::unique_ptr<TransferExecutor>> executors;
   std::vector<sim::FlowObserver*> flow_observers;
   for (const CollectiveRequest& request : requests) {

@@ -62,6 +62,11 @@ struct CollectiveRequest {
   // Explicit group: these chips, in this (ring) order, form the one group. Empty: the groups
   // come from `axes` (tori) or are all chips (other fabrics). Not combined with `axes`.
   std::vector<topology::VertexId> ranks;
+  // With `ranks` on a torus: the ranks form a grid of this shape (mixed radix, first dimension
+  // fastest; the product is ranks.size()), and the collective runs along its dimensions like the
+  // multi-axis algorithm, as a ring where a line of the grid closes through direct links and a
+  // line elsewhere. Empty: one ring in rank order.
+  std::vector<int> rank_shape;
   // false (default): the pure fabric, line rate and hop latencies only (the idle-fabric closed
   // forms hold). true: CalibratedEfficiency(fabric) (efficiency_model.h): protocol efficiency per
   // link kind, switch reduction throughput, per-message overhead and launch latency as measured.

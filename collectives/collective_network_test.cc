@@ -1,0 +1,140 @@
+// Collectives launched on a shared network at simulated times (collective_network.h), and
+// explicit rank grids on tori (CollectiveRequest::rank_shape).
+
+#include "collectives/collective_network.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/flow_model.h"
+#include "topology/generic_builder.h"
+
+namespace podsim::collectives {
+namespace {
+
+constexpr double kOneWay = 4.5e10;
+
+topology::Fabric Torus(std::vector<int> shape, double latency_s = 1e-6) {
+  std::vector<bool> wraps(shape.size(), true);
+  return std::move(*topology::BuildGenericTorus(
+      shape, wraps,
+      topology::GenericLinkOptions{kOneWay, sim::Time::FromSecondsRounded(latency_s)}));
+}
+
+CollectiveRequest AllGather(std::vector<topology::VertexId> ranks, std::vector<int> shape,
+                            double bytes) {
+  CollectiveRequest request;
+  request.op = CollectiveOp::kAllGather;
+  request.bytes = bytes;
+  request.ranks = std::move(ranks);
+  request.rank_shape = std::move(shape);
+  return request;
+}
+
+std::vector<topology::VertexId> AllChips(const topology::Fabric& fabric) {
+  std::vector<topology::VertexId> chips;
+  for (topology::VertexId c = 0; c < fabric.chip_count(); ++c) chips.push_back(c);
+  return chips;
+}
+
+// formulas.md multi-axis all-gather: an explicit 2D grid of ranks runs like --axes x,y.
+TEST(RankGridTest, GridOfWholeAxesMatchesMultiAxis) {
+  topology::Fabric fabric = Torus({4, 4});
+  CollectiveRequest by_axes;
+  by_axes.op = CollectiveOp::kAllGather;
+  by_axes.bytes = 64 << 20;
+  sim::StatusOr<CollectiveResult> axes = SimulateCollective(fabric, by_axes);
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  sim::StatusOr<CollectiveResult> grid =
+      SimulateCollective(fabric, AllGather(AllChips(fabric), {4, 4}, 64 << 20));
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->algorithm, "multi-axis");
+  EXPECT_EQ(grid->time, axes->time);
+}
+
+// A line of 4 chips on a ring of 8 does not close: the line algorithm, about twice the ring time.
+TEST(RankGridTest, PartialAxisRunsAsLine) {
+  topology::Fabric fabric = Torus({8});
+  sim::StatusOr<CollectiveResult> line =
+      SimulateCollective(fabric, AllGather({0, 1, 2, 3}, {4}, 1 << 24));
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->algorithm, "line");
+  sim::StatusOr<CollectiveResult> bad =
+      SimulateCollective(fabric, AllGather({0, 1, 2}, {4}, 1 << 24));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "rank_shape: its product 4 is not the 3 ranks given");
+}
+
+struct Launched {
+  sim::Time start, end;
+};
+
+// Launches `requests[i]` at `starts[i]` on one network and returns when each finished.
+std::vector<sim::Time> RunOnNetwork(const topology::Fabric& fabric,
+                                    const std::vector<CollectiveRequest>& requests,
+                                    const std::vector<sim::Time>& starts, bool replay,
+                                    uint64_t* replayed = nullptr, uint64_t* approximate = nullptr) {
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric), replay);
+  std::vector<sim::Time> ends(requests.size(), sim::Time::Max());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    engine.ScheduleAt(starts[i], [&, i] {
+      sim::Status status = network.Launch(requests[i], [&, i] { ends[i] = engine.now(); });
+      EXPECT_TRUE(status.ok()) << status;
+    });
+  }
+  engine.Run();
+  if (replayed != nullptr) *replayed = network.replayed();
+  if (approximate != nullptr) *approximate = network.approximate_overlaps();
+  return ends;
+}
+
+TEST(CollectiveNetworkTest, IdleReplayEqualsFlows) {
+  topology::Fabric fabric = Torus({4, 4});
+  // Rows 0 and 1 (x rings), one after the other on row 0, and concurrently on row 1.
+  std::vector<CollectiveRequest> requests = {AllGather({0, 1, 2, 3}, {4}, 1 << 22),
+                                             AllGather({4, 5, 6, 7}, {4}, 1 << 22),
+                                             AllGather({0, 1, 2, 3}, {4}, 1 << 22)};
+  std::vector<sim::Time> starts = {sim::Time::Zero(), sim::Time::Microseconds(3),
+                                   sim::Time::Milliseconds(5)};
+  uint64_t replayed = 0;
+  std::vector<sim::Time> replay = RunOnNetwork(fabric, requests, starts, true, &replayed);
+  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, starts, false);
+  EXPECT_EQ(replayed, 3u);
+  EXPECT_EQ(replay, flows);
+  EXPECT_EQ(replay[0] - starts[0], replay[2] - starts[2]);
+}
+
+TEST(CollectiveNetworkTest, SharedLinksRunAsFlowsAndSlowDown) {
+  topology::Fabric fabric = Torus({4, 4});
+  std::vector<CollectiveRequest> requests = {AllGather({0, 1, 2, 3}, {4}, 1 << 24),
+                                             AllGather({0, 1, 2, 3}, {4}, 1 << 24)};
+  std::vector<sim::Time> together = {sim::Time::Zero(), sim::Time::Zero()};
+  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, together, false);
+  std::vector<sim::Time> alone = RunOnNetwork(fabric, {requests[0]}, {sim::Time::Zero()}, false);
+  // Max-min: two identical collectives on the same links each take about twice as long.
+  EXPECT_NEAR(flows[0].ToSeconds() / alone[0].ToSeconds(), 2.0, 0.1);
+  uint64_t replayed = 0, approximate = 0;
+  std::vector<sim::Time> replay =
+      RunOnNetwork(fabric, requests, together, true, &replayed, &approximate);
+  EXPECT_EQ(replayed, 1u);
+  EXPECT_EQ(approximate, 1u);
+  EXPECT_EQ(replay[0], alone[0]);  // The replayed record is not slowed: the counted approximation.
+}
+
+TEST(CollectiveNetworkTest, BadRequestFailsAtLaunch) {
+  topology::Fabric fabric = Torus({4, 4});
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  CollectiveNetwork network(&fabric, &engine, &model, PureFabric());
+  CollectiveRequest request = AllGather({0, 1, 2, 3}, {4}, 0);
+  sim::Status status = network.Launch(request, [] {});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "--bytes: must be > 0 (got 0)");
+}
+
+}  // namespace
+}  // namespace podsim::collectives
