@@ -1,0 +1,129 @@
+// ComputeModel: how long one op takes on one chip's compute stream.
+//
+// The roofline with a shape-dependent efficiency (design.md "Models: Compute"):
+//   duration = overhead + max(FLOPs / (peak x efficiency), HBM bytes / (HBM bw x hbm_fraction)),
+// the max rounded up to a whole picosecond before the overhead is added; the overhead is
+// matmul_overhead for kMatmul and kAttention (library kernels), kernel_overhead for the rest. Peak
+// is the chip's bf16 dense peak (the op lists are bf16, precision.h); HBM bytes are the op's reads
+// plus writes.
+//   kMatmul       efficiency = MatmulEfficiency(shape): the saturating curve below.
+//   kAttention    attention_fraction x MatmulEfficiency(shape), or x matmul_peak_fraction when the
+//                 op carries no shape (layer_ops.h does not set one for attention).
+//   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
+//                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
+//   kCollective   not a compute op (REQUIRES: never passed here).
+//
+// Matmul efficiency, for `batch` independent [m,k] x [k,n] products:
+//   e(m, n, k) = matmul_peak_fraction * f(m, mn_half) * f(n, mn_half) * f(k, k_half),
+//   f(x, h) = x / (x + h).
+// f is a smooth stand-in for tile and wave quantization: for x well below h it falls as x / h
+// (the fraction of a tile's rows or columns that does useful work, a k loop too short to hide the
+// tile's prologue and epilogue), and it saturates at 1 for large x. M and N share one half-point
+// (C = AB and C^T = B^T A^T are the same kernel). The curve uses the dimensions of one product:
+// `batch` adds parallelism but not tile occupancy. A dimension of 0 (shape unknown) counts as 1.
+// Efficiency rises monotonically in every dimension.
+//
+// Defaults, one set per chip family (DefaultComputeEfficiency; numbers and sources in
+// compute_model.cc):
+//   GPU      matmul curve fitted once on reference/measured.md V13 (LLMCompass, 18 measured A100
+//            fp16 GEMMs, tools/fit_compute_model.py), used for every GPU preset (a100 ... gb200);
+//            HBM fraction and matmul overhead from our H200 measurements
+//            (docs/measurements/h200.md); kernel overhead from book case G7's small add. V13's
+//            ~29 us per call is its harness's cost, not a kernel's (V13Calibration keeps it).
+//            Known gap: Hopper sustains ~0.72 of peak on large GEMMs (h200.md), not A100's 0.91.
+//   TPU      NOT calibrated on TPU measurements: the GPU curve's half-points scaled to the MXU
+//            width, the book's "TPUs can get closer to 95%" as the peak fraction. To be validated
+//            against the MaxText rows (measured.md V7).
+//   Generic  the ideal roofline: efficiencies of 1, no shape term, no overhead.
+
+#ifndef PODSIM_WORKLOADS_COMPUTE_MODEL_H_
+#define PODSIM_WORKLOADS_COMPUTE_MODEL_H_
+
+#include <string>
+
+#include "sim/time.h"
+#include "topology/chip_spec.h"
+#include "workloads/op.h"
+
+namespace podsim::workloads {
+
+struct ComputeEfficiency {
+  // Which calibration this is: "gpu", "tpu", "ideal", or anything a caller names.
+  std::string family = "ideal";
+  // Asymptotic fraction of the peak a large matmul reaches; in (0, 1].
+  double matmul_peak_fraction = 1;
+  // Half-points of the saturating curve, in elements; 0 turns the dimension's term off.
+  double mn_half = 0;
+  double k_half = 0;
+  // Attention kernel efficiency relative to a matmul of the same shape; in (0, 1].
+  double attention_fraction = 1;
+  // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].
+  double hbm_fraction = 1;
+  // Fixed cost of one compute op (launch, prologue, tail), added to its roofline time:
+  // matmul_overhead for kMatmul and kAttention (library GEMM and attention kernels),
+  // kernel_overhead for the HBM-bound kinds.
+  sim::Time kernel_overhead = sim::Time::Zero();
+  sim::Time matmul_overhead = sim::Time::Zero();
+};
+
+// The pure roofline: every fraction 1, no shape term, no overhead.
+ComputeEfficiency IdealRoofline();
+
+// The defaults for the chip's family (header comment; sources in compute_model.cc). TPU presets
+// with a 256-wide MXU (tpu-v6e, tpu7x) get half-points twice those of the 128-wide ones.
+ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip);
+
+// The GPU curve exactly as fitted on measured.md V13, including the per-call time of the harness
+// that measured it (28.9 us, as matmul_overhead); it reproduces V13's rows on the a100 preset. For
+// comparisons with those measurements only: a training step does not pay a harness per kernel.
+ComputeEfficiency V13Calibration();
+
+// Fraction of the peak a matmul of this shape reaches, in (0, matmul_peak_fraction].
+double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency);
+
+// What limits an op's roofline time: its FLOPs, its HBM traffic, or nothing (no FLOPs and no
+// bytes: only the overhead remains).
+enum class ComputeLimiter { kCompute, kMemory, kNone };
+
+// The breakdown of one op's duration.
+struct OpCost {
+  sim::Time duration;     // What the compute stream is busy for.
+  double compute_s = 0;   // FLOPs / (peak x efficiency); 0 for HBM-bound kinds.
+  double memory_s = 0;    // HBM bytes / (HBM bandwidth x hbm_fraction).
+  double efficiency = 0;  // The peak fraction applied to the FLOPs; 0 for HBM-bound kinds.
+  ComputeLimiter limiter = ComputeLimiter::kNone;
+  double achieved_flops_per_s = 0;  // op.flops / duration.
+};
+
+// Times compute ops on one chip. Cheap to copy; holds no references.
+class ComputeModel {
+ public:
+  // REQUIRES: chip.bf16_flops_per_s > 0 and chip.hbm_bytes_per_s > 0 (aborts otherwise); the
+  // efficiency's fractions in (0, 1] and half-points >= 0.
+  explicit ComputeModel(const topology::ChipSpec& chip);
+  ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency efficiency);
+
+  // REQUIRES: op.kind != kCollective, op.flops and HBM bytes >= 0 (aborts otherwise).
+  OpCost Cost(const Op& op) const;
+  sim::Time Duration(const Op& op) const { return Cost(op).duration; }
+
+  // FLOPs per HBM byte above which an op whose FLOPs run at `efficiency` is compute-bound.
+  double CriticalIntensity(double efficiency) const;
+
+  const ComputeEfficiency& efficiency() const { return efficiency_; }
+  double peak_flops_per_s() const { return peak_flops_per_s_; }
+  double hbm_bytes_per_s() const { return hbm_bytes_per_s_; }
+
+ private:
+  ComputeEfficiency efficiency_;
+  double peak_flops_per_s_;
+  double hbm_bytes_per_s_;
+};
+
+// ComputeModel(chip, efficiency).Duration(op).
+sim::Time OpDuration(const Op& op, const topology::ChipSpec& chip,
+                     const ComputeEfficiency& efficiency);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_COMPUTE_MODEL_H_
