@@ -1,0 +1,188 @@
+#include "workloads/schedule_check.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+namespace podsim::workloads {
+
+namespace {
+
+using schedule::Op;
+using schedule::OpKind;
+using schedule::Program;
+
+std::string Where(const Program& program, int p) {
+  return "schedule: program " + std::to_string(p) + " '" + program.name() + "'";
+}
+
+std::string At(const Program& program, int p, int i) {
+  return Where(program, p) + " op " + std::to_string(i) + " '" + program.ops(i).name() + "'";
+}
+
+bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
+
+sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) {
+  const Op& op = program.ops(i);
+  auto bad = [&](const std::string& what) {
+    return sim::Status::InvalidArgument(At(program, p, i) + ": " + what);
+  };
+  if (op.kind() == schedule::OP_KIND_UNSPECIFIED) return bad("kind: missing");
+  if (!OpKind_IsValid(op.kind())) return bad("kind: unknown value " + std::to_string(op.kind()));
+  if (op.stream().empty()) return bad("stream: missing");
+  const bool compute = IsComputeKind(op.kind());
+  if (compute != (op.stream() == "compute")) {
+    return bad(compute
+                   ? "stream: compute ops run on stream \"compute\" (got \"" + op.stream() + "\")"
+                   : "stream: communication ops cannot run on stream \"compute\"");
+  }
+  for (uint32_t dep : op.deps()) {
+    if (dep >= static_cast<uint32_t>(i)) {
+      return bad("deps: " + std::to_string(dep) + " is not an earlier op");
+    }
+  }
+  for (double value : {op.flops(), op.model_flops(), op.hbm_bytes(), op.duration_s(), op.bytes()}) {
+    if (!FiniteNonNegative(value)) {
+      return bad("flops, model_flops, hbm_bytes, duration_s and bytes must be finite and >= 0");
+    }
+  }
+  if (op.kind() == schedule::COLLECTIVE) {
+    if (op.collective() == schedule::COLLECTIVE_KIND_UNSPECIFIED) return bad("collective: missing");
+    if (op.axes().empty()) return bad("axes: a collective spans at least one mesh axis");
+    std::set<std::string> seen;
+    for (const std::string& axis : op.axes()) {
+      if (grid.AxisIndex(axis) < 0) return bad("axes: no mesh axis '" + axis + "'");
+      if (!seen.insert(axis).second) return bad("axes: '" + axis + "' twice");
+    }
+    if (!(op.bytes() > 0)) return bad("bytes: must be > 0");
+  }
+  if (op.kind() == schedule::SEND || op.kind() == schedule::RECV) {
+    const int axis = grid.AxisIndex(op.peer_axis());
+    if (axis < 0) return bad("peer_axis: no mesh axis '" + op.peer_axis() + "'");
+    if (op.peer_offset() != 1 && op.peer_offset() != -1)
+      return bad("peer_offset: must be +1 or -1");
+    auto it = program.where().find(op.peer_axis());
+    if (it == program.where().end()) {
+      return bad("peer_axis: the program's `where` must fix '" + op.peer_axis() +
+                 "' so every chip has a peer");
+    }
+    const int peer = it->second + op.peer_offset();
+    if (peer < 0 || peer >= grid.axes()[axis].size) {
+      return bad("peer_offset: coordinate " + std::to_string(peer) + " is outside '" +
+                 op.peer_axis() + "' (size " + std::to_string(grid.axes()[axis].size) + ")");
+    }
+    if (op.kind() == schedule::SEND && !(op.bytes() > 0)) return bad("bytes: must be > 0");
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace
+
+bool IsComputeKind(schedule::OpKind kind) {
+  return kind != schedule::COLLECTIVE && kind != schedule::SEND && kind != schedule::RECV &&
+         kind != schedule::OP_KIND_UNSPECIFIED;
+}
+
+sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
+                                             const schedule::Schedule& schedule) {
+  std::vector<topology::MeshAxis> axes;
+  for (const schedule::MeshAxis& axis : schedule.mesh()) axes.push_back({axis.name(), axis.size()});
+  if (axes.empty()) return sim::Status::InvalidArgument("schedule: mesh: no axes");
+  std::map<std::string, std::vector<std::string>> placements;
+  for (const schedule::Placement& placement : schedule.placements()) {
+    placements[placement.axis()].assign(placement.pieces().begin(), placement.pieces().end());
+  }
+  sim::StatusOr<MeshGrid> grid = MeshGrid::Make(system, axes, placements);
+  if (!grid.ok()) return sim::Status::InvalidArgument("schedule: mesh: " + grid.status().message());
+  CheckedSchedule checked{std::move(*grid), {}, {}};
+  const MeshGrid& g = checked.grid;
+  if (schedule.programs().empty()) return sim::Status::InvalidArgument("schedule: no programs");
+
+  // Where clauses as (axis index, coordinate) lists.
+  std::vector<std::vector<std::pair<int, int>>> wheres;
+  for (int p = 0; p < schedule.programs_size(); ++p) {
+    const Program& program = schedule.programs(p);
+    std::vector<std::pair<int, int>> where;
+    for (const auto& [name, coord] : program.where()) {
+      const int axis = g.AxisIndex(name);
+      if (axis < 0) {
+        return sim::Status::InvalidArgument(Where(program, p) + ": where: no mesh axis '" + name +
+                                            "'");
+      }
+      if (coord < 0 || coord >= g.axes()[axis].size) {
+        return sim::Status::InvalidArgument(Where(program, p) + ": where: " + name + "=" +
+                                            std::to_string(coord) + " is outside the axis (size " +
+                                            std::to_string(g.axes()[axis].size) + ")");
+      }
+      where.emplace_back(axis, coord);
+    }
+    wheres.push_back(std::move(where));
+    for (int i = 0; i < program.ops_size(); ++i) PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g));
+  }
+
+  checked.program_of_chip.assign(g.chip_count(), -1);
+  checked.chips_of_program.assign(schedule.programs_size(), 0);
+  for (uint32_t chip = 0; chip < g.chip_count(); ++chip) {
+    for (int p = 0; p < schedule.programs_size(); ++p) {
+      bool match = true;
+      for (const auto& [axis, coord] : wheres[p]) match = match && g.Coord(chip, axis) == coord;
+      if (!match) continue;
+      if (checked.program_of_chip[chip] >= 0) {
+        return sim::Status::InvalidArgument(
+            "schedule: chip " + std::to_string(chip) + " matches two programs, '" +
+            schedule.programs(checked.program_of_chip[chip]).name() + "' and '" +
+            schedule.programs(p).name() + "'");
+      }
+      checked.program_of_chip[chip] = p;
+      ++checked.chips_of_program[p];
+    }
+    if (checked.program_of_chip[chip] < 0) {
+      return sim::Status::InvalidArgument("schedule: chip " + std::to_string(chip) +
+                                          " matches no program");
+    }
+  }
+
+  // Sends and receives pair up, checked from one chip of each program.
+  std::vector<uint32_t> first_chip(schedule.programs_size(), 0);
+  for (uint32_t chip = g.chip_count(); chip-- > 0;)
+    first_chip[checked.program_of_chip[chip]] = chip;
+  using Endpoint = std::tuple<int, uint64_t, std::string, int>;  // program, tag, axis, offset
+  std::map<Endpoint, int> counts;
+  for (int p = 0; p < schedule.programs_size(); ++p) {
+    for (const Op& op : schedule.programs(p).ops()) {
+      if (op.kind() == schedule::RECV) ++counts[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
+    }
+  }
+  for (int p = 0; p < schedule.programs_size(); ++p) {
+    const Program& program = schedule.programs(p);
+    for (int i = 0; i < program.ops_size(); ++i) {
+      const Op& op = program.ops(i);
+      if (op.kind() != schedule::SEND) continue;
+      const int axis = g.AxisIndex(op.peer_axis());
+      const uint32_t peer =
+          g.ChipWith(first_chip[p], axis, g.Coord(first_chip[p], axis) + op.peer_offset());
+      const int q = checked.program_of_chip[peer];
+      auto it = counts.find({q, op.tag(), op.peer_axis(), -op.peer_offset()});
+      if (it == counts.end() || it->second != 1) {
+        return sim::Status::InvalidArgument(
+            At(program, p, i) + ": send tag " + std::to_string(op.tag()) + " needs exactly one " +
+            "receive with that tag and peer_offset " + std::to_string(-op.peer_offset()) +
+            " in program '" + schedule.programs(q).name() + "' (found " +
+            std::to_string(it == counts.end() ? 0 : it->second) + ")");
+      }
+      it->second = -1;  // Matched.
+    }
+  }
+  for (const auto& [endpoint, count] : counts) {
+    if (count != -1) {
+      const auto& [p, tag, axis, offset] = endpoint;
+      return sim::Status::InvalidArgument(Where(schedule.programs(p), p) + ": receive tag " +
+                                          std::to_string(tag) + " has no matching send");
+    }
+  }
+  return checked;
+}
+
+}  // namespace podsim::workloads

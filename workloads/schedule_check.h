@@ -1,0 +1,44 @@
+// The rules a step schedule (schedule.proto) must satisfy before it is simulated, checked
+// against the system it names; each failure is one InvalidArgument naming the program, the op
+// and what was expected.
+//
+//   * mesh: names unique and not empty, sizes >= 1 multiplying to the chip count; placements
+//     name mesh axes (topology::MapMesh's rules).
+//   * programs: `where` names mesh axes with coordinates in range; every chip matches exactly
+//     one program.
+//   * ops: a kind; compute kinds on stream "compute", the others on another stream; deps name
+//     earlier ops; FLOPs, bytes and durations finite and >= 0; collectives name their operation,
+//     at least one mesh axis (each once) and bytes > 0; sends and receives name a mesh axis, an
+//     offset of +1 or -1 that stays inside the axis for every chip of the program (the axis must
+//     be fixed by `where`), and bytes > 0 (sends); every send has exactly one receive with its
+//     tag and the opposite offset in the program of the peer chips, and vice versa.
+
+#ifndef PODSIM_WORKLOADS_SCHEDULE_CHECK_H_
+#define PODSIM_WORKLOADS_SCHEDULE_CHECK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "schedule.pb.h"
+#include "sim/status.h"
+#include "topology/system.h"
+#include "workloads/mesh_grid.h"
+
+namespace podsim::workloads {
+
+// A checked schedule: its mesh on the system and which program every chip runs.
+struct CheckedSchedule {
+  MeshGrid grid;
+  std::vector<int> program_of_chip;
+  std::vector<int64_t> chips_of_program;
+};
+
+sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
+                                             const schedule::Schedule& schedule);
+
+// The compute kinds (those that run on the "compute" stream).
+bool IsComputeKind(schedule::OpKind kind);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_SCHEDULE_CHECK_H_

@@ -1,0 +1,500 @@
+#include "workloads/step_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "collectives/collective_network.h"
+#include "sim/check.h"
+#include "sim/engine.h"
+#include "sim/flow_model.h"
+#include "workloads/schedule_check.h"
+
+namespace podsim::workloads {
+
+namespace {
+
+using schedule::Op;
+using sim::Time;
+
+collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind) {
+  switch (kind) {
+    case schedule::ALL_GATHER:
+      return collectives::CollectiveOp::kAllGather;
+    case schedule::REDUCE_SCATTER:
+      return collectives::CollectiveOp::kReduceScatter;
+    case schedule::ALL_TO_ALL:
+      return collectives::CollectiveOp::kAllToAll;
+    default:
+      return collectives::CollectiveOp::kAllReduce;
+  }
+}
+
+OpKind ToOpKind(schedule::OpKind kind) {
+  switch (kind) {
+    case schedule::MATMUL:
+      return OpKind::kMatmul;
+    case schedule::ATTENTION:
+      return OpKind::kAttention;
+    case schedule::NORM:
+      return OpKind::kNorm;
+    case schedule::EMBEDDING:
+      return OpKind::kEmbedding;
+    case schedule::LOSS:
+      return OpKind::kLoss;
+    case schedule::OPTIMIZER:
+      return OpKind::kOptimizer;
+    default:
+      return OpKind::kElementwise;
+  }
+}
+
+// What a program's ops need at run time, computed once per program.
+struct ProgramPlan {
+  std::vector<std::string> streams;          // Stream names; "compute" first when present.
+  std::vector<int> stream_of;                // Per op.
+  std::vector<std::vector<int>> stream_ops;  // Per stream, op indices in order.
+  std::vector<std::vector<int>> dependents;  // Per op.
+  std::vector<Time> duration;                // Compute ops.
+  std::vector<ComputeLimiter> limiter;
+  std::vector<int> axes_set;  // Collectives: index into Simulation::axes_sets_.
+  int compute_stream = -1;
+  double flops = 0;
+  double model_flops = 0;
+};
+
+// One simulated chip.
+struct Instance {
+  int program = 0;
+  uint32_t chip = 0;
+  std::vector<int32_t> pending;                  // Unfinished deps per op.
+  std::vector<size_t> head;                      // Per stream: position of the next op.
+  std::vector<bool> busy;                        // Per stream.
+  std::vector<Time> finished;                    // Per op; Max until done.
+  std::vector<int> collective_count;             // Per axes set: collectives reached so far.
+  std::unordered_map<uint64_t, bool> delivered;  // Recv tags whose bytes arrived.
+  std::unordered_map<uint64_t, int> waiting;     // Recv tags: the started op waiting for them.
+  int remaining = 0;
+  Time compute_free = Time::Zero();  // End of the last compute op.
+  TimeBreakdown time;
+};
+
+class Simulation {
+ public:
+  Simulation(const topology::System& system, const schedule::Schedule& schedule,
+             const CheckedSchedule& checked, const StepOptions& options)
+      : system_(system),
+        schedule_(schedule),
+        checked_(checked),
+        options_(options),
+        compute_(system.chip,
+                 options.compute ? *options.compute : DefaultComputeEfficiency(system.chip)),
+        model_(&engine_),
+        network_(&system.fabric, &engine_, &model_,
+                 options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
+                                    : collectives::PureFabric(),
+                 options.replay_idle) {}
+
+  sim::StatusOr<StepResult> Run();
+
+ private:
+  sim::Status Plan();
+  sim::Status ChooseChips();
+  void TryStart(int inst, int stream);
+  void Start(int inst, int op);
+  void Finish(int inst, int op);
+  void FinishSoon(int inst, int op) {
+    engine_.Schedule(Time::Zero(), [this, inst, op] { Finish(inst, op); });
+  }
+  void StartCollective(int inst, int op);
+  void StartSend(int inst, int op);
+  void StartRecv(int inst, int op);
+  void Fail(sim::Status status) {
+    if (error_.ok()) error_ = std::move(status);
+    engine_.Stop();
+  }
+  // The category a wait for op `op` of instance `inst` is charged to.
+  void Charge(Instance& instance, int op, Time duration);
+  StepResult Collect();
+
+  const topology::System& system_;
+  const schedule::Schedule& schedule_;
+  const CheckedSchedule& checked_;
+  const StepOptions& options_;
+  ComputeModel compute_;
+  sim::Engine engine_;
+  sim::FlowModel model_;
+  collectives::CollectiveNetwork network_;
+  std::vector<ProgramPlan> plans_;
+  std::vector<std::vector<int>> axes_sets_;  // Distinct sorted mesh-axis sets of collectives.
+  std::vector<Instance> instances_;
+  std::vector<int> instance_of_chip_;  // -1 when the chip is not simulated.
+  // Collective barriers: (axes set, first rank, n-th) -> arrived (instance, op).
+  std::map<std::tuple<int, uint32_t, int>, std::vector<std::pair<int, int>>> barriers_;
+  uint64_t ops_executed_ = 0;
+  sim::Status error_;
+};
+
+sim::Status Simulation::Plan() {
+  for (const schedule::Program& program : schedule_.programs()) {
+    ProgramPlan plan;
+    const int n = program.ops_size();
+    plan.stream_of.resize(n);
+    plan.dependents.resize(n);
+    plan.duration.assign(n, Time::Zero());
+    plan.limiter.assign(n, ComputeLimiter::kNone);
+    plan.axes_set.assign(n, -1);
+    for (int i = 0; i < n; ++i) {
+      const Op& op = program.ops(i);
+      auto it = std::find(plan.streams.begin(), plan.streams.end(), op.stream());
+      if (it == plan.streams.end()) {
+        plan.streams.push_back(op.stream());
+        plan.stream_ops.emplace_back();
+        it = plan.streams.end() - 1;
+      }
+      const int stream = static_cast<int>(it - plan.streams.begin());
+      if (op.stream() == "compute") plan.compute_stream = stream;
+      plan.stream_of[i] = stream;
+      plan.stream_ops[stream].push_back(i);
+      for (uint32_t dep : op.deps()) plan.dependents[dep].push_back(i);
+      if (IsComputeKind(op.kind())) {
+        plan.flops += op.flops();
+        plan.model_flops += op.model_flops();
+        if (op.duration_s() > 0) {
+          plan.duration[i] = Time::FromSecondsCeil(op.duration_s());
+        } else {
+          workloads::Op cost_op;
+          cost_op.kind = ToOpKind(op.kind());
+          cost_op.flops = op.flops();
+          cost_op.hbm_read_bytes = op.hbm_bytes();
+          cost_op.shape = MatmulShape{op.shape().m(), op.shape().k(), op.shape().n(),
+                                      op.shape().batch() > 0 ? op.shape().batch() : 1};
+          const OpCost cost = compute_.Cost(cost_op);
+          plan.duration[i] = cost.duration;
+          plan.limiter[i] = cost.limiter;
+        }
+      }
+      if (op.kind() == schedule::COLLECTIVE) {
+        std::vector<int> axes;
+        for (const std::string& name : op.axes()) axes.push_back(checked_.grid.AxisIndex(name));
+        std::sort(axes.begin(), axes.end());
+        auto found = std::find(axes_sets_.begin(), axes_sets_.end(), axes);
+        if (found == axes_sets_.end()) {
+          axes_sets_.push_back(axes);
+          found = axes_sets_.end() - 1;
+        }
+        plan.axes_set[i] = static_cast<int>(found - axes_sets_.begin());
+      }
+    }
+    plans_.push_back(std::move(plan));
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status Simulation::ChooseChips() {
+  const MeshGrid& grid = checked_.grid;
+  std::vector<uint32_t> chips;
+  if (options_.chips == SimulatedChips::kEveryChip) {
+    for (uint32_t chip = 0; chip < grid.chip_count(); ++chip) chips.push_back(chip);
+  } else {
+    for (const schedule::Program& program : schedule_.programs()) {
+      uint32_t chip = 0;  // Coordinate 0 on every axis.
+      for (const auto& [name, coord] : program.where()) {
+        chip = grid.ChipWith(chip, grid.AxisIndex(name), coord);
+      }
+      chips.push_back(chip);
+    }
+  }
+  instance_of_chip_.assign(grid.chip_count(), -1);
+  for (uint32_t chip : chips) {
+    Instance instance;
+    instance.chip = chip;
+    instance.program = checked_.program_of_chip[chip];
+    const schedule::Program& program = schedule_.programs(instance.program);
+    const ProgramPlan& plan = plans_[instance.program];
+    for (const Op& op : program.ops()) instance.pending.push_back(op.deps_size());
+    instance.head.assign(plan.streams.size(), 0);
+    instance.busy.assign(plan.streams.size(), false);
+    instance.finished.assign(program.ops_size(), Time::Max());
+    instance.collective_count.assign(axes_sets_.size(), 0);
+    instance.remaining = program.ops_size();
+    instance_of_chip_[chip] = static_cast<int>(instances_.size());
+    instances_.push_back(std::move(instance));
+  }
+  // Every send must reach a simulated chip.
+  for (const Instance& instance : instances_) {
+    const schedule::Program& program = schedule_.programs(instance.program);
+    for (const Op& op : program.ops()) {
+      if (op.kind() != schedule::SEND) continue;
+      const int axis = grid.AxisIndex(op.peer_axis());
+      const uint32_t peer =
+          grid.ChipWith(instance.chip, axis, grid.Coord(instance.chip, axis) + op.peer_offset());
+      if (instance_of_chip_[peer] < 0) {
+        return sim::Status::InvalidArgument(
+            "schedule: program '" + program.name() + "' sends to chip " + std::to_string(peer) +
+            ", which one-chip-per-program simulation does not run; simulate every chip");
+      }
+    }
+  }
+  return sim::Status::Ok();
+}
+
+void Simulation::TryStart(int inst, int stream) {
+  Instance& instance = instances_[inst];
+  const ProgramPlan& plan = plans_[instance.program];
+  if (instance.busy[stream]) return;
+  const std::vector<int>& ops = plan.stream_ops[stream];
+  if (instance.head[stream] >= ops.size()) return;
+  const int op = ops[instance.head[stream]];
+  if (instance.pending[op] > 0) return;
+  instance.busy[stream] = true;
+  Start(inst, op);
+}
+
+void Simulation::Charge(Instance& instance, int op, Time duration) {
+  if (duration <= Time::Zero()) return;
+  const schedule::Program& program = schedule_.programs(instance.program);
+  int last = -1;
+  for (uint32_t dep : program.ops(op).deps()) {
+    if (last < 0 || instance.finished[dep] > instance.finished[last]) last = static_cast<int>(dep);
+  }
+  if (last < 0 || IsComputeKind(program.ops(last).kind())) {
+    instance.time.idle += duration;
+  } else if (program.ops(last).kind() == schedule::RECV) {
+    instance.time.bubble += duration;
+  } else {
+    instance.time.exposed[program.ops(last).stream()] += duration;
+  }
+}
+
+void Simulation::Start(int inst, int op) {
+  Instance& instance = instances_[inst];
+  const Op& spec = schedule_.programs(instance.program).ops(op);
+  if (options_.observer != nullptr) {
+    options_.observer->OnOpStart(engine_.now(), instance.chip, instance.program, op);
+  }
+  switch (spec.kind()) {
+    case schedule::COLLECTIVE:
+      StartCollective(inst, op);
+      return;
+    case schedule::SEND:
+      StartSend(inst, op);
+      return;
+    case schedule::RECV:
+      StartRecv(inst, op);
+      return;
+    default:
+      break;
+  }
+  Charge(instance, op, engine_.now() - instance.compute_free);
+  const Time duration = plans_[instance.program].duration[op];
+  instance.time.compute += duration;
+  engine_.Schedule(duration, [this, inst, op] { Finish(inst, op); });
+}
+
+void Simulation::StartCollective(int inst, int op) {
+  Instance& instance = instances_[inst];
+  const ProgramPlan& plan = plans_[instance.program];
+  const int set = plan.axes_set[op];
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+  checked_.grid.Group(instance.chip, axes_sets_[set], &ranks, &shape);
+  const int nth = instance.collective_count[set]++;
+  auto& arrived = barriers_[{set, ranks.front(), nth}];
+  arrived.emplace_back(inst, op);
+  size_t members = 0;
+  for (uint32_t rank : ranks) members += instance_of_chip_[rank] >= 0 ? 1 : 0;
+  if (arrived.size() < members) return;
+  std::vector<std::pair<int, int>> waiters = std::move(arrived);
+  barriers_.erase({set, ranks.front(), nth});
+  const Op& spec = schedule_.programs(instance.program).ops(op);
+  collectives::CollectiveRequest request;
+  request.op = ToCollectiveOp(spec.collective());
+  request.bytes = spec.bytes();
+  request.ranks.assign(ranks.begin(), ranks.end());
+  if (system_.fabric.torus() != nullptr) request.rank_shape = shape;
+  sim::Status status = network_.Launch(request, [this, waiters = std::move(waiters)]() mutable {
+    for (const auto& [i, o] : waiters) Finish(i, o);
+  });
+  if (!status.ok()) {
+    Fail(sim::Status::InvalidArgument(
+        "schedule: program '" + schedule_.programs(instance.program).name() + "' op " +
+        std::to_string(op) + " '" + spec.name() + "': " + status.message()));
+  }
+}
+
+void Simulation::StartSend(int inst, int op) {
+  Instance& instance = instances_[inst];
+  const Op& spec = schedule_.programs(instance.program).ops(op);
+  const MeshGrid& grid = checked_.grid;
+  const int axis = grid.AxisIndex(spec.peer_axis());
+  const uint32_t peer =
+      grid.ChipWith(instance.chip, axis, grid.Coord(instance.chip, axis) + spec.peer_offset());
+  collectives::CollectiveRequest request;
+  request.op = collectives::CollectiveOp::kPointToPoint;
+  request.bytes = std::ceil(spec.bytes());
+  request.src = instance.chip;
+  request.dst = peer;
+  const int peer_inst = instance_of_chip_[peer];
+  const uint64_t tag = spec.tag();
+  sim::Status status = network_.Launch(request, [this, inst, op, peer_inst, tag] {
+    Finish(inst, op);
+    Instance& receiver = instances_[peer_inst];
+    auto waiting = receiver.waiting.find(tag);
+    if (waiting != receiver.waiting.end()) {
+      const int recv = waiting->second;
+      receiver.waiting.erase(waiting);
+      Finish(peer_inst, recv);
+    } else {
+      receiver.delivered[tag] = true;
+    }
+  });
+  if (!status.ok()) Fail(status);
+}
+
+void Simulation::StartRecv(int inst, int op) {
+  Instance& instance = instances_[inst];
+  const uint64_t tag = schedule_.programs(instance.program).ops(op).tag();
+  auto delivered = instance.delivered.find(tag);
+  if (delivered != instance.delivered.end()) {
+    instance.delivered.erase(delivered);
+    FinishSoon(inst, op);
+  } else {
+    instance.waiting[tag] = op;
+  }
+}
+
+void Simulation::Finish(int inst, int op) {
+  Instance& instance = instances_[inst];
+  const ProgramPlan& plan = plans_[instance.program];
+  const Time now = engine_.now();
+  instance.finished[op] = now;
+  --instance.remaining;
+  ++ops_executed_;
+  if (options_.observer != nullptr) {
+    options_.observer->OnOpEnd(now, instance.chip, instance.program, op);
+  }
+  const int stream = plan.stream_of[op];
+  if (stream == plan.compute_stream) instance.compute_free = now;
+  instance.busy[stream] = false;
+  ++instance.head[stream];
+  for (int next : plan.dependents[op]) {
+    if (--instance.pending[next] == 0) TryStart(inst, plan.stream_of[next]);
+  }
+  TryStart(inst, stream);
+}
+
+StepResult Simulation::Collect() {
+  StepResult result;
+  Time end = Time::Zero();
+  for (const Instance& instance : instances_) {
+    for (Time t : instance.finished) end = std::max(end, t);
+  }
+  result.step_time = end;
+  result.programs.resize(schedule_.programs_size());
+  std::vector<bool> seen(schedule_.programs_size(), false);
+  for (Instance& instance : instances_) {
+    const schedule::Program& program = schedule_.programs(instance.program);
+    // The tail after the last compute op: what finished last after it, then idle.
+    int last = -1;
+    for (int i = 0; i < program.ops_size(); ++i) {
+      if (IsComputeKind(program.ops(i).kind())) continue;
+      if (instance.finished[i] > instance.compute_free &&
+          (last < 0 || instance.finished[i] > instance.finished[last])) {
+        last = i;
+      }
+    }
+    Time tail_start = instance.compute_free;
+    if (last >= 0) {
+      const Time waited = instance.finished[last] - instance.compute_free;
+      if (program.ops(last).kind() == schedule::RECV) {
+        instance.time.bubble += waited;
+      } else {
+        instance.time.exposed[program.ops(last).stream()] += waited;
+      }
+      tail_start = instance.finished[last];
+    }
+    instance.time.idle += end - tail_start;
+
+    ProgramResult& out = result.programs[instance.program];
+    Time program_end = Time::Zero();
+    for (Time t : instance.finished) program_end = std::max(program_end, t);
+    if (!seen[instance.program]) {
+      seen[instance.program] = true;
+      const ProgramPlan& plan = plans_[instance.program];
+      out.name = program.name();
+      out.chip = instance.chip;
+      out.chips = checked_.chips_of_program[instance.program];
+      out.time = instance.time;
+      out.flops = plan.flops;
+      out.model_flops = plan.model_flops;
+      for (int i = 0; i < program.ops_size(); ++i) {
+        if (plan.limiter[i] == ComputeLimiter::kCompute) out.compute_bound += plan.duration[i];
+        if (plan.limiter[i] == ComputeLimiter::kMemory) out.memory_bound += plan.duration[i];
+      }
+    }
+    out.end = std::max(out.end, program_end);
+  }
+  const double chips = static_cast<double>(checked_.grid.chip_count());
+  for (const ProgramResult& program : result.programs) {
+    const double weight = static_cast<double>(program.chips) / chips;
+    result.mean_compute_s += weight * program.time.compute.ToSeconds();
+    result.mean_bubble_s += weight * program.time.bubble.ToSeconds();
+    result.mean_idle_s += weight * program.time.idle.ToSeconds();
+    for (const auto& [stream, t] : program.time.exposed) {
+      result.mean_exposed_s[stream] += weight * t.ToSeconds();
+    }
+    result.total_flops += program.flops * static_cast<double>(program.chips);
+    result.total_model_flops += program.model_flops * static_cast<double>(program.chips);
+  }
+  result.simulated_chips = instances_.size();
+  result.ops_executed = ops_executed_;
+  result.collectives = network_.launched();
+  result.collectives_replayed = network_.replayed();
+  result.approximate_overlaps = network_.approximate_overlaps();
+  result.events = engine_.executed_events();
+  return result;
+}
+
+sim::StatusOr<StepResult> Simulation::Run() {
+  PODSIM_RETURN_IF_ERROR(Plan());
+  PODSIM_RETURN_IF_ERROR(ChooseChips());
+  for (int inst = 0; inst < static_cast<int>(instances_.size()); ++inst) {
+    const size_t streams = plans_[instances_[inst].program].streams.size();
+    for (size_t s = 0; s < streams; ++s) TryStart(inst, static_cast<int>(s));
+  }
+  engine_.Run();
+  PODSIM_RETURN_IF_ERROR(error_);
+  for (const Instance& instance : instances_) {
+    if (instance.remaining == 0) continue;
+    const schedule::Program& program = schedule_.programs(instance.program);
+    for (int i = 0; i < program.ops_size(); ++i) {
+      if (instance.finished[i] != Time::Max()) continue;
+      return sim::Status::InvalidArgument(
+          "schedule: program '" + program.name() + "' op " + std::to_string(i) + " '" +
+          program.ops(i).name() + "' never finished: its dependencies, its stream's order, " +
+          "its group's other members or its send can never all be ready");
+    }
+  }
+  return Collect();
+}
+
+}  // namespace
+
+sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
+                                       const schedule::Schedule& schedule,
+                                       const StepOptions& options) {
+  if (system.chip.bf16_flops_per_s <= 0 || system.chip.hbm_bytes_per_s <= 0) {
+    return sim::Status::InvalidArgument("system '" + system.name +
+                                        "': its chips have no compute or HBM figures to simulate "
+                                        "a step on (generic fabrics are for collectives)");
+  }
+  PODSIM_ASSIGN_OR_RETURN(CheckedSchedule checked, CheckSchedule(system, schedule));
+  Simulation simulation(system, schedule, checked, options);
+  return simulation.Run();
+}
+
+}  // namespace podsim::workloads

@@ -1,0 +1,119 @@
+// Simulating one step of a schedule (schedule.proto) on a system: every simulated chip runs its
+// program's ops on its streams, compute ops for their roofline time (compute_model.h), and
+// collectives and sends as flows on the fabric (collectives/collective_network.h), all on one
+// engine, so communication overlaps compute exactly as far as the dependencies and the shared
+// links allow.
+//
+// Which chips are simulated:
+//   * kEveryChip: all of them. A collective starts when every member of its group has reached
+//     it; parallel groups contend wherever their routes meet.
+//   * kOnePerProgram (default): one chip per program, the one with coordinate 0 on every mesh
+//     axis its program's `where` leaves free. The chips a program runs on do the same work at the
+//     same times (the schedule is the same and their groups are translations of each other), so
+//     the representative's collectives start as soon as it reaches them, over its own groups
+//     only. This is exact when parallel groups of an axis use disjoint links -- rings along
+//     different rows of a torus, NVLink inside different nodes, InfiniBand rails -- which
+//     step_simulator_test.cc checks against kEveryChip; where parallel groups share links
+//     (several chips of a TPU host on its DCN NICs, an oversubscribed fat tree) it misses their
+//     contention. Sends must go to chips that are simulated too (the representatives of other
+//     programs), as pipeline stages do.
+//
+// Time accounting, per simulated chip, from the step's start to the end of the step (the last
+// op of any chip): `compute` is the compute stream's busy time; a gap before a compute op is
+// charged to the communication stream of the dependency that finished last (exposed
+// communication of that mesh axis, or the pipeline bubble when it was a Recv), or to `idle`;
+// the time after the chip's last compute op is charged the same way to what finished last, or
+// to `idle`.
+
+#ifndef PODSIM_WORKLOADS_STEP_SIMULATOR_H_
+#define PODSIM_WORKLOADS_STEP_SIMULATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedule.pb.h"
+#include "sim/status.h"
+#include "sim/time.h"
+#include "topology/system.h"
+#include "workloads/compute_model.h"
+
+namespace podsim::workloads {
+
+// Sees every op of every simulated chip start and end (traces); only reads.
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void OnOpStart(sim::Time now, uint32_t chip, int program, int op) {
+    (void)now, (void)chip, (void)program, (void)op;
+  }
+  virtual void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) {
+    (void)now, (void)chip, (void)program, (void)op;
+  }
+};
+
+enum class SimulatedChips { kOnePerProgram, kEveryChip };
+
+struct StepOptions {
+  SimulatedChips chips = SimulatedChips::kOnePerProgram;
+  // Collectives: the calibrated efficiency model (collectives/efficiency_model.h) or the pure
+  // fabric; replay of idle-fabric records (collective_network.h).
+  bool calibrated = true;
+  bool replay_idle = true;
+  // Compute: DefaultComputeEfficiency(chip) when not given.
+  std::optional<ComputeEfficiency> compute;
+  StepObserver* observer = nullptr;  // Not owned.
+};
+
+// Where one chip's step time went; the parts add up to the step time.
+struct TimeBreakdown {
+  sim::Time compute;
+  std::map<std::string, sim::Time> exposed;  // Per communication stream (mesh axis).
+  sim::Time bubble;                          // Waiting for a pipeline Recv.
+  sim::Time idle;
+};
+
+struct ProgramResult {
+  std::string name;
+  uint32_t chip = 0;       // The simulated chip (kOnePerProgram) or the first of them.
+  int64_t chips = 0;       // Chips running the program.
+  sim::Time end;           // When its last op finished (the latest over its simulated chips).
+  TimeBreakdown time;      // Of its (first) simulated chip.
+  double flops = 0;        // Per chip, executed.
+  double model_flops = 0;  // Per chip, model convention.
+  // Compute time by what bounded the op (compute_model.h ComputeLimiter).
+  sim::Time compute_bound;
+  sim::Time memory_bound;
+};
+
+struct StepResult {
+  sim::Time step_time;
+  std::vector<ProgramResult> programs;
+  // Averages over all chips of the system (programs weighted by their chip counts).
+  double mean_compute_s = 0;
+  std::map<std::string, double> mean_exposed_s;
+  double mean_bubble_s = 0;
+  double mean_idle_s = 0;
+  // Summed over all chips.
+  double total_flops = 0;
+  double total_model_flops = 0;
+  uint64_t simulated_chips = 0;
+  uint64_t ops_executed = 0;
+  uint64_t collectives = 0;
+  uint64_t collectives_replayed = 0;
+  uint64_t approximate_overlaps = 0;
+  uint64_t events = 0;
+};
+
+// Checks `schedule` against `system` (schedule_check.h) and simulates one step. Bad schedules
+// fail with InvalidArgument naming the program and op; a schedule whose dependencies can never
+// all be met fails with InvalidArgument naming an op that never ran.
+sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
+                                       const schedule::Schedule& schedule,
+                                       const StepOptions& options = {});
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_STEP_SIMULATOR_H_

@@ -1,0 +1,176 @@
+// Step simulation of hand-written schedules: overlap from dependencies, exposed communication,
+// pipeline sends, one chip per program against every chip, deadlocks and bad schedules.
+
+#include "workloads/step_simulator.h"
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "collectives/collective_runner.h"
+#include "topology/system.h"
+
+namespace podsim::workloads {
+namespace {
+
+schedule::Schedule Parse(const std::string& text) {
+  schedule::Schedule schedule;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &schedule)) << text;
+  return schedule;
+}
+
+topology::System System(const std::string& text) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem(text);
+  EXPECT_TRUE(system.ok()) << system.status();
+  return std::move(*system);
+}
+
+// An op that takes exactly `seconds` on the compute stream.
+std::string Compute(const std::string& name, double seconds, const std::string& deps = "") {
+  std::ostringstream op;
+  op.precision(17);
+  op << "ops { name: '" << name << "' kind: MATMUL stream: 'compute' duration_s: " << seconds << " "
+     << deps << " }\n";
+  return op.str();
+}
+
+constexpr char kAllGather[] =
+    "ops { name: 'ag' kind: COLLECTIVE stream: 'fsdp' collective: ALL_GATHER axes: 'fsdp' "
+    "bytes: 67108864 }\n";
+
+double AllGatherSeconds(const topology::System& system, bool calibrated) {
+  collectives::CollectiveRequest request;
+  request.op = collectives::CollectiveOp::kAllGather;
+  request.bytes = 64 << 20;
+  request.axes = {"x"};
+  request.calibrated = calibrated;
+  sim::StatusOr<collectives::CollectiveResult> result =
+      collectives::SimulateCollective(system.fabric, request);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result->time.ToSeconds();
+}
+
+// A prefetched all-gather overlaps the op before its consumer; only what sticks out is exposed.
+TEST(StepSimulatorTest, CommunicationOverlapsIndependentCompute) {
+  topology::System system = System("tpu-v5e:4x4");
+  const double ag = AllGatherSeconds(system, true);
+  for (double before : {ag / 2, ag * 2}) {
+    schedule::Schedule schedule = Parse(
+        "system: 'tpu-v5e:4x4' mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 4 }\n"
+        "programs { name: 'all' " +
+        std::string(kAllGather) + Compute("a", before) + Compute("b", 1e-3, "deps: 0") + "}");
+    sim::StatusOr<StepResult> result = SimulateStep(system, schedule);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const double expected = std::max(before, ag) + 1e-3;
+    EXPECT_NEAR(result->step_time.ToSeconds(), expected, 1e-9);
+    const TimeBreakdown& time = result->programs[0].time;
+    EXPECT_NEAR(time.compute.ToSeconds(), before + 1e-3, 1e-9);
+    const double exposed = time.exposed.count("fsdp") ? time.exposed.at("fsdp").ToSeconds() : 0;
+    EXPECT_NEAR(exposed, std::max(0.0, ag - before), 1e-9);
+    EXPECT_EQ(result->collectives, 1u);
+  }
+}
+
+// Every chip of a 4x4 torus against one chip per program: the same step, since parallel rings
+// along x (fsdp) and y (tp) share no links.
+TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {
+  topology::System system = System("tpu-v5e:4x4");
+  schedule::Schedule schedule = Parse(
+      "system: 'tpu-v5e:4x4' mesh { name: 'fsdp' size: 4 } mesh { name: 'tp' size: 4 }\n"
+      "programs { name: 'all' " +
+      std::string(kAllGather) + Compute("a", 1e-4) +
+      "ops { name: 'ar' kind: COLLECTIVE stream: 'tp' collective: ALL_REDUCE axes: 'tp' "
+      "bytes: 8388608 deps: 1 }\n" +
+      Compute("b", 1e-4, "deps: 0 deps: 2") +
+      "ops { name: 'rs' kind: COLLECTIVE stream: 'fsdp' collective: REDUCE_SCATTER axes: 'fsdp' "
+      "axes: 'tp' bytes: 67108864 deps: 3 }\n}");
+  StepOptions every;
+  every.chips = SimulatedChips::kEveryChip;
+  every.replay_idle = false;
+  sim::StatusOr<StepResult> full = SimulateStep(system, schedule, every);
+  sim::StatusOr<StepResult> one = SimulateStep(system, schedule);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(full->simulated_chips, 16u);
+  EXPECT_EQ(one->simulated_chips, 1u);
+  EXPECT_EQ(one->step_time, full->step_time);
+  EXPECT_EQ(one->programs[0].time.exposed, full->programs[0].time.exposed);
+}
+
+// Two pipeline stages: the second waits for the first's activations (its bubble).
+TEST(StepSimulatorTest, PipelineSendFeedsTheNextStage) {
+  topology::System system = System("tpu-v5e:2x2");
+  schedule::Schedule schedule = Parse(
+      "system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'pp' size: 2 }\n"
+      "programs { name: 'stage 0' where { key: 'pp' value: 0 } " +
+      Compute("f0", 1e-3) +
+      "ops { name: 'send' kind: SEND stream: 'pp' peer_axis: 'pp' peer_offset: 1 tag: 7 "
+      "bytes: 4500000 deps: 0 } }\n"
+      "programs { name: 'stage 1' where { key: 'pp' value: 1 } "
+      "ops { name: 'recv' kind: RECV stream: 'pp' peer_axis: 'pp' peer_offset: -1 tag: 7 } " +
+      Compute("f1", 1e-3, "deps: 0") + "}");
+  sim::StatusOr<StepResult> result = SimulateStep(system, schedule);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // 4.5 MB over one ICI link at 95% of 4.5e10 B/s, plus hop and launch latencies.
+  const double transfer = result->step_time.ToSeconds() - 2e-3;
+  EXPECT_GT(transfer, 4.5e6 / 4.5e10);
+  EXPECT_LT(transfer, 4.5e6 / (0.95 * 4.5e10) + 10e-6);
+  EXPECT_NEAR(result->programs[1].time.bubble.ToSeconds(), 1e-3 + transfer, 1e-9);
+  EXPECT_NEAR(result->programs[0].time.idle.ToSeconds() +
+                  result->programs[0].time.exposed.at("pp").ToSeconds(),
+              1e-3 + transfer, 1e-9);
+}
+
+TEST(StepSimulatorTest, DeadlockIsReported) {
+  topology::System system = System("tpu-v5e:2x2");
+  // Each stage receives before it sends: neither send can start.
+  auto stage = [](int s, int offset, int in, int out) {
+    return "programs { name: 'stage " + std::to_string(s) +
+           "' where { key: 'pp' value: " + std::to_string(s) +
+           " } ops { name: 'recv' kind: RECV stream: 'pp' peer_axis: 'pp' peer_offset: " +
+           std::to_string(offset) + " tag: " + std::to_string(in) +
+           " } ops { name: 'send' kind: SEND stream: 'pp' peer_axis: 'pp' peer_offset: " +
+           std::to_string(offset) + " tag: " + std::to_string(out) + " bytes: 1024 } }\n";
+  };
+  schedule::Schedule schedule =
+      Parse("system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'pp' size: 2 }\n" +
+            stage(0, 1, 1, 2) + stage(1, -1, 2, 1));
+  sim::StatusOr<StepResult> result = SimulateStep(system, schedule);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "schedule: program 'stage 0' op 0 'recv' never finished: its dependencies, its "
+            "stream's order, its group's other members or its send can never all be ready");
+}
+
+TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
+  topology::System system = System("tpu-v5e:2x2");
+  const std::string mesh = "system: 'tpu-v5e:2x2' mesh { name: 'tp' size: 4 }\n";
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const Case cases[] = {
+      {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "deps: 0") + "}",
+       "schedule: program 0 'p' op 0 'a': deps: 0 is not an earlier op"},
+      {mesh + "programs { name: 'p' ops { name: 'c' kind: COLLECTIVE stream: 'tp' "
+              "collective: ALL_REDUCE axes: 'dp' bytes: 8 } }",
+       "schedule: program 0 'p' op 0 'c': axes: no mesh axis 'dp'"},
+      {mesh + "programs { name: 'p' where { key: 'tp' value: 0 } }",
+       "schedule: chip 1 matches no program"},
+      {mesh + "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: 'tp' } }",
+       "schedule: program 0 'p' op 0 'm': stream: compute ops run on stream \"compute\" (got "
+       "\"tp\")"},
+      {"system: 'tpu-v5e:2x2' mesh { name: 'tp' size: 3 } programs { name: 'p' }",
+       "schedule: mesh: mesh tp=3 has 3 devices but tpu-v5e:2x2 has 4 chips"},
+  };
+  for (const Case& c : cases) {
+    sim::StatusOr<StepResult> result = SimulateStep(system, Parse(c.text));
+    ASSERT_FALSE(result.ok()) << c.text;
+    EXPECT_EQ(result.status().message(), c.error);
+  }
+}
+
+}  // namespace
+}  // namespace podsim::workloads
