@@ -61,8 +61,7 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
   if (op.kind() == schedule::SEND || op.kind() == schedule::RECV) {
     const int axis = grid.AxisIndex(op.peer_axis());
     if (axis < 0) return bad("peer_axis: no mesh axis '" + op.peer_axis() + "'");
-    if (op.peer_offset() != 1 && op.peer_offset() != -1)
-      return bad("peer_offset: must be +1 or -1");
+    if (op.peer_offset() == 0) return bad("peer_offset: must not be 0");
     auto it = program.where().find(op.peer_axis());
     if (it == program.where().end()) {
       return bad("peer_axis: the program's `where` must fix '" + op.peer_axis() +

@@ -9,7 +9,7 @@
 //   * ops: a kind; compute kinds on stream "compute", the others on another stream; deps name
 //     earlier ops; FLOPs, bytes and durations finite and >= 0; collectives name their operation,
 //     at least one mesh axis (each once) and bytes > 0; sends and receives name a mesh axis, an
-//     offset of +1 or -1 that stays inside the axis for every chip of the program (the axis must
+//     offset other than 0 that stays inside the axis for every chip of the program (the axis must
 //     be fixed by `where`), and bytes > 0 (sends); every send has exactly one receive with its
 //     tag and the opposite offset in the program of the peer chips, and vice versa.
 

@@ -1,0 +1,296 @@
+#include "workloads/training_schedule.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/check.h"
+#include "workloads/memory.h"
+
+namespace podsim::workloads {
+
+namespace {
+
+schedule::OpKind KindOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::kMatmul:
+      return schedule::MATMUL;
+    case OpKind::kAttention:
+      return schedule::ATTENTION;
+    case OpKind::kNorm:
+      return schedule::NORM;
+    case OpKind::kEmbedding:
+      return schedule::EMBEDDING;
+    case OpKind::kLoss:
+      return schedule::LOSS;
+    case OpKind::kOptimizer:
+      return schedule::OPTIMIZER;
+    case OpKind::kCollective:
+      return schedule::COLLECTIVE;
+    case OpKind::kElementwise:
+      break;
+  }
+  return schedule::ELEMENTWISE;
+}
+
+schedule::CollectiveKind CollectiveOf(collectives::CollectiveOp op) {
+  switch (op) {
+    case collectives::CollectiveOp::kAllGather:
+      return schedule::ALL_GATHER;
+    case collectives::CollectiveOp::kReduceScatter:
+      return schedule::REDUCE_SCATTER;
+    case collectives::CollectiveOp::kAllToAll:
+      return schedule::ALL_TO_ALL;
+    default:
+      return schedule::ALL_REDUCE;
+  }
+}
+
+bool IsWeightGather(const Op& op) {
+  return op.kind == OpKind::kCollective && op.axis == "fsdp" &&
+         op.collective == collectives::CollectiveOp::kAllGather;
+}
+
+std::string StreamOf(const Op& op) {
+  if (op.kind != OpKind::kCollective) return "compute";
+  if (op.axis == "fsdp" && op.collective == collectives::CollectiveOp::kReduceScatter) {
+    return "fsdp.reduce";
+  }
+  return op.axis;
+}
+
+// One pipeline unit of work on a stage: forward or backward of a chunk for a microbatch.
+struct Unit {
+  bool forward = true;
+  int microbatch = 0;
+  int chunk = 0;
+};
+
+// The stage's units in execution order (header comment).
+std::vector<Unit> StageOrder(const Layout& layout, int stage) {
+  const int pp = layout.pp;
+  const int m = layout.microbatches;
+  const int v = layout.virtual_stages;
+  const int total = m * v;
+  auto forward = [&](int k) { return Unit{true, (k / (pp * v)) * pp + k % pp, (k / pp) % v}; };
+  auto backward = [&](int k) {
+    return Unit{false, (k / (pp * v)) * pp + k % pp, v - 1 - (k / pp) % v};
+  };
+  std::vector<Unit> order;
+  if (layout.schedule == PipelineSchedule::kGpipe) {
+    for (int k = 0; k < m; ++k) order.push_back(Unit{true, k, 0});
+    for (int k = 0; k < m; ++k) order.push_back(Unit{false, k, 0});
+    return order;
+  }
+  if (layout.schedule == PipelineSchedule::kOneFOneB || v == 1) {
+    const int warmup = std::min(pp - stage - 1, m);
+    int f = 0, b = 0;
+    for (; f < warmup; ++f) order.push_back(Unit{true, f, 0});
+    while (f < m) {
+      order.push_back(Unit{true, f++, 0});
+      order.push_back(Unit{false, b++, 0});
+    }
+    while (b < m) order.push_back(Unit{false, b++, 0});
+    return order;
+  }
+  // Interleaved: Megatron needs m to be a multiple of pp for this mapping of k.
+  const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) order.push_back(forward(f));
+  while (f < total) {
+    order.push_back(forward(f++));
+    order.push_back(backward(b++));
+  }
+  while (b < total) order.push_back(backward(b++));
+  return order;
+}
+
+class StageBuilder {
+ public:
+  explicit StageBuilder(schedule::Program* program) : program_(program) {}
+
+  // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
+  // for the first compute op of the previous layer. `reductions` false drops the gradient
+  // all-reduces (dp), kept for the last microbatch only. Returns the index of the list's last
+  // compute op (-1: none).
+  int Append(const OpList& list, int input, const Unit& unit, int layer, bool reductions) {
+    std::vector<int> index(list.size(), -1);
+    int first_compute = -1, last_compute = -1;
+    const int gather_after = previous_layer_start_;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Op& op = list[i];
+      if (!reductions && op.kind == OpKind::kCollective && op.axis == "dp") continue;
+      schedule::Op* out = program_->add_ops();
+      index[i] = program_->ops_size() - 1;
+      out->set_name(op.name);
+      out->set_kind(KindOf(op.kind));
+      out->set_stream(StreamOf(op));
+      out->set_phase(std::string(PhaseName(op.phase)));
+      out->set_microbatch(unit.microbatch);
+      out->set_layer(layer);
+      for (int dep : op.deps) {
+        if (index[dep] >= 0) out->add_deps(index[dep]);
+      }
+      if (op.kind == OpKind::kCollective) {
+        out->set_collective(CollectiveOf(op.collective));
+        out->add_axes(op.axis);
+        out->set_bytes(op.comm_bytes);
+        if (IsWeightGather(op) && gather_after >= 0) out->add_deps(gather_after);
+        continue;
+      }
+      out->set_flops(op.flops);
+      out->set_model_flops(op.model_flops);
+      out->set_hbm_bytes(op.hbm_read_bytes + op.hbm_write_bytes);
+      if (op.kind == OpKind::kMatmul) {
+        out->mutable_shape()->set_m(op.shape.m);
+        out->mutable_shape()->set_k(op.shape.k);
+        out->mutable_shape()->set_n(op.shape.n);
+        out->mutable_shape()->set_batch(op.shape.batch);
+      }
+      if (out->deps().empty() && input >= 0) out->add_deps(input);
+      if (first_compute < 0) first_compute = index[i];
+      last_compute = index[i];
+    }
+    if (first_compute >= 0) previous_layer_start_ = first_compute;
+    return last_compute;
+  }
+
+  int Recv(const Unit& unit, int offset, uint64_t tag, double bytes) {
+    schedule::Op* op = program_->add_ops();
+    op->set_name(unit.forward ? "pp.recv.activations" : "pp.recv.gradients");
+    op->set_kind(schedule::RECV);
+    op->set_stream("pp.recv");
+    op->set_peer_axis("pp");
+    op->set_peer_offset(offset);
+    op->set_tag(tag);
+    op->set_bytes(bytes);
+    op->set_microbatch(unit.microbatch);
+    return program_->ops_size() - 1;
+  }
+
+  void Send(const Unit& unit, int offset, uint64_t tag, double bytes, int after) {
+    schedule::Op* op = program_->add_ops();
+    op->set_name(unit.forward ? "pp.send.activations" : "pp.send.gradients");
+    op->set_kind(schedule::SEND);
+    op->set_stream("pp");
+    op->set_peer_axis("pp");
+    op->set_peer_offset(offset);
+    op->set_tag(tag);
+    op->set_bytes(bytes);
+    op->set_microbatch(unit.microbatch);
+    if (after >= 0) op->add_deps(after);
+  }
+
+  // The last op of every gradient-reduction stream, for the optimizer to wait for.
+  std::vector<int> LastReductions() const {
+    std::vector<int> last;
+    for (const char* stream : {"fsdp.reduce", "dp"}) {
+      for (int i = program_->ops_size(); i-- > 0;) {
+        if (program_->ops(i).stream() == stream) {
+          last.push_back(i);
+          break;
+        }
+      }
+    }
+    return last;
+  }
+
+ private:
+  schedule::Program* program_;
+  int previous_layer_start_ = -1;
+};
+
+}  // namespace
+
+schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& model,
+                                    const Layout& layout, const BatchSpec& batch,
+                                    const OpOptions& options) {
+  schedule::Schedule out;
+  out.set_system(system);
+  for (const topology::MeshAxis& axis : layout.MeshAxes()) {
+    schedule::MeshAxis* mesh = out.add_mesh();
+    mesh->set_name(axis.name);
+    mesh->set_size(axis.size);
+  }
+  out.set_tokens_per_step(batch.tokens());
+  out.set_description("train " + model.name + " " + layout.ToString() + " batch " +
+                      std::to_string(batch.sequences) + "x" + std::to_string(batch.seq));
+
+  const ShardShape shape = ShapeOf(layout, model, batch);
+  const OpList layer_fwd = LayerForwardOps(model, layout, shape, options);
+  const OpList layer_bwd = LayerBackwardOps(model, layout, shape, options);
+  const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
+  const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
+  const OpList head_fwd = HeadForwardOps(model, layout, shape, options);
+  const OpList head_bwd = HeadBackwardOps(model, layout, shape, options);
+  const int pp = layout.pp;
+  const int v = layout.virtual_stages;
+  const int m = layout.microbatches;
+  const int virtual_stages = pp * v;
+  // Activations and their gradients between stages: [tokens, D] in the working precision, split
+  // over tp with sequence parallelism (Megatron's scatter/gather optimisation otherwise sends
+  // the same 1/tp share and gathers over NVLink; podsim sends the full tensor without sp).
+  const double boundary_bytes = options.precision.activation_bytes *
+                                static_cast<double>(shape.sp_tokens) *
+                                static_cast<double>(model.d_model);
+  auto tag = [&](int microbatch, int chunk, bool forward) {
+    return static_cast<uint64_t>((microbatch * v + chunk) * 2 + (forward ? 0 : 1));
+  };
+  auto offset_to = [&](int from_virtual, int to_virtual) {
+    return to_virtual % pp - from_virtual % pp;
+  };
+
+  for (int stage = 0; stage < pp; ++stage) {
+    schedule::Program* program = out.add_programs();
+    program->set_name("stage " + std::to_string(stage));
+    (*program->mutable_where())["pp"] = stage;
+    StageBuilder builder(program);
+    for (const Unit& unit : StageOrder(layout, stage)) {
+      const int vs = unit.chunk * pp + stage;
+      const int first_layer = vs * static_cast<int>(shape.layers_per_chunk);
+      const bool last_microbatch = unit.microbatch == m - 1;
+      if (unit.forward) {
+        int input = -1;
+        if (vs == 0) {
+          input = builder.Append(embed_fwd, -1, unit, -1, last_microbatch);
+        } else {
+          input = builder.Recv(unit, offset_to(vs, vs - 1),
+                               tag(unit.microbatch, (vs - 1) / pp, true), boundary_bytes);
+        }
+        for (int l = 0; l < shape.layers_per_chunk; ++l) {
+          input = builder.Append(layer_fwd, input, unit, first_layer + l, last_microbatch);
+        }
+        if (vs == virtual_stages - 1) {
+          builder.Append(head_fwd, input, unit, -1, last_microbatch);
+        } else {
+          builder.Send(unit, offset_to(vs, vs + 1), tag(unit.microbatch, unit.chunk, true),
+                       boundary_bytes, input);
+        }
+      } else {
+        int input = -1;
+        if (vs == virtual_stages - 1) {
+          input = builder.Append(head_bwd, -1, unit, -1, last_microbatch);
+        } else {
+          input = builder.Recv(unit, offset_to(vs, vs + 1),
+                               tag(unit.microbatch, (vs + 1) / pp, false), boundary_bytes);
+        }
+        for (int l = static_cast<int>(shape.layers_per_chunk); l-- > 0;) {
+          input = builder.Append(layer_bwd, input, unit, first_layer + l, last_microbatch);
+        }
+        if (vs == 0) {
+          builder.Append(embed_bwd, input, unit, -1, last_microbatch);
+        } else {
+          builder.Send(unit, offset_to(vs, vs - 1), tag(unit.microbatch, unit.chunk, false),
+                       boundary_bytes, input);
+        }
+      }
+    }
+    const std::vector<int> reductions = builder.LastReductions();
+    OpList optimizer = OptimizerOps(ParamsPerChip(model, layout, stage), options);
+    const int before = program->ops_size();
+    builder.Append(optimizer, -1, Unit{}, -1, true);
+    for (int r : reductions) program->mutable_ops(before)->add_deps(r);
+  }
+  return out;
+}
+
+}  // namespace podsim::workloads

@@ -1,0 +1,112 @@
+// Training-step schedules simulated end to end: pipeline bubbles against the closed forms of
+// GPipe and 1F1B, interleaving, one chip per program against every chip, and well-formedness.
+
+#include "workloads/training_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "topology/system.h"
+#include "workloads/schedule_check.h"
+#include "workloads/step_simulator.h"
+
+namespace podsim::workloads {
+namespace {
+
+struct Simulated {
+  schedule::Schedule schedule;
+  StepResult result;
+};
+
+Simulated Simulate(const std::string& system_text, const std::string& model_text,
+                   const std::string& layout_text, int64_t sequences, int64_t seq,
+                   StepOptions options = {}) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
+  EXPECT_TRUE(system.ok()) << system.status();
+  sim::StatusOr<ModelSpec> model = ParseModel(model_text);
+  EXPECT_TRUE(model.ok()) << model.status();
+  sim::StatusOr<Layout> layout = ParseLayout(layout_text);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  BatchSpec batch{sequences, seq};
+  sim::Status valid = ValidateLayout(*layout, *model, system->fabric.chip_count(), batch);
+  EXPECT_TRUE(valid.ok()) << valid;
+  Simulated run;
+  run.schedule = TrainingSchedule(system_text, *model, *layout, batch, OpOptions{});
+  sim::StatusOr<StepResult> result = SimulateStep(*system, run.schedule, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (result.ok()) run.result = std::move(*result);
+  return run;
+}
+
+// A small model with a small vocabulary: its stages are balanced (the head and embedding are
+// cheap) and their boundaries carry little data, so the bubble is the schedule's.
+constexpr char kSmall[] =
+    "custom:layers=16,d_model=2048,ffn=8192,heads=16,kv_heads=16,head_dim=128,vocab=1024";
+
+// Waiting for the previous stage (the warm-up) and for the others to finish (the drain).
+double BubbleFraction(const StepResult& result) {
+  return (result.mean_bubble_s + result.mean_idle_s) / result.step_time.ToSeconds();
+}
+
+// Narayanan et al. 2021 sec. 2.2: the pipeline bubble is (p - 1) / (m + p - 1) of the step for
+// GPipe and 1F1B alike. The simulated bubble includes the stage-boundary transfers and the
+// slightly heavier first and last stages (embedding, head), so it lands near the closed form.
+TEST(TrainingScheduleTest, PipelineBubbleMatchesTheClosedForm) {
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    for (int m : {4, 8}) {
+      Simulated run = Simulate(
+          "h100:8", kSmall,
+          std::string("pp=4,dp=2,microbatches=") + std::to_string(m) + ",schedule=" + schedule,
+          2 * m, 2048);
+      const double expected = 3.0 / (m + 3.0);
+      EXPECT_NEAR(BubbleFraction(run.result), expected, 0.1 * expected) << schedule << " m=" << m;
+    }
+  }
+}
+
+// Interleaving v chunks divides the bubble by about v (Narayanan et al. 2021 sec. 2.2.2).
+TEST(TrainingScheduleTest, InterleavingShrinksTheBubble) {
+  Simulated plain = Simulate("h100:8", kSmall, "pp=4,dp=2,microbatches=8", 16, 2048);
+  Simulated interleaved = Simulate(
+      "h100:8", kSmall, "pp=4,dp=2,microbatches=8,schedule=interleaved,virtual_stages=2", 16, 2048);
+  EXPECT_LT(interleaved.result.step_time, plain.result.step_time);
+  EXPECT_NEAR(BubbleFraction(interleaved.result) / BubbleFraction(plain.result), 0.5, 0.2);
+}
+
+// Every chip against one per stage, with tp, fsdp and pp each on its own axis of a 2x2x2 v5p
+// slice (parallel groups share no links, the condition of one chip per program).
+TEST(TrainingScheduleTest, OneChipPerStageMatchesEveryChip) {
+  StepOptions every;
+  every.chips = SimulatedChips::kEveryChip;
+  every.replay_idle = false;
+  StepOptions exact;
+  exact.replay_idle = false;
+  Simulated full =
+      Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024, every);
+  Simulated one =
+      Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024, exact);
+  Simulated replayed =
+      Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024);
+  EXPECT_EQ(full.result.simulated_chips, 8u);
+  EXPECT_EQ(one.result.simulated_chips, 2u);
+  EXPECT_EQ(one.result.step_time, full.result.step_time);
+  // Replaying idle-fabric records misses the slowdown of the launches that overlap them
+  // (collective_network.h): small, and counted.
+  EXPECT_GT(replayed.result.approximate_overlaps, 0u);
+  EXPECT_NEAR(replayed.result.step_time.ToSeconds() / full.result.step_time.ToSeconds(), 1.0, 0.01);
+}
+
+// Model FLOPs of the schedule are the model's 6N + attention per token (no recomputation).
+TEST(TrainingScheduleTest, ModelFlopsAreTheModels) {
+  Simulated run = Simulate("tpu-v5e:2x2", kSmall, "fsdp=4", 8, 1024);
+  sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
+  const double expected = model->TrainingFlopsPerToken(1024, AttentionCount::kFull) * 8 * 1024;
+  EXPECT_NEAR(run.result.total_model_flops / expected, 1.0, 0.01);
+  EXPECT_GT(run.result.mean_compute_s, 0);
+  // fsdp all-gathers are prefetched: most of their time hides behind compute.
+  EXPECT_LT(run.result.mean_exposed_s["fsdp"], 0.2 * run.result.step_time.ToSeconds());
+}
+
+}  // namespace
+}  // namespace podsim::workloads
