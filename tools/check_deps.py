@@ -10,7 +10,8 @@ ALLOWED = {
     "collectives": {"sim", "topology", "collectives"},
     "workloads": {"sim", "topology", "collectives", "workloads"},
     "traces": {"sim", "topology", "collectives", "workloads", "traces"},
-    "cli": {"sim", "topology", "collectives", "workloads", "traces", "cli"},
+    "scenario": {"sim", "topology", "workloads", "scenario"},
+    "cli": {"sim", "topology", "collectives", "workloads", "traces", "scenario", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

@@ -1,0 +1,334 @@
+// ValidateScenario: the checks that follow parsing (scenario_file.h).
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "scenario/field_checks.h"
+#include "scenario/scenario_build.h"
+#include "scenario/scenario_file.h"
+#include "topology/names.h"
+
+namespace podsim::scenario {
+
+namespace {
+
+using internal::CheckEnum;
+using internal::CheckRange;
+using internal::FormatNumber;
+using internal::Invalid;
+
+constexpr double kMaxCollectiveBytes = 1e15;
+constexpr int64_t kMaxSeq = int64_t{1} << 24;
+constexpr int64_t kMaxBatchTokens = int64_t{1} << 40;
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
+constexpr int64_t kMaxJobs = 1024;
+constexpr int64_t kMaxTop = 1 << 20;
+constexpr int64_t kMaxLayoutAxis = 1 << 20;
+
+std::vector<std::string_view> Split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// --src / --dst: a chip index, or coordinates on a torus (first slice), as the collective command
+// reads them.
+sim::Status CheckChip(std::string_view text, const topology::Fabric& fabric,
+                      const SourceMap& source, const std::string& path) {
+  const int64_t last = int64_t{fabric.chip_count()} - 1;
+  const std::vector<std::string_view> parts = Split(text, ',');
+  if (parts.size() == 1) {
+    if (topology::ParseCount(text, last)) return sim::Status::Ok();
+    return Invalid(source, path,
+                   "expected a chip index from 0 to " + std::to_string(last) +
+                       " or torus coordinates like \"1,0\" (got \"" + std::string(text) + "\")");
+  }
+  if (fabric.torus() == nullptr) {
+    return Invalid(
+        source, path,
+        "coordinates need a torus system; give a chip index (got \"" + std::string(text) + "\")");
+  }
+  const std::vector<int>& shape = fabric.shape();
+  if (parts.size() != shape.size()) {
+    return Invalid(source, path,
+                   "expected " + std::to_string(shape.size()) +
+                       " coordinates for this torus (got \"" + std::string(text) + "\")");
+  }
+  for (size_t a = 0; a < parts.size(); ++a) {
+    if (!topology::ParseCount(parts[a], shape[a] - 1)) {
+      return Invalid(source, path,
+                     "coordinate " + std::to_string(a) + " must be 0.." +
+                         std::to_string(shape[a] - 1) + " (got \"" + std::string(text) + "\")");
+    }
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status CheckCollective(const Collective& c, const topology::System& system,
+                            const SourceMap& source) {
+  PODSIM_RETURN_IF_ERROR(
+      CheckEnum(source, "collective.op", Collective::Op_descriptor(), c.op(), c.has_op(), true));
+  if (c.sweep_bytes() && c.has_bytes()) {
+    return Invalid(source, "collective.bytes", "give bytes or sweep_bytes: true, not both");
+  }
+  if (!c.sweep_bytes() && !c.has_bytes()) {
+    return Invalid(source, "collective.bytes",
+                   "missing; give the size of the whole array in bytes (like 1073741824 or "
+                   "1e9) or sweep_bytes: true");
+  }
+  if (c.has_bytes() &&
+      !(std::isfinite(c.bytes()) && c.bytes() > 0 && c.bytes() <= kMaxCollectiveBytes)) {
+    return Invalid(source, "collective.bytes",
+                   "must be > 0 and at most 1e15 (got " + FormatNumber(c.bytes()) + ")");
+  }
+  const topology::Fabric& fabric = system.fabric;
+  if (c.axes_size() > 0 && fabric.torus() == nullptr) {
+    return Invalid(source, "collective.axes",
+                   "this system has no torus axes; collectives on it span all chips");
+  }
+  if (c.axes_size() > 0) {
+    const std::vector<std::string> names = fabric.AxisNames();
+    const std::vector<std::string_view> candidates(names.begin(), names.end());
+    std::string known;
+    for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+    for (int i = 0; i < c.axes_size(); ++i) {
+      const std::string path = "collective.axes[" + std::to_string(i) + "]";
+      const std::string& axis = c.axes(i);
+      if (std::find(names.begin(), names.end(), axis) == names.end()) {
+        return Invalid(source, path,
+                       "the system has no axis '" + axis + "'" +
+                           topology::DidYouMean(axis, candidates) + "; its axes are " + known);
+      }
+      if (std::find(c.axes().begin(), c.axes().begin() + i, axis) != c.axes().begin() + i) {
+        return Invalid(source, path, "axis '" + axis + "' given twice");
+      }
+    }
+  }
+  if (c.has_algorithm() && c.algorithm().empty()) {
+    return Invalid(source, "collective.algorithm", "must not be empty (leave it out to select)");
+  }
+  if (c.has_src()) PODSIM_RETURN_IF_ERROR(CheckChip(c.src(), fabric, source, "collective.src"));
+  if (c.has_dst()) PODSIM_RETURN_IF_ERROR(CheckChip(c.dst(), fabric, source, "collective.dst"));
+  if (c.op() == Collective::P2P && (!c.has_src() || !c.has_dst())) {
+    return Invalid(source, c.has_src() ? "collective.dst" : "collective.src",
+                   "missing; op P2P needs src and dst");
+  }
+  return sim::Status::Ok();
+}
+
+// batch_tokens and seq of train and sweep.
+sim::Status CheckTokens(const std::string& command, bool has_batch_tokens, int64_t batch_tokens,
+                        bool has_seq, int64_t seq, const SourceMap& source) {
+  if (!has_batch_tokens) {
+    return Invalid(source, command + ".batch_tokens", "missing; give the tokens per step");
+  }
+  if (!has_seq) return Invalid(source, command + ".seq", "missing; give the tokens per sequence");
+  PODSIM_RETURN_IF_ERROR(CheckRange(source, command + ".seq", seq, 1, kMaxSeq));
+  PODSIM_RETURN_IF_ERROR(
+      CheckRange(source, command + ".batch_tokens", batch_tokens, 1, kMaxBatchTokens));
+  if (batch_tokens % seq != 0) {
+    return Invalid(source, command + ".batch_tokens",
+                   "must be a multiple of seq=" + std::to_string(seq) + " (got " +
+                       std::to_string(batch_tokens) + ")");
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status CheckTrain(const Train& t, const topology::System& system, const SourceMap& source) {
+  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, BuildModel(t.model(), "train.model", source));
+  PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, BuildTrainLayout(t, source));
+  PODSIM_RETURN_IF_ERROR(
+      CheckTokens("train", t.has_batch_tokens(), t.batch_tokens(), t.has_seq(), t.seq(), source));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.recompute", Train::Recompute_descriptor(),
+                                   t.recompute(), t.has_recompute(), false));
+  if (t.recompute() == Train::SAVE_NAMED && t.saved_ops_size() == 0) {
+    return Invalid(source, "train.saved_ops",
+                   "missing; recompute: SAVE_NAMED keeps the outputs of the forward ops named "
+                   "here, like \"attn.qkv\"");
+  }
+  for (int i = 0; i < t.saved_ops_size(); ++i) {
+    const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
+    if (t.recompute() != Train::SAVE_NAMED) {
+      return Invalid(source, path, "only with recompute: SAVE_NAMED");
+    }
+    if (t.saved_ops(i).empty()) return Invalid(source, path, "must not be empty");
+  }
+  const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
+  return source.Annotate(
+      workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout");
+}
+
+sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
+  PODSIM_RETURN_IF_ERROR(BuildModel(infer.model(), "infer.model", source).status());
+  if (!infer.has_layout()) {
+    return Invalid(source, "infer.layout",
+                   "missing; give text: \"tp=..,tp2=..,dp=..\" or the axes as fields");
+  }
+  const InferLayout& layout = infer.layout();
+  const bool fields =
+      layout.has_tp() || layout.has_tp2() || layout.has_dp() || layout.has_kv_shard();
+  if (layout.has_text()) {
+    // The infer command reads the text with its own grammar; here only that there is one.
+    if (layout.text().empty()) {
+      return Invalid(source, "infer.layout.text", "must not be empty (like \"tp=8\")");
+    }
+    if (fields) {
+      return Invalid(source, "infer.layout", "give the layout as text or as axis fields, not both");
+    }
+  }
+  struct Axis {
+    const char* field;
+    bool present;
+    int32_t value;
+  };
+  const Axis axes[] = {{"infer.layout.tp", layout.has_tp(), layout.tp()},
+                       {"infer.layout.tp2", layout.has_tp2(), layout.tp2()},
+                       {"infer.layout.dp", layout.has_dp(), layout.dp()}};
+  for (const Axis& axis : axes) {
+    if (axis.present) {
+      PODSIM_RETURN_IF_ERROR(CheckRange(source, axis.field, axis.value, 1, kMaxLayoutAxis));
+    }
+  }
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.layout.kv_shard",
+                                   InferLayout::KvShard_descriptor(), layout.kv_shard(),
+                                   layout.has_kv_shard(), false));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.phase", Infer::Phase_descriptor(), infer.phase(),
+                                   infer.has_phase(), true));
+  if (infer.batch_size() == 0) {
+    return Invalid(source, "infer.batch",
+                   "missing; give the sequences per step (several for one row each)");
+  }
+  for (int i = 0; i < infer.batch_size(); ++i) {
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, "infer.batch[" + std::to_string(i) + "]", infer.batch(i), 1, kMaxBatch));
+  }
+  if (!infer.has_context()) {
+    return Invalid(source, "infer.context", "missing; give the tokens per sequence");
+  }
+  PODSIM_RETURN_IF_ERROR(CheckRange(source, "infer.context", infer.context(), 1, kMaxSeq));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.weight_dtype", Infer::Dtype_descriptor(),
+                                   infer.weight_dtype(), infer.has_weight_dtype(), false));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.kv_dtype", Infer::Dtype_descriptor(),
+                                   infer.kv_dtype(), infer.has_kv_dtype(), false));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.collective_dtype", Infer::Dtype_descriptor(),
+                                   infer.collective_dtype(), infer.has_collective_dtype(), false));
+  if (infer.kv_dtype() == Infer::INT4) {
+    return Invalid(source, "infer.kv_dtype", "INT4 is for weights only; expected BF16 or INT8");
+  }
+  if (infer.collective_dtype() == Infer::INT4) {
+    return Invalid(source, "infer.collective_dtype",
+                   "INT4 is for weights only; expected BF16 or INT8");
+  }
+  if (infer.has_prefill_len() != infer.has_decode_len()) {
+    return Invalid(source, infer.has_prefill_len() ? "infer.decode_len" : "infer.prefill_len",
+                   "missing; the serving estimate needs prefill_len and decode_len");
+  }
+  if (infer.has_prefill_len()) {
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, "infer.prefill_len", infer.prefill_len(), 1, kMaxSeq));
+    PODSIM_RETURN_IF_ERROR(CheckRange(source, "infer.decode_len", infer.decode_len(), 1, kMaxSeq));
+  }
+  if (infer.has_chip_hour_usd() &&
+      !(std::isfinite(infer.chip_hour_usd()) && infer.chip_hour_usd() > 0)) {
+    return Invalid(source, "infer.chip_hour_usd",
+                   "must be a price > 0 (got " + FormatNumber(infer.chip_hour_usd()) + ")");
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status CheckSweep(const Sweep& sweep, const SourceMap& source) {
+  PODSIM_RETURN_IF_ERROR(BuildModel(sweep.model(), "sweep.model", source).status());
+  PODSIM_RETURN_IF_ERROR(CheckTokens("sweep", sweep.has_batch_tokens(), sweep.batch_tokens(),
+                                     sweep.has_seq(), sweep.seq(), source));
+  if (sweep.has_jobs()) {
+    PODSIM_RETURN_IF_ERROR(CheckRange(source, "sweep.jobs", sweep.jobs(), 1, kMaxJobs));
+  }
+  if (sweep.has_top()) {
+    PODSIM_RETURN_IF_ERROR(CheckRange(source, "sweep.top", sweep.top(), 1, kMaxTop));
+  }
+  return sim::Status::Ok();
+}
+
+// "all", or chip indices and ranges like "0-15,32" below the chip count.
+sim::Status CheckTraceChips(std::string_view text, uint32_t chip_count, const SourceMap& source) {
+  if (text == "all") return sim::Status::Ok();
+  for (std::string_view part : Split(text, ',')) {
+    const size_t dash = part.find('-');
+    const std::optional<int64_t> first =
+        topology::ParseCount(part.substr(0, dash), int64_t{chip_count} - 1);
+    const std::optional<int64_t> last =
+        dash == std::string_view::npos
+            ? first
+            : topology::ParseCount(part.substr(dash + 1), int64_t{chip_count} - 1);
+    if (!first || !last || *last < *first) {
+      return Invalid(source, "outputs.trace_chips",
+                     "expected \"all\" or chip indices and ranges from 0 to " +
+                         std::to_string(chip_count - 1) + " like \"0-15,32\" (got \"" +
+                         std::string(part) + "\")");
+    }
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
+                         const SourceMap& source) {
+  const Outputs& out = s.outputs();
+  if (out.csv()) {
+    if (s.command_case() != Scenario::kSweep) {
+      return Invalid(source, "outputs.csv", "only sweep prints CSV");
+    }
+    if (out.json()) return Invalid(source, "outputs.csv", "give json or csv, not both");
+  }
+  if (out.has_trace()) {
+    if (s.command_case() != Scenario::kCollective && s.command_case() != Scenario::kTrain) {
+      return Invalid(source, "outputs.trace", "only collective and train write traces");
+    }
+    if (out.trace().empty()) return Invalid(source, "outputs.trace", "must not be empty");
+    if (s.command_case() == Scenario::kCollective && s.collective().sweep_bytes()) {
+      return Invalid(source, "outputs.trace",
+                     "a trace follows one size; drop collective.sweep_bytes");
+    }
+  }
+  if (out.has_trace_chips()) {
+    if (!out.has_trace()) {
+      return Invalid(source, "outputs.trace_chips", "needs outputs.trace (the file to write)");
+    }
+    PODSIM_RETURN_IF_ERROR(CheckTraceChips(out.trace_chips(), system.fabric.chip_count(), source));
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace
+
+sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source) {
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, BuildSystem(scenario.system(), source));
+  switch (scenario.command_case()) {
+    case Scenario::kTopology:
+      break;
+    case Scenario::kCollective:
+      PODSIM_RETURN_IF_ERROR(CheckCollective(scenario.collective(), system, source));
+      break;
+    case Scenario::kTrain:
+      PODSIM_RETURN_IF_ERROR(CheckTrain(scenario.train(), system, source));
+      break;
+    case Scenario::kInfer:
+      PODSIM_RETURN_IF_ERROR(CheckInfer(scenario.infer(), source));
+      break;
+    case Scenario::kSweep:
+      PODSIM_RETURN_IF_ERROR(CheckSweep(scenario.sweep(), source));
+      break;
+    default:
+      return Invalid(source, "",
+                     "no command; give one of topology, collective, train, infer, sweep");
+  }
+  return CheckOutputs(scenario, system, source);
+}
+
+}  // namespace podsim::scenario
