@@ -1,6 +1,7 @@
 #include "collectives/collective_network.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -14,27 +15,33 @@ namespace podsim::collectives {
 
 namespace {
 
-// Collects the links (resources below `link_count`) that any flow crosses.
-class FootprintRecorder : public sim::FlowObserver {
+// Adds up the bytes every flow moves over each link (resources below `link_count`).
+class LinkBytesRecorder : public sim::FlowObserver {
  public:
-  explicit FootprintRecorder(size_t link_count) : used_(link_count, false) {}
-  void OnFlowStarted(sim::Time, sim::FlowId, double,
+  explicit LinkBytesRecorder(size_t link_count) : bytes_(link_count, 0.0) {}
+  void OnFlowStarted(sim::Time, sim::FlowId, double bytes,
                      std::span<const sim::ResourceId> route) override {
     for (sim::ResourceId resource : route) {
-      if (resource.value < used_.size()) used_[resource.value] = true;
+      if (resource.value >= bytes_.size()) continue;
+      if (bytes_[resource.value] == 0) touched_.push_back(resource.value);
+      bytes_[resource.value] += bytes;
     }
   }
-  std::vector<uint32_t> Links() const {
-    std::vector<uint32_t> links;
-    for (size_t i = 0; i < used_.size(); ++i) {
-      if (used_[i]) links.push_back(static_cast<uint32_t>(i));
-    }
-    return links;
+  const std::vector<double>& bytes() const { return bytes_; }
+  // Links with bytes, in the order first used.
+  const std::vector<uint32_t>& touched() const { return touched_; }
+  void Clear() {
+    for (uint32_t link : touched_) bytes_[link] = 0;
+    touched_.clear();
   }
 
  private:
-  std::vector<bool> used_;
+  std::vector<double> bytes_;
+  std::vector<uint32_t> touched_;
 };
+
+// Links within this fraction of the largest bytes / bandwidth count as a collective's bottleneck.
+constexpr double kBottleneckShare = 0.9;
 
 // Everything that decides what a request simulates.
 std::string KeyOf(const CollectiveRequest& request) {
@@ -52,6 +59,21 @@ std::string KeyOf(const CollectiveRequest& request) {
 
 }  // namespace
 
+// The private, idle copy of the network on which each distinct request is first simulated.
+struct CollectiveNetwork::Rehearsal {
+  Rehearsal(const topology::Fabric* fabric, const FabricEfficiency& efficiency)
+      : model(&engine), recorder(fabric->links().size()) {
+    InstallEfficientLinks(*fabric, efficiency, &model);
+    model.AddObserver(&recorder);
+    executor = std::make_unique<TransferExecutor>(fabric, &engine, &model,
+                                                  efficiency.per_message_overhead);
+  }
+  sim::Engine engine;
+  sim::FlowModel model;
+  LinkBytesRecorder recorder;
+  std::unique_ptr<TransferExecutor> executor;
+};
+
 struct CollectiveNetwork::Running {
   std::unique_ptr<Collective> collective;
   bool done = false;
@@ -59,14 +81,13 @@ struct CollectiveNetwork::Running {
 
 CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine,
                                      sim::FlowModel* model, FabricEfficiency efficiency,
-                                     bool replay_idle)
+                                     NetworkMode mode)
     : fabric_(fabric),
       engine_(engine),
       model_(model),
       efficiency_(std::move(efficiency)),
-      replay_idle_(replay_idle),
-      holders_(fabric->links().size(), 0),
-      replaying_(fabric->links().size(), 0) {
+      mode_(mode),
+      busy_(fabric->links().size(), 0) {
   InstallEfficientLinks(*fabric_, efficiency_, model_);
   executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
                                                  efficiency_.per_message_overhead);
@@ -76,40 +97,60 @@ CollectiveNetwork::~CollectiveNetwork() = default;
 
 uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
+uint64_t CollectiveNetwork::rehearsal_events() const {
+  return rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events();
+}
+
 sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
     const CollectiveRequest& request) {
   std::string key = KeyOf(request);
   auto it = records_.find(key);
   if (it != records_.end()) return &it->second;
+  if (rehearsal_ == nullptr) rehearsal_ = std::make_unique<Rehearsal>(fabric_, efficiency_);
+  Rehearsal& r = *rehearsal_;
   CollectiveRequest alone = request;
   alone.efficiency = efficiency_;
-  alone.transfer_observer = nullptr;
-  FootprintRecorder recorder(fabric_->links().size());
-  alone.flow_observer = &recorder;
-  PODSIM_ASSIGN_OR_RETURN(std::vector<CollectiveResult> results,
-                          SimulateConcurrentCollectives(*fabric_, {alone}));
-  Record record{results.front().time, recorder.Links()};
+  PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
+                          BuildCollective(*fabric_, alone, efficiency_, r.executor.get()));
+  // The rehearsal's clock runs on from one request to the next; durations are differences.
+  const sim::Time start = r.engine.now();
+  sim::Time end = sim::Time::Max();
+  r.recorder.Clear();
+  r.engine.Schedule(efficiency_.launch_latency,
+                    [&] { collective->Start([&] { end = r.engine.now(); }); });
+  r.engine.Run();
+  PODSIM_CHECK(end != sim::Time::Max()) << "a collective never completed in rehearsal";
+  const LinkBytesRecorder& recorder = r.recorder;
+  Record record;
+  record.duration = end - start;
+  double slowest = 0;  // Largest bytes / bandwidth over the links.
+  for (uint32_t link : recorder.touched()) {
+    slowest = std::max(slowest, recorder.bytes()[link] /
+                                    model_->capacity(sim::ResourceId{static_cast<uint32_t>(link)}));
+  }
+  if (slowest > 0) {
+    record.rate = std::numeric_limits<double>::infinity();
+    std::vector<uint32_t> links = recorder.touched();
+    std::sort(links.begin(), links.end());
+    for (uint32_t link : links) {
+      const sim::ResourceId resource{link};
+      if (recorder.bytes()[link] / model_->capacity(resource) >= kBottleneckShare * slowest) {
+        record.bottleneck.push_back(resource);
+        record.rate = std::min(record.rate, model_->capacity(resource));
+      }
+    }
+    record.bytes = slowest * record.rate;
+    const sim::Time transfer = sim::Time::FromSecondsCeil(slowest);
+    record.latency = transfer < record.duration ? record.duration - transfer : sim::Time::Zero();
+  } else {
+    record.latency = record.duration;
+  }
   return &records_.emplace(std::move(key), std::move(record)).first->second;
 }
 
 sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest& request) {
   PODSIM_ASSIGN_OR_RETURN(const Record* record, RecordOf(request));
   return record->duration;
-}
-
-void CollectiveNetwork::Hold(const Record& record, bool replay) {
-  for (uint32_t link : record.links) {
-    ++holders_[link];
-    if (replay) ++replaying_[link];
-  }
-}
-
-void CollectiveNetwork::Release(const Record& record, bool replay) {
-  for (uint32_t link : record.links) {
-    PODSIM_CHECK(holders_[link] > 0) << "link " << link << " released more often than held";
-    --holders_[link];
-    if (replay) --replaying_[link];
-  }
 }
 
 sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done) {
@@ -121,41 +162,43 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
     std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
     compacted_size_ = running_.size();
   }
-  PODSIM_ASSIGN_OR_RETURN(const Record* record, RecordOf(request));
   ++launched_;
-  bool idle = true;
-  bool overlaps_replay = false;
-  for (uint32_t link : record->links) {
-    idle = idle && holders_[link] == 0;
-    overlaps_replay = overlaps_replay || replaying_[link] > 0;
-  }
-  if (replay_idle_ && idle) {
-    ++replayed_;
-    Hold(*record, /*replay=*/true);
-    engine_->Schedule(record->duration, [this, record, done = std::move(on_done)]() mutable {
-      Release(*record, /*replay=*/true);
-      done();
-    });
+  if (mode_ == NetworkMode::kWholeCollective) {
+    PODSIM_ASSIGN_OR_RETURN(const Record* record, RecordOf(request));
+    ++whole_;
+    if (record->bottleneck.empty()) {
+      engine_->Schedule(record->duration, std::move(on_done));
+      return sim::Status::Ok();
+    }
+    bool shared = false;
+    for (sim::ResourceId link : record->bottleneck) shared = shared || busy_[link.value]++ > 0;
+    if (shared) ++overlapped_;
+    sim::FlowSpec flow;
+    flow.bytes = record->bytes;
+    flow.route = record->bottleneck;
+    flow.latency = record->latency;
+    sim::StatusOr<sim::FlowId> started =
+        model_->StartFlow(flow, [this, record, done = std::move(on_done)]() mutable {
+          for (sim::ResourceId link : record->bottleneck) --busy_[link.value];
+          done();
+        });
+    PODSIM_CHECK(started.ok()) << started.status();
     return sim::Status::Ok();
   }
-  if (overlaps_replay) ++approximate_overlaps_;
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
                           BuildCollective(*fabric_, shared, efficiency_, executor_.get()));
-  Hold(*record, /*replay=*/false);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();
   running->collective = std::move(collective);
-  engine_->Schedule(
-      efficiency_.launch_latency, [this, running, record, done = std::move(on_done)]() mutable {
-        running->collective->Start([this, running, record, done = std::move(done)]() mutable {
-          Release(*record, /*replay=*/false);
-          done();
-          // Freed by a later Launch, after this callback has returned.
-          running->done = true;
-        });
-      });
+  engine_->Schedule(efficiency_.launch_latency, [running, done = std::move(on_done)]() mutable {
+    running->collective->Start([running, done = std::move(done)]() mutable {
+      done();
+      // Freed by a later Launch, after this callback has returned.
+      running->done = true;
+    });
+  });
   return sim::Status::Ok();
 }
 

@@ -3,16 +3,18 @@
 // links their routes have in common max-min fairly, so a step simulation (workloads/) gets
 // contention between its communication streams from the flow model, not from a formula.
 //
-// Reuse of idle-fabric results. A training step repeats the same collective (same op, bytes,
-// ranks) thousands of times, mostly on links nothing else uses at that moment. Each distinct
-// request is simulated once on a private, idle copy of the network, which gives its duration and
-// its footprint (every link its flows crossed). A launch whose footprint touches no link of a
-// collective still running is then replayed from that record: the same duration, because an
-// idle fabric gives the same max-min rates at any start time. Any other launch runs as flows on
-// the shared model. A record holds its links until it completes, so a later launch that shares
-// them runs as flows; that launch cannot slow the record down (its bytes are not flows), which
-// is the one approximation, counted in `approximate_overlaps()`. `replay_idle = false` turns
-// replays off, making every launch flows: the exact reference the tests compare with.
+// Two ways to run a launched collective (NetworkMode):
+//   * kFlows: its transfers, as flows on the shared model. Exact, and as costly as the
+//     collective's transfers: a 2240-rank FSDP all-gather is millions of events.
+//   * kWholeCollective (default): one flow for the whole collective. Each distinct request is
+//     first simulated once with kFlows on a private, idle copy of the network, which records its
+//     duration D and the bytes it moved over every link. On the shared model it then runs as one
+//     flow over its bottleneck links (those whose bytes / bandwidth is within 10% of the largest,
+//     T), paying D - T as latency and then moving the bottleneck's bytes. Alone it takes exactly
+//     D (to the picosecond rounding); when collectives overlap, they share their bottleneck links
+//     max-min like any flows, as whole collectives. What this misses is the shape of the overlap
+//     inside a collective (a ring's steps are not uniform in time); step_simulator_test.cc and
+//     training_schedule_test.cc measure it against kFlows.
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -36,12 +38,14 @@ namespace podsim::collectives {
 class Collective;
 class TransferExecutor;
 
+enum class NetworkMode { kFlows, kWholeCollective };
+
 class CollectiveNetwork {
  public:
   // Adds the fabric's links to `model` (which must have no resources yet) at the bandwidth
   // `efficiency` leaves of their line rate. All pointers must outlive the network.
   CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
-                    FabricEfficiency efficiency, bool replay_idle = true);
+                    FabricEfficiency efficiency, NetworkMode mode = NetworkMode::kWholeCollective);
   ~CollectiveNetwork();
   CollectiveNetwork(const CollectiveNetwork&) = delete;
   CollectiveNetwork& operator=(const CollectiveNetwork&) = delete;
@@ -51,41 +55,48 @@ class CollectiveNetwork {
   // transfers. `on_done` runs when every rank has finished.
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done);
 
-  // What the collective would take alone on the idle network (launch latency included).
+  // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);
 
   const FabricEfficiency& efficiency() const { return efficiency_; }
   uint64_t launched() const { return launched_; }
-  uint64_t replayed() const { return replayed_; }
-  uint64_t approximate_overlaps() const { return approximate_overlaps_; }
+  // kWholeCollective launches, and those among them that started while another shared one of
+  // their bottleneck links.
+  uint64_t whole() const { return whole_; }
+  uint64_t overlapped() const { return overlapped_; }
   uint64_t transfers() const;
+  // Distinct requests simulated on the idle copy, and the events that took.
+  uint64_t rehearsals() const { return records_.size(); }
+  uint64_t rehearsal_events() const;
 
  private:
   struct Record {
     sim::Time duration;
-    std::vector<uint32_t> links;  // Link indices the flows crossed, ascending.
+    std::vector<sim::ResourceId> bottleneck;  // Ascending link resources.
+    double bytes = 0;                         // Over each bottleneck link, at `rate`.
+    double rate = 0;                          // The slowest bottleneck link's bandwidth.
+    sim::Time latency;                        // duration - bytes / rate.
   };
   struct Running;
+  struct Rehearsal;
 
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
-  void Hold(const Record& record, bool replay);
-  void Release(const Record& record, bool replay);
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
   sim::FlowModel* model_;
   FabricEfficiency efficiency_;
-  bool replay_idle_;
+  NetworkMode mode_;
   std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;
-  std::vector<uint32_t> holders_;    // Per link: collectives running over it.
-  std::vector<uint32_t> replaying_;  // Per link: replayed records among them.
+  std::unique_ptr<Rehearsal> rehearsal_;
+  std::vector<uint32_t> busy_;  // Per link: whole collectives running with it as a bottleneck.
   // Collectives running as flows; finished ones are freed by a later launch.
   std::vector<std::unique_ptr<Running>> running_;
   size_t compacted_size_ = 0;
   uint64_t launched_ = 0;
-  uint64_t replayed_ = 0;
-  uint64_t approximate_overlaps_ = 0;
+  uint64_t whole_ = 0;
+  uint64_t overlapped_ = 0;
 };
 
 }  // namespace podsim::collectives

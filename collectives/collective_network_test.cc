@@ -74,11 +74,11 @@ struct Launched {
 // Launches `requests[i]` at `starts[i]` on one network and returns when each finished.
 std::vector<sim::Time> RunOnNetwork(const topology::Fabric& fabric,
                                     const std::vector<CollectiveRequest>& requests,
-                                    const std::vector<sim::Time>& starts, bool replay,
-                                    uint64_t* replayed = nullptr, uint64_t* approximate = nullptr) {
+                                    const std::vector<sim::Time>& starts, NetworkMode mode,
+                                    uint64_t* overlapped = nullptr) {
   sim::Engine engine;
   sim::FlowModel model(&engine);
-  CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric), replay);
+  CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric), mode);
   std::vector<sim::Time> ends(requests.size(), sim::Time::Max());
   for (size_t i = 0; i < requests.size(); ++i) {
     engine.ScheduleAt(starts[i], [&, i] {
@@ -87,42 +87,45 @@ std::vector<sim::Time> RunOnNetwork(const topology::Fabric& fabric,
     });
   }
   engine.Run();
-  if (replayed != nullptr) *replayed = network.replayed();
-  if (approximate != nullptr) *approximate = network.approximate_overlaps();
+  if (overlapped != nullptr) *overlapped = network.overlapped();
   return ends;
 }
 
-TEST(CollectiveNetworkTest, IdleReplayEqualsFlows) {
+// Alone on their links, whole collectives take exactly what their transfers take.
+TEST(CollectiveNetworkTest, WholeCollectiveAloneEqualsFlows) {
   topology::Fabric fabric = Torus({4, 4});
-  // Rows 0 and 1 (x rings), one after the other on row 0, and concurrently on row 1.
-  std::vector<CollectiveRequest> requests = {AllGather({0, 1, 2, 3}, {4}, 1 << 22),
-                                             AllGather({4, 5, 6, 7}, {4}, 1 << 22),
-                                             AllGather({0, 1, 2, 3}, {4}, 1 << 22)};
+  // Rows 0 and 1 (x rings) concurrently, then row 0 again; and a 2D all-gather later.
+  std::vector<CollectiveRequest> requests = {
+      AllGather({0, 1, 2, 3}, {4}, 1 << 22), AllGather({4, 5, 6, 7}, {4}, 1 << 22),
+      AllGather({0, 1, 2, 3}, {4}, 1 << 22), AllGather(AllChips(fabric), {4, 4}, 1 << 24)};
   std::vector<sim::Time> starts = {sim::Time::Zero(), sim::Time::Microseconds(3),
-                                   sim::Time::Milliseconds(5)};
-  uint64_t replayed = 0;
-  std::vector<sim::Time> replay = RunOnNetwork(fabric, requests, starts, true, &replayed);
-  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, starts, false);
-  EXPECT_EQ(replayed, 3u);
-  EXPECT_EQ(replay, flows);
-  EXPECT_EQ(replay[0] - starts[0], replay[2] - starts[2]);
+                                   sim::Time::Milliseconds(5), sim::Time::Milliseconds(10)};
+  uint64_t overlapped = 0;
+  std::vector<sim::Time> whole =
+      RunOnNetwork(fabric, requests, starts, NetworkMode::kWholeCollective, &overlapped);
+  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, starts, NetworkMode::kFlows);
+  EXPECT_EQ(overlapped, 0u);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_NEAR((whole[i] - flows[i]).ToSeconds(), 0, 1e-12) << i;
+  }
 }
 
-TEST(CollectiveNetworkTest, SharedLinksRunAsFlowsAndSlowDown) {
+// Two identical collectives on the same links: max-min gives each half, as whole collectives
+// and as transfers alike.
+TEST(CollectiveNetworkTest, OverlappingCollectivesShareTheirBottleneck) {
   topology::Fabric fabric = Torus({4, 4});
   std::vector<CollectiveRequest> requests = {AllGather({0, 1, 2, 3}, {4}, 1 << 24),
                                              AllGather({0, 1, 2, 3}, {4}, 1 << 24)};
   std::vector<sim::Time> together = {sim::Time::Zero(), sim::Time::Zero()};
-  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, together, false);
-  std::vector<sim::Time> alone = RunOnNetwork(fabric, {requests[0]}, {sim::Time::Zero()}, false);
-  // Max-min: two identical collectives on the same links each take about twice as long.
+  std::vector<sim::Time> alone =
+      RunOnNetwork(fabric, {requests[0]}, {sim::Time::Zero()}, NetworkMode::kFlows);
+  std::vector<sim::Time> flows = RunOnNetwork(fabric, requests, together, NetworkMode::kFlows);
+  uint64_t overlapped = 0;
+  std::vector<sim::Time> whole =
+      RunOnNetwork(fabric, requests, together, NetworkMode::kWholeCollective, &overlapped);
   EXPECT_NEAR(flows[0].ToSeconds() / alone[0].ToSeconds(), 2.0, 0.1);
-  uint64_t replayed = 0, approximate = 0;
-  std::vector<sim::Time> replay =
-      RunOnNetwork(fabric, requests, together, true, &replayed, &approximate);
-  EXPECT_EQ(replayed, 1u);
-  EXPECT_EQ(approximate, 1u);
-  EXPECT_EQ(replay[0], alone[0]);  // The replayed record is not slowed: the counted approximation.
+  EXPECT_EQ(overlapped, 1u);
+  EXPECT_NEAR(whole[1].ToSeconds() / flows[1].ToSeconds(), 1.0, 0.02);
 }
 
 TEST(CollectiveNetworkTest, BadRequestFailsAtLaunch) {

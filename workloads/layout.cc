@@ -49,6 +49,21 @@ std::vector<topology::MeshAxis> Layout::MeshAxes() const {
   return {{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}};
 }
 
+int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage) {
+  const int64_t base = (model.layers + layout.pp - 1) / layout.pp;
+  const int64_t fewer = base * layout.pp - model.layers;
+  // Stages giving up a layer, in order: 0, pp-1, 1, pp-2, ...; `rank` is this stage's place.
+  const int64_t from_end = layout.pp - 1 - stage;
+  const int64_t rank = stage <= from_end ? 2 * stage : 2 * from_end + 1;
+  return rank < fewer ? base - 1 : base;
+}
+
+int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage) {
+  int64_t first = 0;
+  for (int s = 0; s < stage; ++s) first += LayersOfStage(layout, model, s);
+  return first;
+}
+
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
       "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages"};
@@ -125,12 +140,13 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
     return fail(StrCat({"tp=", Str(tp), " must divide ffn=", Str(model.ffn), of_model}));
   }
   const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
-  if (model.layers % chunks != 0) {
-    return fail(
-        layout.virtual_stages == 1
-            ? StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers), of_model})
-            : StrCat({"pp*virtual_stages = ", Str(chunks),
-                      " must divide layers=", Str(model.layers), of_model}));
+  if (layout.virtual_stages > 1 && model.layers % chunks != 0) {
+    return fail(StrCat({"pp*virtual_stages = ", Str(chunks),
+                        " must divide layers=", Str(model.layers), of_model}));
+  }
+  if (model.layers < 2 * int64_t{layout.pp} && model.layers % layout.pp != 0) {
+    return fail(StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers),
+                        " or be at most half of it (uneven stages)", of_model}));
   }
   if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB &&
       layout.microbatches % layout.pp != 0) {
@@ -165,7 +181,7 @@ ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec
   s.kv_heads = model.kv_heads % tp == 0 ? model.kv_heads / tp : 1;
   s.ffn = model.ffn / tp;
   s.vocab = (model.vocab + tp - 1) / tp;
-  s.layers_per_stage = model.layers / layout.pp;
+  s.layers_per_stage = (model.layers + layout.pp - 1) / layout.pp;
   s.layers_per_chunk = s.layers_per_stage / layout.virtual_stages;
   PODSIM_CHECK(s.microbatch_sequences >= 1 && s.layers_per_chunk >= 1)
       << "ShapeOf on an unvalidated layout " << layout.ToString();

@@ -6,7 +6,7 @@
 //   fsdp  ZeRO-3 / FSDP: the batch is split as for dp, and parameters, gradients and optimizer
 //         states are sharded; weights are all-gathered before use, gradients reduce-scattered.
 //   tp    Megatron tensor parallelism: heads, kv heads and the MLP's ffn dimension are split.
-//   pp    pipeline stages of consecutive layers; `microbatches` per step.
+//   pp    pipeline stages of consecutive layers (LayersOfStage); `microbatches` per step.
 // Flags:
 //   sp=1  Megatron sequence parallelism inside the tp group: norms, dropout and residuals run on
 //         T/tp tokens; the tp all-reduces become reduce-scatter + all-gather.
@@ -86,9 +86,17 @@ struct ShardShape {
   int64_t ffn = 0;                   // F / tp.
   int64_t vocab = 0;                 // ceil(V / tp): Megatron pads the vocabulary.
   int64_t layers_per_chunk = 0;      // L / (pp * virtual_stages).
-  int64_t layers_per_stage = 0;      // L / pp.
+  int64_t layers_per_stage = 0;      // ceil(L / pp): the largest stage (LayersOfStage).
 };
 ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch);
+
+// Layers of pipeline stage `stage` (0-based). When pp does not divide the layers (virtual_stages
+// 1 only), stages get ceil(L/pp) layers except that the first and last stages, then the second
+// and second-to-last, ..., give up one each until the total is L: the stages holding the
+// embedding and the head get fewer, as Llama 3 405B's 126 layers on 16 stages (7 on the first
+// and last, 8 elsewhere; Llama Team 2024, sec. 3.3.2).
+int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage);
+int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage);
 
 }  // namespace podsim::workloads
 

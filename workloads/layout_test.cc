@@ -17,6 +17,22 @@ std::string Error(std::string_view layout, std::string_view model, int64_t chips
   return ValidateLayout(L(layout), M(model), chips, batch).message();
 }
 
+// Llama 3 405B: 126 layers on 16 stages, 7 on the first and last (Llama Team 2024, sec. 3.3.2).
+TEST(LayoutTest, UnevenStagesGiveTheEndStagesFewerLayers) {
+  sim::StatusOr<ModelSpec> model = ParseModel("llama3-405b");
+  ASSERT_TRUE(model.ok());
+  Layout layout;
+  layout.pp = 16;
+  int64_t total = 0;
+  for (int stage = 0; stage < 16; ++stage) {
+    const int64_t layers = LayersOfStage(layout, *model, stage);
+    EXPECT_EQ(layers, stage == 0 || stage == 15 ? 7 : 8) << stage;
+    EXPECT_EQ(FirstLayerOfStage(layout, *model, stage), total);
+    total += layers;
+  }
+  EXPECT_EQ(total, 126);
+}
+
 TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
   Layout l = L("dp=2,fsdp=4,tp=8,pp=4,sp=1,microbatches=8,schedule=interleaved,virtual_stages=2");
   EXPECT_EQ(l.dp, 2);
@@ -77,8 +93,13 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
                   8, batch)
                 .substr(0, 55),
             "layout dp=1,fsdp=1,tp=8,pp=1: tp=8 must divide ffn=3004");
-  EXPECT_EQ(Error("fsdp=4,pp=3", "llama3-70b", 12, batch),
-            "layout dp=1,fsdp=4,tp=1,pp=3: pp=3 must divide layers=80 of model 'llama3-70b'");
+  EXPECT_EQ(Error("pp=3",
+                  "custom:layers=5,d_model=768,ffn=3072,heads=12,kv_heads=12,"
+                  "head_dim=64,vocab=100",
+                  3, batch),
+            "layout dp=1,fsdp=1,tp=1,pp=3: pp=3 must divide layers=5 or be at most half of it "
+            "(uneven stages) of model 'custom:layers=5,d_model=768,ffn=3072,heads=12,kv_heads=12,"
+            "head_dim=64,vocab=100'");
   EXPECT_EQ(
       Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3", "llama3-70b", 4, batch),
       "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=8,schedule=interleaved,virtual_stages=3: "

@@ -12,7 +12,7 @@ double D(int64_t v) { return static_cast<double>(v); }
 double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
                      double* layer_params) {
   PODSIM_CHECK(stage >= 0 && stage < layout.pp) << "stage " << stage;
-  const double layers = D(model.layers / layout.pp);
+  const double layers = D(LayersOfStage(layout, model, stage));
   const double layer = layers * LayerParamsPerTpShard(model, layout);
   // The vocabulary is padded to a multiple of tp and split (vocab-parallel embedding).
   const double vocab_rows = D((model.vocab + layout.tp - 1) / layout.tp);
@@ -56,8 +56,9 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
 
   const OpList forward = LayerForwardOps(model, layout, shape, options);
   const double per_layer = LayerActivationBytes(forward, options);
-  m.layer_activation_bytes =
-      per_layer * D(shape.layers_per_chunk) * D(InFlightChunks(layout, stage));
+  m.layer_activation_bytes = per_layer *
+                             D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
+                             D(InFlightChunks(layout, stage));
   m.activation_bytes = m.layer_activation_bytes;
   if (stage == 0) {
     double embed = 0;

@@ -96,7 +96,7 @@ class Simulation {
         network_(&system.fabric, &engine_, &model_,
                  options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
                                     : collectives::PureFabric(),
-                 options.replay_idle) {}
+                 options.network) {}
 
   sim::StatusOr<StepResult> Run();
 
@@ -313,7 +313,9 @@ void Simulation::StartCollective(int inst, int op) {
   const Op& spec = schedule_.programs(instance.program).ops(op);
   collectives::CollectiveRequest request;
   request.op = ToCollectiveOp(spec.collective());
-  request.bytes = spec.bytes();
+  // Frameworks pad a tensor to a whole number of bytes per rank; so does podsim.
+  const double per_rank = std::ceil(spec.bytes() / static_cast<double>(ranks.size()));
+  request.bytes = per_rank * static_cast<double>(ranks.size());
   request.ranks.assign(ranks.begin(), ranks.end());
   if (system_.fabric.torus() != nullptr) request.rank_shape = shape;
   sim::Status status = network_.Launch(request, [this, waiters = std::move(waiters)]() mutable {
@@ -453,9 +455,10 @@ StepResult Simulation::Collect() {
   result.simulated_chips = instances_.size();
   result.ops_executed = ops_executed_;
   result.collectives = network_.launched();
-  result.collectives_replayed = network_.replayed();
-  result.approximate_overlaps = network_.approximate_overlaps();
+  result.overlapped_collectives = network_.overlapped();
   result.events = engine_.executed_events();
+  result.rehearsals = network_.rehearsals();
+  result.rehearsal_events = network_.rehearsal_events();
   return result;
 }
 

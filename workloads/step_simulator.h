@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/collective_network.h"
 #include "schedule.pb.h"
 #include "sim/status.h"
 #include "sim/time.h"
@@ -59,9 +60,9 @@ enum class SimulatedChips { kOnePerProgram, kEveryChip };
 struct StepOptions {
   SimulatedChips chips = SimulatedChips::kOnePerProgram;
   // Collectives: the calibrated efficiency model (collectives/efficiency_model.h) or the pure
-  // fabric; replay of idle-fabric records (collective_network.h).
+  // fabric; whole-collective flows or every transfer (collective_network.h).
   bool calibrated = true;
-  bool replay_idle = true;
+  collectives::NetworkMode network = collectives::NetworkMode::kWholeCollective;
   // Compute: DefaultComputeEfficiency(chip) when not given.
   std::optional<ComputeEfficiency> compute;
   StepObserver* observer = nullptr;  // Not owned.
@@ -101,10 +102,12 @@ struct StepResult {
   double total_model_flops = 0;
   uint64_t simulated_chips = 0;
   uint64_t ops_executed = 0;
-  uint64_t collectives = 0;
-  uint64_t collectives_replayed = 0;
-  uint64_t approximate_overlaps = 0;
+  uint64_t collectives = 0;             // Launched, sends included.
+  uint64_t overlapped_collectives = 0;  // Whole collectives that shared a bottleneck link.
   uint64_t events = 0;
+  // Distinct collectives simulated alone first (collective_network.h), and their events.
+  uint64_t rehearsals = 0;
+  uint64_t rehearsal_events = 0;
 };
 
 // Checks `schedule` against `system` (schedule_check.h) and simulates one step. Bad schedules

@@ -88,7 +88,7 @@ TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {
       "axes: 'tp' bytes: 67108864 deps: 3 }\n}");
   StepOptions every;
   every.chips = SimulatedChips::kEveryChip;
-  every.replay_idle = false;
+  every.network = collectives::NetworkMode::kFlows;
   sim::StatusOr<StepResult> full = SimulateStep(system, schedule, every);
   sim::StatusOr<StepResult> one = SimulateStep(system, schedule);
   ASSERT_TRUE(full.ok()) << full.status();

@@ -246,7 +246,12 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     StageBuilder builder(program);
     for (const Unit& unit : StageOrder(layout, stage)) {
       const int vs = unit.chunk * pp + stage;
-      const int first_layer = vs * static_cast<int>(shape.layers_per_chunk);
+      // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
+      const int layers =
+          static_cast<int>(LayersOfStage(layout, model, stage) / layout.virtual_stages);
+      const int first_layer = layout.virtual_stages == 1
+                                  ? static_cast<int>(FirstLayerOfStage(layout, model, stage))
+                                  : vs * layers;
       const bool last_microbatch = unit.microbatch == m - 1;
       if (unit.forward) {
         int input = -1;
@@ -256,7 +261,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
           input = builder.Recv(unit, offset_to(vs, vs - 1),
                                tag(unit.microbatch, (vs - 1) / pp, true), boundary_bytes);
         }
-        for (int l = 0; l < shape.layers_per_chunk; ++l) {
+        for (int l = 0; l < layers; ++l) {
           input = builder.Append(layer_fwd, input, unit, first_layer + l, last_microbatch);
         }
         if (vs == virtual_stages - 1) {
@@ -273,7 +278,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
           input = builder.Recv(unit, offset_to(vs, vs + 1),
                                tag(unit.microbatch, (vs + 1) / pp, false), boundary_bytes);
         }
-        for (int l = static_cast<int>(shape.layers_per_chunk); l-- > 0;) {
+        for (int l = layers; l-- > 0;) {
           input = builder.Append(layer_bwd, input, unit, first_layer + l, last_microbatch);
         }
         if (vs == 0) {
