@@ -241,21 +241,6 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
 
 }  // namespace
 
-const char* const kDefaultScenarioArgs[] = {"--system",   "tpu-v5e:16x16", "--op",
-                                            "all-reduce", "--bytes",       "1GiB"};
-
-sim::Status RunDefaultScenario(CommandIo& io) {
-  CollectiveFlags flags;
-  flags.system = kDefaultScenarioArgs[1];
-  flags.op = kDefaultScenarioArgs[3];
-  flags.bytes = kDefaultScenarioArgs[5];
-  io.out << "podsim: no command given; running the default scenario:\n"
-         << "  podsim collective --system " << flags.system << " --op " << flags.op << " --bytes "
-         << flags.bytes << "\n"
-         << "(podsim --help lists the commands)\n\n";
-  return Run(flags, io);
-}
-
 Command AddCollectiveCommand(CLI::App& app) {
   auto flags = std::make_shared<CollectiveFlags>();
   CLI::App* sub = app.add_subcommand(

@@ -12,11 +12,6 @@ namespace podsim::cli {
 
 Command AddCollectiveCommand(CLI::App& app);
 
-// The built-in default scenario, run by a bare `podsim`: an all-reduce of 1 GiB over every axis of
-// a TPU v5e 16x16 pod (until training workloads exist; then the default becomes a training step).
-extern const char* const kDefaultScenarioArgs[];
-sim::Status RunDefaultScenario(CommandIo& io);
-
 }  // namespace podsim::cli
 
 #endif  // PODSIM_CLI_COLLECTIVE_COMMAND_H_

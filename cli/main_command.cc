@@ -8,6 +8,7 @@
 #include "cli/collective_command.h"
 #include "cli/command.h"
 #include "cli/topology_command.h"
+#include "cli/train_command.h"
 
 namespace podsim::cli {
 
@@ -19,6 +20,8 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   // Commands register here, one line each.
   commands.push_back(AddTopologyCommand(app));
   commands.push_back(AddCollectiveCommand(app));
+  commands.push_back(AddTrainCommand(app));
+  commands.push_back(AddReplayCommand(app));
 
   try {
     app.parse(argc, argv);

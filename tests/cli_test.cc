@@ -36,7 +36,9 @@ TEST(CliTest, BareCommandRunsTheDefaultScenario) {
   Outcome run = Podsim({});
   EXPECT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("default scenario"), std::string::npos);
-  EXPECT_NE(run.out.find("busbw"), std::string::npos);
+  EXPECT_NE(run.out.find("podsim train"), std::string::npos);
+  EXPECT_NE(run.out.find("MFU"), std::string::npos);
+  EXPECT_NE(run.out.find("fits        yes"), std::string::npos);
   EXPECT_TRUE(run.err.empty());
 }
 

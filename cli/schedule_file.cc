@@ -1,0 +1,93 @@
+#include "cli/schedule_file.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace podsim::cli {
+
+namespace {
+
+bool IsBinary(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".pb") || ends_with(".binpb");
+}
+
+// Keeps the first text-format error with its position (1-based).
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (!message_.empty()) return;
+    message_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
+  }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
+// Files larger than this are refused before reading: no schedule podsim writes comes near it.
+constexpr std::streamoff kMaxScheduleBytes = std::streamoff{1} << 30;
+
+}  // namespace
+
+sim::StatusOr<schedule::Schedule> ReadScheduleFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return sim::Status::IoError(path + ": cannot open the schedule file");
+  const std::streamoff size = in.tellg();
+  if (size > kMaxScheduleBytes) {
+    return sim::Status::InvalidArgument(path + ": larger than 1 GiB; not a schedule podsim reads");
+  }
+  in.seekg(0);
+  std::string data(static_cast<size_t>(size), '\0');
+  in.read(data.data(), size);
+  schedule::Schedule schedule;
+  if (IsBinary(path)) {
+    if (!schedule.ParseFromString(data)) {
+      return sim::Status::ParseError(path + ": not a binary podsim.schedule.Schedule");
+    }
+    return schedule;
+  }
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(data, &schedule)) {
+    return sim::Status::ParseError(path + ":" + errors.message());
+  }
+  return schedule;
+}
+
+sim::Status WriteScheduleFile(const std::string& path, const schedule::Schedule& schedule) {
+  std::string data;
+  if (IsBinary(path)) {
+    if (!schedule.SerializeToString(&data)) {
+      return sim::Status::IoError(path + ": cannot serialise the schedule");
+    }
+  } else if (!google::protobuf::TextFormat::PrintToString(schedule, &data)) {
+    return sim::Status::IoError(path + ": cannot print the schedule");
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << data;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return sim::Status::IoError(path + ": cannot write");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return sim::Status::IoError(path + ": cannot rename " + tmp + " into place");
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace podsim::cli

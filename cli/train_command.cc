@@ -1,0 +1,319 @@
+#include "cli/train_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "cli/byte_size.h"
+#include "cli/schedule_file.h"
+#include "topology/names.h"
+#include "topology/system.h"
+#include "workloads/training.h"
+
+namespace podsim::cli {
+
+namespace {
+
+struct TrainFlags {
+  std::string system;
+  std::string model;
+  std::string layout;
+  std::string batch_tokens;
+  std::string seq;
+  std::string recompute = "none";
+  std::string attention = "flash";
+  std::string write_schedule;
+  bool every_chip = false;
+  bool flows = false;
+  bool json = false;
+};
+
+struct ReplayFlags {
+  std::string file;
+  bool every_chip = false;
+  bool flows = false;
+  bool json = false;
+};
+
+workloads::StepOptions StepOptionsOf(bool every_chip, bool flows) {
+  workloads::StepOptions options;
+  if (every_chip) options.chips = workloads::SimulatedChips::kEveryChip;
+  if (flows) options.network = collectives::NetworkMode::kFlows;
+  return options;
+}
+
+// One of `names` (index), or InvalidArgument naming the flag with a suggestion.
+sim::StatusOr<size_t> Choose(std::string_view flag, const std::string& text,
+                             const std::vector<std::string_view>& names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return i;
+  }
+  std::string known;
+  for (std::string_view name : names) known += (known.empty() ? "" : ", ") + std::string(name);
+  return sim::Status::InvalidArgument(std::string(flag) + ": unknown value '" + text + "'" +
+                                      topology::DidYouMean(text, names) + "; expected " + known);
+}
+
+// A token count: "4096", "4M" (10^6), "1Mi" (2^20), "2.5e6"; suffixes K, M, G and Ki, Mi, Gi.
+sim::StatusOr<int64_t> ParseTokens(std::string_view flag, const std::string& text) {
+  static const std::pair<std::string_view, double> kSuffixes[] = {
+      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}};
+  std::string_view number = text;
+  double scale = 1;
+  for (const auto& [suffix, factor] : kSuffixes) {
+    if (number.size() > suffix.size() && number.ends_with(suffix)) {
+      number.remove_suffix(suffix.size());
+      scale = factor;
+      break;
+    }
+  }
+  std::optional<double> value = topology::ParseNumber(number);
+  if (value) *value *= scale;
+  if (!value || *value < 1 || *value != std::floor(*value) || *value > 1e15) {
+    return sim::Status::InvalidArgument(std::string(flag) +
+                                        ": expected a whole number of tokens >= 1 like 4096, 4M "
+                                        "or 1Mi (got '" +
+                                        text + "')");
+  }
+  return static_cast<int64_t>(*value);
+}
+
+std::string Seconds(double s) {
+  char text[32];
+  if (s >= 1) {
+    std::snprintf(text, sizeof text, "%.3f s", s);
+  } else if (s >= 1e-3) {
+    std::snprintf(text, sizeof text, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.3f us", s * 1e6);
+  }
+  return text;
+}
+
+std::string Percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
+nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
+  nlohmann::ordered_json programs = nlohmann::ordered_json::array();
+  for (const workloads::ProgramResult& p : step.programs) {
+    nlohmann::ordered_json exposed = nlohmann::ordered_json::object();
+    for (const auto& [stream, t] : p.time.exposed) exposed[stream] = t.ToSeconds();
+    programs.push_back({{"name", p.name},
+                        {"chips", p.chips},
+                        {"simulated_chip", p.chip},
+                        {"end_s", p.end.ToSeconds()},
+                        {"compute_s", p.time.compute.ToSeconds()},
+                        {"exposed_s", exposed},
+                        {"bubble_s", p.time.bubble.ToSeconds()},
+                        {"idle_s", p.time.idle.ToSeconds()}});
+  }
+  return {{"programs", programs},
+          {"simulated_chips", step.simulated_chips},
+          {"ops", step.ops_executed},
+          {"collectives", step.collectives},
+          {"overlapped_collectives", step.overlapped_collectives},
+          {"rehearsals", step.rehearsals},
+          {"events", step.events + step.rehearsal_events}};
+}
+
+sim::Status RunTrain(const TrainFlags& flags, CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(flags.system));
+  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, workloads::ParseModel(flags.model));
+  PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, workloads::ParseLayout(flags.layout));
+  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokens("--batch-tokens", flags.batch_tokens));
+  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokens("--seq", flags.seq));
+  if (tokens % seq != 0) {
+    return sim::Status::InvalidArgument("--batch-tokens: " + std::to_string(tokens) +
+                                        " is not a whole number of sequences of --seq " +
+                                        std::to_string(seq) + " tokens");
+  }
+  workloads::OpOptions options;
+  PODSIM_ASSIGN_OR_RETURN(size_t recompute,
+                          Choose("--recompute", flags.recompute, {"none", "selective", "full"}));
+  options.recompute = static_cast<workloads::RecomputePolicy>(recompute);
+  PODSIM_ASSIGN_OR_RETURN(size_t attention,
+                          Choose("--attention", flags.attention, {"flash", "materialized"}));
+  options.attention = static_cast<workloads::AttentionKernel>(attention);
+  const workloads::BatchSpec batch{tokens / seq, seq};
+  PODSIM_ASSIGN_OR_RETURN(
+      workloads::TrainingResult result,
+      workloads::SimulateTraining(system, model, layout, batch, options,
+                                  StepOptionsOf(flags.every_chip, flags.flows)));
+  if (!flags.write_schedule.empty()) {
+    PODSIM_RETURN_IF_ERROR(
+        WriteScheduleFile(flags.write_schedule, result.schedule).WithContext("--write-schedule"));
+  }
+
+  const workloads::MemoryBreakdown& memory = result.memory;
+  if (flags.json) {
+    nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
+    for (const auto& [name, seconds] : result.breakdown) breakdown[name] = seconds;
+    nlohmann::ordered_json j{{"system", system.name},
+                             {"model", model.name},
+                             {"layout", layout.ToString()},
+                             {"batch_tokens", batch.tokens()},
+                             {"seq", batch.seq},
+                             {"step_time_s", result.step_time_s},
+                             {"tokens_per_s", result.tokens_per_s},
+                             {"mfu", result.mfu},
+                             {"hfu", result.hfu},
+                             {"breakdown", breakdown},
+                             {"memory_per_chip_bytes", memory.total_bytes},
+                             {"memory",
+                              {{"stage", memory.stage},
+                               {"params_bytes", memory.param_bytes},
+                               {"grads_bytes", memory.grad_bytes},
+                               {"optimizer_bytes", memory.optimizer_bytes},
+                               {"activations_bytes", memory.activation_bytes},
+                               {"buffers_bytes", memory.buffer_bytes},
+                               {"hbm_bytes", memory.hbm_bytes},
+                               {"headroom_bytes", memory.headroom_bytes}}},
+                             {"fits", memory.fits},
+                             {"simulation", StepJson(result.step)}};
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  io.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips of "
+         << system.chip.name << ")\n";
+  io.out << "model       " << model.name << "\n";
+  io.out << "layout      " << layout.ToString() << "\n";
+  io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
+  io.out << "step time   " << Seconds(result.step_time_s) << "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%.4g", result.tokens_per_s);
+  io.out << "tokens/s    " << line << "\n";
+  io.out << "MFU         " << Percent(result.mfu) << " (HFU " << Percent(result.hfu) << ")\n";
+  io.out << "breakdown   (mean per chip)\n";
+  for (const auto& [name, seconds] : result.breakdown) {
+    std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(), Seconds(seconds).c_str(),
+                  Percent(seconds / result.step_time_s).c_str());
+    io.out << line;
+  }
+  io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
+         << memory.stage << "): params " << FormatByteSize(memory.param_bytes) << ", grads "
+         << FormatByteSize(memory.grad_bytes) << ", optimizer "
+         << FormatByteSize(memory.optimizer_bytes) << ", activations "
+         << FormatByteSize(memory.activation_bytes) << ", buffers "
+         << FormatByteSize(memory.buffer_bytes) << "\n";
+  io.out << "fits        "
+         << (memory.fits ? "yes, " + FormatByteSize(memory.headroom_bytes) + " to spare"
+                         : "NO: " + FormatByteSize(-memory.headroom_bytes) + " over the " +
+                               FormatByteSize(memory.hbm_bytes) + " of HBM")
+         << "\n";
+  io.out << "simulated   " << result.step.simulated_chips << " chips, " << result.step.ops_executed
+         << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
+         << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
+  if (!flags.write_schedule.empty()) io.out << "schedule    " << flags.write_schedule << "\n";
+  return sim::Status::Ok();
+}
+
+sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(schedule::Schedule schedule, ReadScheduleFile(flags.file));
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(schedule.system()));
+  PODSIM_ASSIGN_OR_RETURN(
+      workloads::StepResult step,
+      workloads::SimulateStep(system, schedule, StepOptionsOf(flags.every_chip, flags.flows)));
+  const double seconds = step.step_time.ToSeconds();
+  const double peak =
+      static_cast<double>(system.fabric.chip_count()) * system.chip.bf16_flops_per_s * seconds;
+  std::map<std::string, double> breakdown{
+      {"compute", step.mean_compute_s}, {"bubble", step.mean_bubble_s}, {"idle", step.mean_idle_s}};
+  for (const auto& [stream, s] : step.mean_exposed_s) {
+    breakdown["exposed_" + workloads::AxisOfStream(stream)] += s;
+  }
+  const double tokens_per_s = schedule.tokens_per_step() > 0
+                                  ? static_cast<double>(schedule.tokens_per_step()) / seconds
+                                  : 0;
+  if (flags.json) {
+    nlohmann::ordered_json j{{"system", system.name},
+                             {"description", schedule.description()},
+                             {"step_time_s", seconds},
+                             {"tokens_per_s", tokens_per_s},
+                             {"mfu", step.total_model_flops / peak},
+                             {"hfu", step.total_flops / peak},
+                             {"breakdown", breakdown},
+                             {"simulation", StepJson(step)}};
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  io.out << "schedule    " << flags.file << " (" << schedule.description() << ")\n";
+  io.out << "system      " << system.name << "\n";
+  io.out << "step time   " << Seconds(seconds) << "\n";
+  io.out << "MFU         " << Percent(step.total_model_flops / peak) << " (HFU "
+         << Percent(step.total_flops / peak) << ")\n";
+  for (const auto& [name, s] : breakdown) {
+    io.out << "  " << name << " " << Seconds(s) << "\n";
+  }
+  return sim::Status::Ok();
+}
+
+void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows) {
+  sub->add_flag("--every-chip", *every_chip,
+                "Simulate every chip, not one per program (slower; the reference for the default)");
+  sub->add_flag("--flows", *flows,
+                "Run every transfer of every collective as flows, not whole collectives after one "
+                "rehearsal each (slower; exact contention inside overlapping collectives)");
+}
+
+}  // namespace
+
+Command AddTrainCommand(CLI::App& app) {
+  auto flags = std::make_shared<TrainFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "train", "Simulate one training step: step time, MFU, breakdown, memory per chip");
+  sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5p:16x20x28, h100:1024")
+      ->required();
+  sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
+      ->required();
+  sub->add_option("--layout", flags->layout,
+                  "dp=..,fsdp=..,tp=..,pp=..[,sp=1][,microbatches=..][,schedule=gpipe|1f1b|"
+                  "interleaved][,virtual_stages=..]")
+      ->required();
+  sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
+  sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
+  sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
+  sub->add_option("--attention", flags->attention, "flash (default) or materialized");
+  sub->add_option("--write-schedule", flags->write_schedule,
+                  "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
+  AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  sub->add_flag("--json", flags->json, "Print one JSON object");
+  return Command{sub, [flags](CommandIo& io) { return RunTrain(*flags, io); }};
+}
+
+Command AddReplayCommand(CLI::App& app) {
+  auto flags = std::make_shared<ReplayFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "replay",
+      "Simulate one step of a schedule file (workloads/schedule.proto, docs/schedule.md)");
+  sub->add_option("file", flags->file, "FILE.pb (binary) or FILE.textproto")->required();
+  AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  sub->add_flag("--json", flags->json, "Print one JSON object");
+  return Command{sub, [flags](CommandIo& io) { return RunReplay(*flags, io); }};
+}
+
+sim::Status RunDefaultScenario(CommandIo& io) {
+  TrainFlags flags;
+  flags.system = "tpu-v5e:16x16";
+  flags.model = "llama3-8b";
+  flags.layout = "fsdp=256";
+  flags.batch_tokens = "1Mi";
+  flags.seq = "4096";
+  flags.recompute = "full";
+  io.out << "podsim: no command given; running the default scenario:\n"
+         << "  podsim train --system " << flags.system << " --model " << flags.model << " --layout "
+         << flags.layout << " --batch-tokens " << flags.batch_tokens << " --seq " << flags.seq
+         << "\n"
+         << "(podsim --help lists the commands)\n\n";
+  return RunTrain(flags, io);
+}
+
+}  // namespace podsim::cli

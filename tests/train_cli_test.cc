@@ -1,0 +1,138 @@
+// End-to-end tests of `podsim train` and `podsim replay`: the stable JSON keys of design.md,
+// determinism, the schedule file round trip, and one clear error line for bad input.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/main_command.h"
+
+namespace podsim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+const std::vector<std::string> kTrain = {"train",     "--system", "tpu-v5p:2x2x4", "--model",
+                                         "llama3-8b", "--layout", "fsdp=8,tp=2",   "--batch-tokens",
+                                         "64Ki",      "--seq",    "4096"};
+
+std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(TrainCliTest, JsonHasTheStableKeys) {
+  Outcome run = Podsim(With(kTrain, {"--json"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  for (const char* key : {"step_time_s", "tokens_per_s", "mfu", "memory_per_chip_bytes"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  ASSERT_TRUE(j["fits"].is_boolean());
+  // The breakdown adds up to the step time.
+  double sum = 0;
+  for (const auto& [name, seconds] : j["breakdown"].items()) sum += seconds.get<double>();
+  EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9 * j["step_time_s"].get<double>());
+  EXPECT_TRUE(j["breakdown"].contains("exposed_tp"));
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 65536, 1e-6);
+  EXPECT_LT(j["mfu"].get<double>(), 1);
+}
+
+TEST(TrainCliTest, OutputIsDeterministic) {
+  Outcome a = Podsim(With(kTrain, {"--json"}));
+  Outcome b = Podsim(With(kTrain, {"--json"}));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+// A written schedule replays to the same step, in binary and text form.
+TEST(TrainCliTest, WrittenScheduleReplaysToTheSameStep) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "podsim_replay_test";
+  std::filesystem::create_directories(dir);
+  Outcome train = Podsim(With(kTrain, {"--json", "--write-schedule", (dir / "step.pb").string()}));
+  ASSERT_EQ(train.code, 0) << train.err;
+  const double step = nlohmann::json::parse(train.out)["step_time_s"].get<double>();
+  for (const char* name : {"step.pb", "step.textproto"}) {
+    if (std::string(name) == "step.textproto") {
+      ASSERT_EQ(Podsim(With(kTrain, {"--write-schedule", (dir / name).string()})).code, 0);
+    }
+    Outcome replay = Podsim({"replay", (dir / name).string(), "--json"});
+    ASSERT_EQ(replay.code, 0) << replay.err;
+    nlohmann::json j = nlohmann::json::parse(replay.out);
+    EXPECT_EQ(j["step_time_s"].get<double>(), step) << name;
+    EXPECT_NEAR(j["tokens_per_s"].get<double>() * step, 65536, 1e-6);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "step.pb.tmp"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainCliTest, BadInputGetsOneClearError) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {With(kTrain, {"--recompute", "ful"}),
+       "podsim: error: --recompute: unknown value 'ful' (did you mean 'full'?); expected none, "
+       "selective, full\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,tp=2",
+        "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: layout dp=1,fsdp=4,tp=2,pp=1: dp*fsdp*tp*pp = 8 must equal the 16 chips "
+       "of the system\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=8,tp=2",
+        "--batch-tokens", "1000", "--seq", "4096"},
+       "podsim: error: --batch-tokens: 1000 is not a whole number of sequences of --seq 4096 "
+       "tokens\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=8,tp=2",
+        "--batch-tokens", "4X", "--seq", "4096"},
+       "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M or 1Mi "
+       "(got '4X')\n"},
+      {{"replay", "/nonexistent/step.pb"},
+       "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
+  };
+  for (const Case& c : cases) {
+    Outcome run = Podsim(c.args);
+    EXPECT_EQ(run.code, 1);
+    EXPECT_EQ(run.err, c.error);
+    EXPECT_TRUE(run.out.empty());
+  }
+  EXPECT_EQ(Podsim({"train", "--system", "h100:8"}).code, 2);  // Missing required flags.
+}
+
+TEST(TrainCliTest, BadScheduleNamesTheLine) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "podsim_bad_schedule.textproto";
+  {
+    std::ofstream out(file);
+    out << "system: 'tpu-v5e:2x2'\nmesh { name: 'tp' size: 4 }\nprograms { nme: 'p' }\n";
+  }
+  Outcome run = Podsim({"replay", file.string()});
+  EXPECT_EQ(run.code, 1);
+  // protobuf's text parser reports the position after the unknown name.
+  EXPECT_EQ(run.err, "podsim: error: " + file.string() +
+                         ":3:15: Message type \"podsim.schedule.Program\" has no field named "
+                         "\"nme\".\n");
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace podsim::cli

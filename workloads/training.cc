@@ -1,0 +1,33 @@
+#include "workloads/training.h"
+
+#include "workloads/training_schedule.h"
+
+namespace podsim::workloads {
+
+std::string AxisOfStream(const std::string& stream) { return stream.substr(0, stream.find('.')); }
+
+sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
+                                               const ModelSpec& model, const Layout& layout,
+                                               const BatchSpec& batch, const OpOptions& options,
+                                               const StepOptions& step_options) {
+  PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
+  TrainingResult result;
+  result.schedule = TrainingSchedule(system.name, model, layout, batch, options);
+  PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));
+  result.memory = PeakMemory(model, layout, batch, options, system.chip);
+  result.step_time_s = result.step.step_time.ToSeconds();
+  const double chips = static_cast<double>(system.fabric.chip_count());
+  const double peak = chips * system.chip.bf16_flops_per_s * result.step_time_s;
+  result.tokens_per_s = static_cast<double>(batch.tokens()) / result.step_time_s;
+  result.mfu = result.step.total_model_flops / peak;
+  result.hfu = result.step.total_flops / peak;
+  result.breakdown["compute"] = result.step.mean_compute_s;
+  result.breakdown["bubble"] = result.step.mean_bubble_s;
+  result.breakdown["idle"] = result.step.mean_idle_s;
+  for (const auto& [stream, seconds] : result.step.mean_exposed_s) {
+    result.breakdown["exposed_" + AxisOfStream(stream)] += seconds;
+  }
+  return result;
+}
+
+}  // namespace podsim::workloads

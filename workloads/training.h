@@ -1,0 +1,49 @@
+// One training step of a model on a system under a layout: its schedule (training_schedule.h)
+// simulated on every stage (step_simulator.h), with the memory per chip (memory.h) and the
+// figures users ask for: step time, tokens/s, MFU and HFU, and where the time went.
+
+#ifndef PODSIM_WORKLOADS_TRAINING_H_
+#define PODSIM_WORKLOADS_TRAINING_H_
+
+#include <map>
+#include <string>
+
+#include "schedule.pb.h"
+#include "sim/status.h"
+#include "topology/system.h"
+#include "workloads/layer_ops.h"
+#include "workloads/layout.h"
+#include "workloads/memory.h"
+#include "workloads/model_spec.h"
+#include "workloads/step_simulator.h"
+
+namespace podsim::workloads {
+
+struct TrainingResult {
+  schedule::Schedule schedule;
+  StepResult step;
+  MemoryBreakdown memory;  // The stage with the most bytes per chip.
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  // Model FLOPs (options.model_flops_count convention, no recomputation) and executed FLOPs per
+  // second over the peak bf16 FLOP/s of all chips.
+  double mfu = 0;
+  double hfu = 0;
+  // Mean seconds per chip: "compute", "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble"
+  // (pipeline warm-up and drain), "idle"; they add up to the step time.
+  std::map<std::string, double> breakdown;
+};
+
+// Validates the layout against the model, the system and the batch (ValidateLayout's errors),
+// then simulates one step.
+sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
+                                               const ModelSpec& model, const Layout& layout,
+                                               const BatchSpec& batch, const OpOptions& options,
+                                               const StepOptions& step_options = {});
+
+// The mesh axis a stream's time is charged to: "fsdp.reduce" -> "fsdp", "pp.recv" -> "pp".
+std::string AxisOfStream(const std::string& stream);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_TRAINING_H_
