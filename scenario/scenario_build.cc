@@ -459,6 +459,16 @@ workloads::RecomputePolicy RecomputePolicyOf(const Train& train) {
   }
 }
 
+workloads::OpOptions OpOptionsOf(const Train& train) {
+  workloads::OpOptions options;
+  options.recompute = RecomputePolicyOf(train);
+  options.saved_ops.assign(train.saved_ops().begin(), train.saved_ops().end());
+  options.attention = train.attention() == Train::MATERIALIZED
+                          ? workloads::AttentionKernel::kMaterialized
+                          : workloads::AttentionKernel::kFlash;
+  return options;
+}
+
 namespace {
 
 constexpr std::pair<Collective::Op, std::string_view> kOpNames[] = {

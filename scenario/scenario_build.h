@@ -43,6 +43,10 @@ sim::StatusOr<workloads::Layout> BuildTrainLayout(const Train& train, const Sour
 // The recomputation policy of `train` (NONE when not given).
 workloads::RecomputePolicy RecomputePolicyOf(const Train& train);
 
+// The op options of `train`: its recomputation policy and saved_ops, and its attention kernel
+// (FLASH when not given); the rest as workloads::OpOptions defaults them.
+workloads::OpOptions OpOptionsOf(const Train& train);
+
 // Collective ops by their command-line names (--op): "all-gather", "reduce-scatter",
 // "all-reduce", "all-to-all", "broadcast", "p2p"; OP_UNSPECIFIED is "".
 std::string_view CollectiveOpName(Collective::Op op);

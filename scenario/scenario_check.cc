@@ -153,6 +153,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
                    "missing; recompute: SAVE_NAMED keeps the outputs of the forward ops named "
                    "here, like \"attn.qkv\"");
   }
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.attention", Train::Attention_descriptor(),
+                                   t.attention(), t.has_attention(), false));
   for (int i = 0; i < t.saved_ops_size(); ++i) {
     const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
     if (t.recompute() != Train::SAVE_NAMED) {
@@ -294,6 +296,14 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
     if (s.command_case() == Scenario::kCollective && s.collective().sweep_bytes()) {
       return Invalid(source, "outputs.trace",
                      "a trace follows one size; drop collective.sweep_bytes");
+    }
+  }
+  if (out.has_write_schedule()) {
+    if (s.command_case() != Scenario::kTrain) {
+      return Invalid(source, "outputs.write_schedule", "only train writes a schedule");
+    }
+    if (out.write_schedule().empty()) {
+      return Invalid(source, "outputs.write_schedule", "must not be empty");
     }
   }
   if (out.has_trace_chips()) {

@@ -17,23 +17,34 @@ std::string_view Parent(std::string_view path) {
 }  // namespace
 
 void SourceMap::Add(std::string path, int line, int column) {
-  positions_.emplace(std::move(path), Position{line, column});
+  positions_.emplace(std::move(path), Position{line, column, false, ""});
+}
+
+void SourceMap::AddFlag(std::string path, std::string flag) {
+  positions_.emplace(std::move(path), Position{0, 0, true, std::move(flag)});
+}
+
+const SourceMap::Position* SourceMap::Find(std::string_view path) const {
+  for (std::string_view p = path; !p.empty(); p = Parent(p)) {
+    auto it = positions_.find(p);
+    if (it != positions_.end()) return &it->second;
+  }
+  return nullptr;
 }
 
 std::string SourceMap::Where(std::string_view path) const {
+  const Position* at = Find(path);
+  if (at != nullptr && at->is_flag) return at->flag;
   if (filename_.empty()) return "";
-  for (std::string_view p = path; !p.empty(); p = Parent(p)) {
-    auto it = positions_.find(p);
-    if (it != positions_.end()) {
-      return filename_ + ":" + std::to_string(it->second.line) + ":" +
-             std::to_string(it->second.column);
-    }
-  }
-  return filename_;
+  if (at == nullptr) return filename_;
+  return filename_ + ":" + std::to_string(at->line) + ":" + std::to_string(at->column);
 }
 
 sim::Status SourceMap::Annotate(const sim::Status& status, std::string_view path) const {
   if (status.ok()) return status;
+  if (const Position* at = Find(path); at != nullptr && at->is_flag) {
+    return at->flag.empty() ? status : status.WithContext(at->flag);
+  }
   const std::string where = Where(path);
   std::string context = where;
   if (!path.empty()) context += (context.empty() ? "" : ": ") + std::string(path);

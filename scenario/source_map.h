@@ -5,6 +5,9 @@
 // "system.preset", "train.layout.text", "collective.axes[1]". A path that was not written (a
 // missing required field, a default) resolves to its nearest written ancestor, so "collective.op"
 // missing points at the `collective {` that lacks it.
+//
+// A scenario built from command-line flags has no file; its SourceMap can name the flag that set
+// each field instead (AddFlag), so that the same checks say "--bytes: must be > 0".
 
 #ifndef PODSIM_SCENARIO_SOURCE_MAP_H_
 #define PODSIM_SCENARIO_SOURCE_MAP_H_
@@ -31,19 +34,29 @@ class SourceMap {
   // a path wins.
   void Add(std::string path, int line, int column);
 
-  // "file:line:col" of the field at `path` or of its nearest recorded ancestor; "file" when
-  // neither was recorded; "" without a file.
+  // Records that the command-line flag `flag` ("--bytes") set the field at `path` and everything
+  // below it. An empty flag stands for a positional argument whose errors name it already.
+  void AddFlag(std::string path, std::string flag);
+
+  // "file:line:col" of the field at `path` or of its nearest recorded ancestor, or that
+  // ancestor's flag; "file" when nothing was recorded; "" without a file.
   std::string Where(std::string_view path) const;
 
   // A non-OK status, same code, with its message prefixed by "<Where(path)>: <path>: " (the
-  // position part left out when Where is ""); OK stays OK.
+  // position part left out when Where is ""); by "<flag>: " alone when a flag set the field, and
+  // unchanged for an empty flag. OK stays OK.
   sim::Status Annotate(const sim::Status& status, std::string_view path) const;
 
  private:
   struct Position {
     int line = 0;
     int column = 0;
+    bool is_flag = false;
+    std::string flag;
   };
+  // The record of `path` or of its nearest recorded ancestor; null when there is none.
+  const Position* Find(std::string_view path) const;
+
   std::string filename_;
   std::map<std::string, Position, std::less<>> positions_;
 };

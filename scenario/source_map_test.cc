@@ -41,5 +41,21 @@ TEST(SourceMapTest, WithoutAFileOnlyThePath) {
   EXPECT_EQ(map.Annotate(sim::Status::InvalidArgument("bad"), "").message(), "bad");
 }
 
+// Scenarios built from flags: errors name the flag that set the field, or stay as they are for a
+// positional argument.
+TEST(SourceMapTest, FlagsNameTheirFields) {
+  SourceMap map;
+  map.AddFlag("system", "");
+  map.AddFlag("collective.bytes", "--bytes");
+  map.AddFlag("collective.axes", "--axes");
+  EXPECT_EQ(map.Where("collective.axes[1]"), "--axes");
+  EXPECT_EQ(map.Annotate(sim::Status::InvalidArgument("bad"), "collective.axes[1]").message(),
+            "--axes: bad");
+  EXPECT_EQ(map.Annotate(sim::Status::NotFound("system 'q'"), "system.preset").message(),
+            "system 'q'");
+  EXPECT_EQ(map.Annotate(sim::Status::InvalidArgument("bad"), "collective.op").message(),
+            "collective.op: bad");
+}
+
 }  // namespace
 }  // namespace podsim::scenario
