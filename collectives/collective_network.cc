@@ -40,7 +40,9 @@ class LinkBytesRecorder : public sim::FlowObserver {
   std::vector<uint32_t> touched_;
 };
 
-// Links within this fraction of the largest bytes / bandwidth count as a collective's bottleneck.
+// A collective's bottleneck links: those within this fraction of the largest bytes / bandwidth,
+// and those carrying within this fraction of the largest bytes (a chip's PCIe link may be the
+// slowest alone while the host NIC it feeds, with the same bytes, is what its neighbours share).
 constexpr double kBottleneckShare = 0.9;
 
 // Everything that decides what a request simulates.
@@ -57,6 +59,42 @@ std::string KeyOf(const CollectiveRequest& request) {
   return key.str();
 }
 
+// A torus on which every translation is an automorphism that dimension-order routing respects:
+// one slice, every axis longer than 2 wraps (length 1 and 2 axes have no direction to confuse).
+bool TranslationInvariant(const topology::Fabric& fabric) {
+  if (fabric.torus() == nullptr || fabric.torus()->slices != 1) return false;
+  for (size_t a = 0; a < fabric.shape().size(); ++a) {
+    if (fabric.shape()[a] > 2 && !fabric.Wraps(static_cast<int>(a))) return false;
+    if (fabric.shape()[a] == 2) return false;
+  }
+  return true;
+}
+
+uint32_t Translate(const topology::Fabric& fabric, uint32_t chip, const std::vector<int>& delta) {
+  std::vector<int> coord = fabric.ChipCoord(chip);
+  for (size_t a = 0; a < coord.size(); ++a) {
+    const int n = fabric.shape()[a];
+    coord[a] = ((coord[a] + delta[a]) % n + n) % n;
+  }
+  return fabric.ChipAt(coord);
+}
+
+// The link that `link` (chip to neighbouring chip) becomes under the translation, or kNoLink.
+topology::LinkIndex TranslateLink(const topology::Fabric& fabric, topology::LinkIndex link,
+                                  const std::vector<int>& delta) {
+  const topology::Link& l = fabric.link(link);
+  if (l.src >= fabric.chip_count() || l.dst >= fabric.chip_count()) return topology::kNoLink;
+  const std::vector<int> a = fabric.ChipCoord(l.src), b = fabric.ChipCoord(l.dst);
+  for (size_t axis = 0; axis < a.size(); ++axis) {
+    if (a[axis] == b[axis]) continue;
+    const int n = fabric.shape()[axis];
+    const int direction = ((b[axis] - a[axis]) % n + n) % n == 1 ? 1 : -1;
+    std::optional<topology::LinkIndex> moved =
+        fabric.NeighborLink(Translate(fabric, l.src, delta), static_cast<int>(axis), direction);
+    return moved ? *moved : topology::kNoLink;
+  }
+  return topology::kNoLink;
+}
 }  // namespace
 
 // The private, idle copy of the network on which each distinct request is first simulated.
@@ -87,6 +125,7 @@ CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine
       model_(model),
       efficiency_(std::move(efficiency)),
       mode_(mode),
+      translation_invariant_(TranslationInvariant(*fabric)),
       busy_(fabric->links().size(), 0) {
   InstallEfficientLinks(*fabric_, efficiency_, model_);
   executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
@@ -102,6 +141,43 @@ uint64_t CollectiveNetwork::rehearsal_events() const {
 }
 
 sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
+    const CollectiveRequest& request) {
+  std::string key = KeyOf(request);
+  auto it = records_.find(key);
+  if (it != records_.end()) return &it->second;
+  const bool explicit_chips = !request.ranks.empty() || request.op == CollectiveOp::kPointToPoint;
+  if (translation_invariant_ && explicit_chips && request.axes.empty()) {
+    // Rehearse the copy whose first chip is chip 0, and move its record here.
+    const uint32_t first = request.ranks.empty() ? request.src : request.ranks.front();
+    std::vector<int> to_origin = fabric_->ChipCoord(first);
+    for (int& d : to_origin) d = -d;
+    CollectiveRequest origin = request;
+    for (topology::VertexId& rank : origin.ranks) rank = Translate(*fabric_, rank, to_origin);
+    if (request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast) {
+      origin.src = Translate(*fabric_, origin.src, to_origin);
+      origin.dst = Translate(*fabric_, origin.dst, to_origin);
+    }
+    if (KeyOf(origin) != key) {
+      PODSIM_ASSIGN_OR_RETURN(const Record* base, Rehearse(origin));
+      Record moved = *base;
+      std::vector<int> back = fabric_->ChipCoord(first);
+      bool ok = true;
+      for (sim::ResourceId& link : moved.bottleneck) {
+        const topology::LinkIndex to = TranslateLink(*fabric_, link.value, back);
+        ok = ok && to != topology::kNoLink;
+        link = sim::ResourceId{to};
+      }
+      if (ok) {
+        std::sort(moved.bottleneck.begin(), moved.bottleneck.end());
+        ++translated_;
+        return &records_.emplace(std::move(key), std::move(moved)).first->second;
+      }
+    }
+  }
+  return Rehearse(request);
+}
+
+sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
     const CollectiveRequest& request) {
   std::string key = KeyOf(request);
   auto it = records_.find(key);
@@ -124,9 +200,10 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
   Record record;
   record.duration = end - start;
   double slowest = 0;  // Largest bytes / bandwidth over the links.
+  double most = 0;     // Largest bytes.
   for (uint32_t link : recorder.touched()) {
-    slowest = std::max(slowest, recorder.bytes()[link] /
-                                    model_->capacity(sim::ResourceId{static_cast<uint32_t>(link)}));
+    slowest = std::max(slowest, recorder.bytes()[link] / model_->capacity(sim::ResourceId{link}));
+    most = std::max(most, recorder.bytes()[link]);
   }
   if (slowest > 0) {
     record.rate = std::numeric_limits<double>::infinity();
@@ -134,7 +211,9 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
     std::sort(links.begin(), links.end());
     for (uint32_t link : links) {
       const sim::ResourceId resource{link};
-      if (recorder.bytes()[link] / model_->capacity(resource) >= kBottleneckShare * slowest) {
+      const double bytes = recorder.bytes()[link];
+      if (bytes / model_->capacity(resource) >= kBottleneckShare * slowest ||
+          bytes >= kBottleneckShare * most) {
         record.bottleneck.push_back(resource);
         record.rate = std::min(record.rate, model_->capacity(resource));
       }

@@ -10,11 +10,14 @@
 //     first simulated once with kFlows on a private, idle copy of the network, which records its
 //     duration D and the bytes it moved over every link. On the shared model it then runs as one
 //     flow over its bottleneck links (those whose bytes / bandwidth is within 10% of the largest,
-//     T), paying D - T as latency and then moving the bottleneck's bytes. Alone it takes exactly
+//     T, and those carrying within 10% of the most bytes), paying D - T as latency and then
+//     moving T times the slowest of those links' bandwidth. Alone it takes exactly
 //     D (to the picosecond rounding); when collectives overlap, they share their bottleneck links
 //     max-min like any flows, as whole collectives. What this misses is the shape of the overlap
 //     inside a collective (a ring's steps are not uniform in time); step_simulator_test.cc and
-//     training_schedule_test.cc measure it against kFlows.
+//     training_schedule_test.cc measure it against kFlows. On a torus whose every axis wraps,
+//     where any translation maps the fabric and its dimension-order routes onto themselves, a
+//     request is rehearsed once at the origin and its record moved to each translate.
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -66,7 +69,7 @@ class CollectiveNetwork {
   uint64_t overlapped() const { return overlapped_; }
   uint64_t transfers() const;
   // Distinct requests simulated on the idle copy, and the events that took.
-  uint64_t rehearsals() const { return records_.size(); }
+  uint64_t rehearsals() const { return records_.size() - translated_; }
   uint64_t rehearsal_events() const;
 
  private:
@@ -80,13 +83,18 @@ class CollectiveNetwork {
   struct Running;
   struct Rehearsal;
 
+  // The record of `request`: rehearsed, or on a translation-invariant torus moved from the
+  // record of its translate that starts at chip 0.
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
+  sim::StatusOr<const Record*> Rehearse(const CollectiveRequest& request);
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
   sim::FlowModel* model_;
   FabricEfficiency efficiency_;
   NetworkMode mode_;
+  bool translation_invariant_;
+  uint64_t translated_ = 0;
   std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;
   std::unique_ptr<Rehearsal> rehearsal_;

@@ -128,6 +128,30 @@ TEST(CollectiveNetworkTest, OverlappingCollectivesShareTheirBottleneck) {
   EXPECT_NEAR(whole[1].ToSeconds() / flows[1].ToSeconds(), 1.0, 0.02);
 }
 
+// On a wrapped torus every row's ring is a translate of row 0's: one rehearsal serves them all,
+// and each runs over its own links (so rows do not contend).
+TEST(CollectiveNetworkTest, TranslatesShareOneRehearsal) {
+  topology::Fabric fabric = Torus({4, 4});
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  CollectiveNetwork network(&fabric, &engine, &model, PureFabric());
+  std::vector<sim::Time> ends(4);
+  for (uint32_t row = 0; row < 4; ++row) {
+    std::vector<topology::VertexId> ranks;
+    for (uint32_t x = 0; x < 4; ++x) ranks.push_back(row * 4 + (x + row) % 4);
+    sim::Status status =
+        network.Launch(AllGather(ranks, {4}, 1 << 24), [&, row] { ends[row] = engine.now(); });
+    ASSERT_TRUE(status.ok()) << status;
+  }
+  engine.Run();
+  EXPECT_EQ(network.rehearsals(), 1u);
+  EXPECT_EQ(network.overlapped(), 0u);
+  for (uint32_t row = 1; row < 4; ++row) EXPECT_EQ(ends[row], ends[0]);
+  sim::StatusOr<sim::Time> alone = network.IdleDuration(AllGather({0, 1, 2, 3}, {4}, 1 << 24));
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(ends[0], *alone);
+}
+
 TEST(CollectiveNetworkTest, BadRequestFailsAtLaunch) {
   topology::Fabric fabric = Torus({4, 4});
   sim::Engine engine;

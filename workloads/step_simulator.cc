@@ -66,6 +66,16 @@ struct ProgramPlan {
   double model_flops = 0;
 };
 
+// A group (or a sender and its receiver) that runs a copy of a representative's collective.
+struct Shadow {
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+};
+
+// At most this many shadows per collective, those sharing the most links first: enough for the
+// chips of a TPU host on their DCN NICs (up to 8) and for strided pipeline neighbours.
+constexpr size_t kMaxShadows = 8;
+
 // One simulated chip.
 struct Instance {
   int program = 0;
@@ -110,6 +120,17 @@ class Simulation {
     engine_.Schedule(Time::Zero(), [this, inst, op] { Finish(inst, op); });
   }
   void StartCollective(int inst, int op);
+  // The links of the routes between neighbours of each line of a rank grid (or ring).
+  void FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
+                   std::vector<uint32_t>* links) const;
+  // kOnePerProgram: parallel copies of a representative's collective (or send) on the chips of
+  // its program that share links with it (header comment).
+  const std::vector<Shadow>& ShadowsOf(int set, int program, const std::vector<uint32_t>& ranks,
+                                       const std::vector<int>& shape);
+  const std::vector<Shadow>& SendShadowsOf(int program, int axis, int offset,
+                                           const std::vector<uint32_t>& pair);
+  std::vector<Shadow> Overlapping(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
+                                  const std::vector<Shadow>& candidates) const;
   void StartSend(int inst, int op);
   void StartRecv(int inst, int op);
   void Fail(sim::Status status) {
@@ -134,6 +155,10 @@ class Simulation {
   std::vector<int> instance_of_chip_;  // -1 when the chip is not simulated.
   // Collective barriers: (axes set, first rank, n-th) -> arrived (instance, op).
   std::map<std::tuple<int, uint32_t, int>, std::vector<std::pair<int, int>>> barriers_;
+  std::map<std::pair<int, uint32_t>, std::vector<Shadow>> shadows_;  // (set, first rank)
+  std::map<std::tuple<int, int, int>, std::vector<Shadow>>
+      send_shadows_;  // (program, axis, offset)
+  uint64_t shadow_launches_ = 0;
   uint64_t ops_executed_ = 0;
   sim::Status error_;
 };
@@ -295,6 +320,101 @@ void Simulation::Start(int inst, int op) {
   engine_.Schedule(duration, [this, inst, op] { Finish(inst, op); });
 }
 
+void Simulation::FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
+                             std::vector<uint32_t>* links) const {
+  const topology::Fabric& fabric = system_.fabric;
+  std::vector<topology::LinkIndex> route;
+  auto both_ways = [&](uint32_t a, uint32_t b) {
+    if (a == b) return;
+    route.clear();
+    fabric.AppendRoute(a, b, &route);
+    fabric.AppendRoute(b, a, &route);
+    for (topology::LinkIndex link : route) links->push_back(link);
+  };
+  const std::vector<int> dims =
+      shape.empty() ? std::vector<int>{static_cast<int>(ranks.size())} : shape;
+  int64_t stride = 1;
+  for (int length : dims) {
+    if (length > 1) {
+      for (size_t first = 0; first < ranks.size(); ++first) {
+        if ((static_cast<int64_t>(first) / stride) % length != 0) continue;
+        for (int i = 0; i < length; ++i) {
+          both_ways(ranks[first + i * stride], ranks[first + ((i + 1) % length) * stride]);
+        }
+      }
+    }
+    stride *= length;
+  }
+  std::sort(links->begin(), links->end());
+  links->erase(std::unique(links->begin(), links->end()), links->end());
+}
+
+std::vector<Shadow> Simulation::Overlapping(const std::vector<uint32_t>& ranks,
+                                            const std::vector<int>& shape,
+                                            const std::vector<Shadow>& candidates) const {
+  std::vector<uint32_t> mine, theirs;
+  FootprintOf(ranks, shape, &mine);
+  std::vector<std::pair<size_t, size_t>> shared;  // (links in common, candidate)
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (candidates[c].ranks == ranks) continue;
+    theirs.clear();
+    FootprintOf(candidates[c].ranks, candidates[c].shape, &theirs);
+    size_t common = 0;
+    for (size_t i = 0, j = 0; i < mine.size() && j < theirs.size();) {
+      if (mine[i] == theirs[j]) {
+        ++common, ++i, ++j;
+      } else if (mine[i] < theirs[j]) {
+        ++i;
+      } else {
+        ++j;
+      }
+    }
+    if (common > 0) shared.emplace_back(common, c);
+  }
+  std::stable_sort(shared.begin(), shared.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Shadow> shadows;
+  for (size_t i = 0; i < shared.size() && i < kMaxShadows; ++i) {
+    shadows.push_back(candidates[shared[i].second]);
+  }
+  return shadows;
+}
+
+const std::vector<Shadow>& Simulation::ShadowsOf(int set, int program,
+                                                 const std::vector<uint32_t>& ranks,
+                                                 const std::vector<int>& shape) {
+  auto key = std::make_pair(set, ranks.front());
+  auto it = shadows_.find(key);
+  if (it != shadows_.end()) return it->second;
+  std::vector<Shadow> groups;  // Every group of the program's chips over these axes.
+  std::vector<bool> seen(checked_.grid.chip_count(), false);
+  for (uint32_t chip = 0; chip < checked_.grid.chip_count(); ++chip) {
+    if (seen[chip] || checked_.program_of_chip[chip] != program) continue;
+    Shadow group;
+    checked_.grid.Group(chip, axes_sets_[set], &group.ranks, &group.shape);
+    for (uint32_t member : group.ranks) seen[member] = true;
+    if (system_.fabric.torus() == nullptr) group.shape.clear();
+    groups.push_back(std::move(group));
+  }
+  return shadows_
+      .emplace(key, Overlapping(ranks, system_.fabric.torus() ? shape : std::vector<int>{}, groups))
+      .first->second;
+}
+
+const std::vector<Shadow>& Simulation::SendShadowsOf(int program, int axis, int offset,
+                                                     const std::vector<uint32_t>& pair) {
+  auto key = std::make_tuple(program, axis, offset);
+  auto it = send_shadows_.find(key);
+  if (it != send_shadows_.end()) return it->second;
+  const MeshGrid& grid = checked_.grid;
+  std::vector<Shadow> pairs;
+  for (uint32_t chip = 0; chip < grid.chip_count(); ++chip) {
+    if (checked_.program_of_chip[chip] != program) continue;
+    pairs.push_back(Shadow{{chip, grid.ChipWith(chip, axis, grid.Coord(chip, axis) + offset)}, {}});
+  }
+  return send_shadows_.emplace(key, Overlapping(pair, {}, pairs)).first->second;
+}
+
 void Simulation::StartCollective(int inst, int op) {
   Instance& instance = instances_[inst];
   const ProgramPlan& plan = plans_[instance.program];
@@ -321,6 +441,16 @@ void Simulation::StartCollective(int inst, int op) {
   sim::Status status = network_.Launch(request, [this, waiters = std::move(waiters)]() mutable {
     for (const auto& [i, o] : waiters) Finish(i, o);
   });
+  if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
+    for (const Shadow& shadow : ShadowsOf(set, instance.program, ranks, shape)) {
+      collectives::CollectiveRequest copy = request;
+      copy.ranks.assign(shadow.ranks.begin(), shadow.ranks.end());
+      copy.rank_shape = shadow.shape;
+      ++shadow_launches_;
+      status = network_.Launch(copy, [] {});
+      if (!status.ok()) break;
+    }
+  }
   if (!status.ok()) {
     Fail(sim::Status::InvalidArgument(
         "schedule: program '" + schedule_.programs(instance.program).name() + "' op " +
@@ -354,6 +484,17 @@ void Simulation::StartSend(int inst, int op) {
       receiver.delivered[tag] = true;
     }
   });
+  if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
+    for (const Shadow& shadow :
+         SendShadowsOf(instance.program, axis, spec.peer_offset(), {instance.chip, peer})) {
+      collectives::CollectiveRequest copy = request;
+      copy.src = shadow.ranks[0];
+      copy.dst = shadow.ranks[1];
+      ++shadow_launches_;
+      status = network_.Launch(copy, [] {});
+      if (!status.ok()) break;
+    }
+  }
   if (!status.ok()) Fail(status);
 }
 
@@ -458,6 +599,7 @@ StepResult Simulation::Collect() {
   result.overlapped_collectives = network_.overlapped();
   result.events = engine_.executed_events();
   result.rehearsals = network_.rehearsals();
+  result.shadow_collectives = shadow_launches_;
   result.rehearsal_events = network_.rehearsal_events();
   return result;
 }

@@ -10,13 +10,17 @@
 //   * kOnePerProgram (default): one chip per program, the one with coordinate 0 on every mesh
 //     axis its program's `where` leaves free. The chips a program runs on do the same work at the
 //     same times (the schedule is the same and their groups are translations of each other), so
-//     the representative's collectives start as soon as it reaches them, over its own groups
-//     only. This is exact when parallel groups of an axis use disjoint links -- rings along
-//     different rows of a torus, NVLink inside different nodes, InfiniBand rails -- which
-//     step_simulator_test.cc checks against kEveryChip; where parallel groups share links
-//     (several chips of a TPU host on its DCN NICs, an oversubscribed fat tree) it misses their
-//     contention. Sends must go to chips that are simulated too (the representatives of other
-//     programs), as pipeline stages do.
+//     the representative's collectives start as soon as it reaches them, over its own groups.
+//     Where parallel groups of the same program share links with the representative's (the
+//     chips of a TPU host on its DCN NICs, pipeline neighbours strided across a torus axis, an
+//     oversubscribed fat tree), copies of the collective -- shadows -- run at the same time on
+//     up to 8 of them (those sharing the most links with the representative's routes between
+//     ring neighbours), so the representative sees their contention; their own timing is not
+//     tracked. Sends get shadows the same way. This is exact when parallel groups use disjoint
+//     links -- rings along different rows of a torus, NVLink inside different nodes, InfiniBand
+//     rails -- which step_simulator_test.cc and training_schedule_test.cc check against
+//     kEveryChip, and close where they share links symmetrically. Sends must go to chips that
+//     are simulated too (the representatives of other programs), as pipeline stages do.
 //
 // Time accounting, per simulated chip, from the step's start to the end of the step (the last
 // op of any chip): `compute` is the compute stream's busy time; a gap before a compute op is
@@ -102,7 +106,8 @@ struct StepResult {
   double total_model_flops = 0;
   uint64_t simulated_chips = 0;
   uint64_t ops_executed = 0;
-  uint64_t collectives = 0;             // Launched, sends included.
+  uint64_t collectives = 0;             // Launched, sends and shadows included.
+  uint64_t shadow_collectives = 0;      // Copies on unsimulated chips (kOnePerProgram).
   uint64_t overlapped_collectives = 0;  // Whole collectives that shared a bottleneck link.
   uint64_t events = 0;
   // Distinct collectives simulated alone first (collective_network.h), and their events.

@@ -96,6 +96,21 @@ TEST(TrainingScheduleTest, OneChipPerStageMatchesEveryChip) {
   EXPECT_NEAR(whole.result.step_time.ToSeconds() / full.result.step_time.ToSeconds(), 1.0, 0.005);
 }
 
+// pp strided across y (fsdp takes y:2 first): a stage's pipeline sends and fsdp rings share y
+// links with their parallel copies, which one chip per stage covers with shadows.
+TEST(TrainingScheduleTest, ShadowsCoverParallelGroupsThatShareLinks) {
+  StepOptions every;
+  every.chips = SimulatedChips::kEveryChip;
+  every.network = collectives::NetworkMode::kFlows;
+  StepOptions exact;
+  exact.network = collectives::NetworkMode::kFlows;
+  const char* layout = "fsdp=2,tp=4,pp=2,microbatches=2";
+  Simulated full = Simulate("tpu-v5e:4x4", kSmall, layout, 8, 1024, every);
+  Simulated one = Simulate("tpu-v5e:4x4", kSmall, layout, 8, 1024, exact);
+  EXPECT_GT(one.result.shadow_collectives, 0u);
+  EXPECT_NEAR(one.result.step_time.ToSeconds() / full.result.step_time.ToSeconds(), 1.0, 0.002);
+}
+
 // Model FLOPs of the schedule are the model's 6N + attention per token (no recomputation).
 TEST(TrainingScheduleTest, ModelFlopsAreTheModels) {
   Simulated run = Simulate("tpu-v5e:2x2", kSmall, "fsdp=4", 8, 1024);
