@@ -7,6 +7,7 @@
 
 #include "cli/collective_command.h"
 #include "cli/command.h"
+#include "cli/infer_command.h"
 #include "cli/topology_command.h"
 #include "cli/train_command.h"
 
@@ -22,6 +23,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   commands.push_back(AddCollectiveCommand(app));
   commands.push_back(AddTrainCommand(app));
   commands.push_back(AddReplayCommand(app));
+  commands.push_back(AddInferCommand(app));
 
   try {
     app.parse(argc, argv);

@@ -17,7 +17,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation.md"
 # Test binaries that record validation rows, relative to the build directory.
-BINARIES = ["collectives/podsim_collectives_test"]
+BINARIES = ["collectives/podsim_collectives_test", "workloads/podsim_workloads_test"]
 
 HEADER = """# Validation: podsim against published numbers
 
@@ -27,7 +27,11 @@ measurement row of `shared/reference/measured.md`; "published" is the reference'
 "podsim" the simulated value, and the tolerance the reference's tag (exact 1%, rounded 5%,
 approx 15%, empirical 30%; idle-fabric closed forms 2%). Rows marked *calibrated* use the
 efficiency model of `collectives/efficiency_model.h`, calibrated once per chip family on the rows
-it names; every other row is the pure fabric model.
+it names; every other collective row is the pure fabric model. Inference rows (I, AI) are whole
+simulated steps (`workloads/inference_schedule.h`) with podsim's default models -- calibrated
+collectives and the compute model of `workloads/compute_model.h` -- unless marked *ideal roofline,
+compute only*: the compute stream alone at the chip's full peak and HBM bandwidth, which is what
+the book's formulas count. `workloads/inference_schedule_test.cc` explains each miss.
 
 | case | what | published | podsim | error | tolerance | within |
 |---|---|---:|---:|---:|---:|:---:|

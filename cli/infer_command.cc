@@ -1,0 +1,533 @@
+#include "cli/infer_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/byte_size.h"
+#include "topology/names.h"
+#include "topology/system.h"
+#include "workloads/inference_schedule.h"
+
+namespace podsim::cli {
+
+namespace {
+
+using workloads::InferenceOptions;
+using workloads::InferencePhase;
+using workloads::InferenceResult;
+
+// Batch sizes one command simulates at most (each is a whole step).
+constexpr size_t kMaxBatchPoints = 64;
+
+struct InferFlags {
+  std::string system;
+  std::string model;
+  std::string layout;
+  std::string phase;
+  std::string batch;
+  std::string context;
+  std::string weights = "bf16";
+  std::string kv = "bf16";
+  std::string prefill_len;
+  std::string decode_len;
+  std::string chip_hour_usd;
+  bool json = false;
+};
+
+// Everything the flags say, checked.
+struct InferInput {
+  topology::System system;
+  workloads::ModelSpec model;
+  workloads::InferenceLayout layout;
+  InferenceOptions options;  // batch unset (the batches below).
+  std::vector<int64_t> batches;
+  bool disaggregated = false;
+  int64_t prefill_len = 0;
+  int64_t decode_len = 0;
+  std::optional<double> usd_per_chip_hour;
+};
+
+sim::Status BadFlag(std::string_view flag, const std::string& what) {
+  return sim::Status::InvalidArgument(std::string(flag) + ": " + what);
+}
+
+sim::StatusOr<int64_t> ParseInteger(std::string_view flag, const std::string& text, int64_t min,
+                                    int64_t max, std::string_view unit) {
+  std::optional<int64_t> value = topology::ParseCount(text, max);
+  if (!value || *value < min) {
+    return BadFlag(flag, "expected " + std::string(unit) + " from " + std::to_string(min) + " to " +
+                             std::to_string(max) + " (got '" + text + "')");
+  }
+  return *value;
+}
+
+sim::StatusOr<std::vector<int64_t>> ParseBatches(const std::string& text) {
+  std::vector<int64_t> batches;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    const std::string item = text.substr(start, end - start);
+    std::optional<int64_t> value = topology::ParseCount(item, workloads::kMaxInferenceBatch);
+    if (!value || *value < 1) {
+      return BadFlag("--batch", "expected sequences from 1 to " +
+                                    std::to_string(workloads::kMaxInferenceBatch) +
+                                    ", one number or a list like 1,8,16 (got '" + item + "')");
+    }
+    batches.push_back(*value);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (batches.size() > kMaxBatchPoints) {
+    return BadFlag("--batch", "at most " + std::to_string(kMaxBatchPoints) +
+                                  " batch sizes per command (got " +
+                                  std::to_string(batches.size()) + ")");
+  }
+  return batches;
+}
+
+sim::StatusOr<InferInput> ParseInput(const InferFlags& flags) {
+  InferInput in;
+  sim::StatusOr<topology::System> system = topology::ParseSystem(flags.system);
+  if (!system.ok()) return system.status().WithContext("--system");
+  in.system = std::move(*system);
+  if (in.system.chip.bf16_flops_per_s <= 0 || in.system.chip.hbm_bytes_per_s <= 0) {
+    return BadFlag("--system", "'" + in.system.name +
+                                   "' has no compute or HBM figures to simulate a step on "
+                                   "(generic fabrics are for collectives)");
+  }
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(flags.model);
+  if (!model.ok()) return model.status().WithContext("--model");
+  in.model = std::move(*model);
+  sim::StatusOr<workloads::InferenceLayout> layout = workloads::ParseInferenceLayout(flags.layout);
+  if (!layout.ok()) return layout.status().WithContext("--layout");
+  in.layout = *layout;
+  sim::StatusOr<workloads::DType> weights = workloads::ParseDType(flags.weights);
+  if (!weights.ok()) return weights.status().WithContext("--weights");
+  in.options.weights = *weights;
+  if (flags.kv != "bf16" && flags.kv != "int8") {
+    static const std::vector<std::string_view> kKv = {"bf16", "int8"};
+    return BadFlag("--kv", "unknown KV cache dtype '" + flags.kv + "'" +
+                               topology::DidYouMean(flags.kv, kKv) + "; known: bf16, int8");
+  }
+  in.options.kv_cache = flags.kv == "int8" ? workloads::DType::kInt8 : workloads::DType::kBf16;
+  PODSIM_ASSIGN_OR_RETURN(in.batches, ParseBatches(flags.batch));
+
+  in.disaggregated = !flags.prefill_len.empty();
+  if (in.disaggregated) {
+    const int64_t max = workloads::kMaxInferenceContext;
+    PODSIM_ASSIGN_OR_RETURN(in.prefill_len,
+                            ParseInteger("--prefill-len", flags.prefill_len, 1, max, "tokens"));
+    PODSIM_ASSIGN_OR_RETURN(in.decode_len,
+                            ParseInteger("--decode-len", flags.decode_len, 1, max, "tokens"));
+    if (in.prefill_len + in.decode_len > max) {
+      return BadFlag("--decode-len", "--prefill-len + --decode-len must be at most " +
+                                         std::to_string(max) + " tokens (got " +
+                                         std::to_string(in.prefill_len + in.decode_len) + ")");
+    }
+    if (in.batches.size() != 1) {
+      return BadFlag("--batch", "give one decode batch with --prefill-len (got " +
+                                    std::to_string(in.batches.size()) + ")");
+    }
+  } else {
+    sim::StatusOr<InferencePhase> phase = workloads::ParseInferencePhase(flags.phase);
+    if (!phase.ok()) return phase.status().WithContext("--phase");
+    in.options.phase = *phase;
+    const bool prefill = *phase == InferencePhase::kPrefill;
+    PODSIM_ASSIGN_OR_RETURN(
+        in.options.context,
+        ParseInteger("--context", flags.context, prefill ? 1 : 0, workloads::kMaxInferenceContext,
+                     prefill ? "prompt tokens" : "cached tokens"));
+  }
+  if (!flags.chip_hour_usd.empty()) {
+    std::optional<double> price = topology::ParseNumber(flags.chip_hour_usd);
+    if (!price || !(*price > 0)) {
+      return BadFlag("--chip-hour-usd",
+                     "expected a price per chip-hour in dollars > 0, like 1.2 (got '" +
+                         flags.chip_hour_usd + "')");
+    }
+    in.usd_per_chip_hour = *price;
+  }
+  return in;
+}
+
+// Checks the layout for one step before simulating it, naming the flag.
+sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
+                                        const workloads::InferenceLayout& layout,
+                                        const InferenceOptions& options) {
+  PODSIM_RETURN_IF_ERROR(
+      workloads::ValidateInferenceLayout(layout, in.model, in.system.fabric.chip_count(), options)
+          .WithContext("--layout"));
+  return workloads::SimulateInference(in.system, in.model, layout, options);
+}
+
+double Chips(const InferInput& in) { return static_cast<double>(in.system.fabric.chip_count()); }
+
+std::string Seconds(double s) {
+  char text[32];
+  if (s == 0) return "0";
+  if (s >= 1) {
+    std::snprintf(text, sizeof text, "%.3f s", s);
+  } else if (s >= 1e-3) {
+    std::snprintf(text, sizeof text, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.3f us", s * 1e6);
+  }
+  return text;
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+std::string Percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
+std::string Dollars(double usd) {
+  char text[32];
+  std::snprintf(text, sizeof text, "$%.4g", usd);
+  return text;
+}
+
+// Seconds per category, always the same keys (design.md: stable).
+std::vector<std::pair<std::string, double>> Breakdown(const InferenceResult& r) {
+  std::vector<std::pair<std::string, double>> parts = {
+      {"compute_hbm", r.time.compute_hbm_s},
+      {"compute_mxu", r.time.compute_mxu_s},
+      {"compute_overhead", r.time.compute_overhead_s}};
+  for (const char* axis : {"tp", "tp2"}) {
+    auto it = r.time.exposed_s.find(axis);
+    parts.emplace_back(std::string("exposed_") + axis,
+                       it == r.time.exposed_s.end() ? 0.0 : it->second);
+  }
+  parts.emplace_back("idle", r.time.idle_s);
+  return parts;
+}
+
+nlohmann::ordered_json BreakdownJson(const InferenceResult& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, seconds] : Breakdown(r)) j[name] = seconds;
+  return j;
+}
+
+nlohmann::ordered_json BottleneckJson(const InferenceResult& r) {
+  return {{"resource", r.bottleneck}, {"share", r.bottleneck_share}};
+}
+
+nlohmann::ordered_json MemoryJson(const workloads::InferenceMemoryBreakdown& m) {
+  return {{"weights_bytes", m.weight_bytes},
+          {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activations_bytes", m.activation_bytes},
+          {"buffers_bytes", m.buffer_bytes},
+          {"hbm_bytes", m.hbm_bytes},
+          {"headroom_bytes", m.headroom_bytes}};
+}
+
+nlohmann::ordered_json SimulationJson(const workloads::StepResult& step) {
+  return {{"simulated_chips", step.simulated_chips},
+          {"ops", step.ops_executed},
+          {"collectives", step.collectives},
+          {"rehearsals", step.rehearsals},
+          {"events", step.events + step.rehearsal_events}};
+}
+
+std::string FitsText(const workloads::InferenceMemoryBreakdown& m) {
+  return m.fits ? "yes, " + FormatByteSize(m.headroom_bytes) + " to spare"
+                : "NO: " + FormatByteSize(-m.headroom_bytes) + " over the " +
+                      FormatByteSize(m.hbm_bytes) + " of HBM";
+}
+
+void PrintHeader(const InferInput& in, CommandIo& io) {
+  io.out << "system      " << in.system.name << " (" << in.system.fabric.chip_count()
+         << " chips of " << in.system.chip.name << ")\n";
+  io.out << "model       " << in.model.name << "\n";
+  io.out << "layout      " << in.layout.ToString() << "\n";
+}
+
+std::string DtypesText(const InferenceOptions& o) {
+  return "weights " + std::string(workloads::DTypeName(o.weights)) + ", KV cache " +
+         std::string(workloads::DTypeName(o.kv_cache));
+}
+
+sim::Status RunStep(const InferInput& in, CommandIo& io, bool json) {
+  InferenceOptions options = in.options;
+  options.batch = in.batches.front();
+  PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options));
+  std::optional<double> cost;
+  if (in.usd_per_chip_hour && r.tokens_per_s > 0) {
+    cost = workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour, r.tokens_per_s);
+  }
+  if (json) {
+    nlohmann::ordered_json j{{"system", in.system.name},
+                             {"model", in.model.name},
+                             {"layout", in.layout.ToString()},
+                             {"phase", workloads::InferencePhaseName(options.phase)},
+                             {"batch", options.batch},
+                             {"context", options.context},
+                             {"weights", workloads::DTypeName(options.weights)},
+                             {"kv", workloads::DTypeName(options.kv_cache)},
+                             {"step_time_s", r.step_time_s},
+                             {"tokens_per_step", r.tokens_per_step},
+                             {"tokens_per_s", r.tokens_per_s},
+                             {"tokens_per_s_per_chip", r.tokens_per_s_per_chip},
+                             {"memory_per_chip_bytes", r.memory.total_bytes},
+                             {"fits", r.memory.fits},
+                             {"memory", MemoryJson(r.memory)},
+                             {"breakdown", BreakdownJson(r)},
+                             {"bottleneck", BottleneckJson(r)}};
+    if (cost) j["usd_per_million_tokens"] = *cost;
+    j["simulation"] = SimulationJson(r.step);
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  PrintHeader(in, io);
+  io.out << "step        " << workloads::InferencePhaseName(options.phase) << ", batch "
+         << options.batch << ", context " << options.context << " tokens; " << DtypesText(options)
+         << "\n";
+  io.out << "step time   " << Seconds(r.step_time_s) << "\n";
+  io.out << "tokens/s    " << Number(r.tokens_per_s) << " (" << Number(r.tokens_per_s_per_chip)
+         << " per chip, " << r.tokens_per_step << " tokens per step)\n";
+  io.out << "breakdown\n";
+  char line[160];
+  for (const auto& [name, seconds] : Breakdown(r)) {
+    std::snprintf(line, sizeof line, "  %-18s %12s  %6s\n", name.c_str(), Seconds(seconds).c_str(),
+                  Percent(r.step_time_s > 0 ? seconds / r.step_time_s : 0).c_str());
+    io.out << line;
+  }
+  io.out << "bottleneck  " << r.bottleneck << ", " << Percent(r.bottleneck_share)
+         << " of the step\n";
+  io.out << "memory      " << FormatByteSize(r.memory.total_bytes) << " per chip: weights "
+         << FormatByteSize(r.memory.weight_bytes) << ", KV cache "
+         << FormatByteSize(r.memory.kv_cache_bytes) << ", activations "
+         << FormatByteSize(r.memory.activation_bytes) << ", buffers "
+         << FormatByteSize(r.memory.buffer_bytes) << "\n";
+  io.out << "fits        " << FitsText(r.memory) << "\n";
+  if (cost) {
+    io.out << "cost        " << Dollars(*cost) << " per million tokens at "
+           << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
+  }
+  io.out << "simulated   " << r.step.simulated_chips << " chip, " << r.step.ops_executed << " ops, "
+         << r.step.collectives << " collectives (" << r.step.rehearsals << " distinct), "
+         << r.step.events + r.step.rehearsal_events << " events\n";
+  return sim::Status::Ok();
+}
+
+sim::Status RunPareto(const InferInput& in, CommandIo& io, bool json) {
+  std::vector<InferenceResult> results;
+  for (int64_t batch : in.batches) {
+    InferenceOptions options = in.options;
+    options.batch = batch;
+    PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options));
+    results.push_back(std::move(r));
+  }
+  // Pareto-optimal among the points that fit: nothing else both as fast and as productive.
+  std::vector<bool> optimal(results.size(), false);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].memory.fits) continue;
+    bool dominated = false;
+    for (size_t k = 0; k < results.size() && !dominated; ++k) {
+      const InferenceResult& a = results[k];
+      const InferenceResult& b = results[i];
+      dominated = k != i && a.memory.fits && a.step_time_s <= b.step_time_s &&
+                  a.tokens_per_s >= b.tokens_per_s &&
+                  (a.step_time_s < b.step_time_s || a.tokens_per_s > b.tokens_per_s);
+    }
+    optimal[i] = !dominated;
+  }
+  auto cost = [&](const InferenceResult& r) -> std::optional<double> {
+    if (!in.usd_per_chip_hour || r.tokens_per_s <= 0) return std::nullopt;
+    return workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour, r.tokens_per_s);
+  };
+  if (json) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const InferenceResult& r = results[i];
+      nlohmann::ordered_json p{{"batch", in.batches[i]},
+                               {"step_time_s", r.step_time_s},
+                               {"tokens_per_step", r.tokens_per_step},
+                               {"tokens_per_s", r.tokens_per_s},
+                               {"tokens_per_s_per_chip", r.tokens_per_s_per_chip},
+                               {"memory_per_chip_bytes", r.memory.total_bytes},
+                               {"fits", r.memory.fits},
+                               {"breakdown", BreakdownJson(r)},
+                               {"bottleneck", BottleneckJson(r)},
+                               {"pareto_optimal", static_cast<bool>(optimal[i])}};
+      if (std::optional<double> usd = cost(r)) p["usd_per_million_tokens"] = *usd;
+      points.push_back(std::move(p));
+    }
+    nlohmann::ordered_json j{{"system", in.system.name},
+                             {"model", in.model.name},
+                             {"layout", in.layout.ToString()},
+                             {"phase", workloads::InferencePhaseName(in.options.phase)},
+                             {"context", in.options.context},
+                             {"weights", workloads::DTypeName(in.options.weights)},
+                             {"kv", workloads::DTypeName(in.options.kv_cache)},
+                             {"points", points}};
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  PrintHeader(in, io);
+  io.out << "step        " << workloads::InferencePhaseName(in.options.phase) << ", context "
+         << in.options.context << " tokens; " << DtypesText(in.options) << "\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "%8s %12s %12s %10s %12s %5s %-18s %10s %s\n", "batch",
+                "step time", "tokens/s", "per chip", "memory/chip", "fits", "bottleneck",
+                in.usd_per_chip_hour ? "$/Mtok" : "", "pareto");
+  io.out << line;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const InferenceResult& r = results[i];
+    const std::string bottleneck = r.bottleneck + " " + Percent(r.bottleneck_share);
+    const std::optional<double> usd = cost(r);
+    std::snprintf(line, sizeof line, "%8lld %12s %12s %10s %12s %5s %-18s %10s %s\n",
+                  static_cast<long long>(in.batches[i]), Seconds(r.step_time_s).c_str(),
+                  Number(r.tokens_per_s).c_str(), Number(r.tokens_per_s_per_chip).c_str(),
+                  FormatByteSize(r.memory.total_bytes).c_str(), r.memory.fits ? "yes" : "NO",
+                  bottleneck.c_str(), usd ? Number(*usd).c_str() : "", optimal[i] ? "*" : "");
+    io.out << line;
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
+  const int64_t batch = in.batches.front();
+  // Prefill servers run one prompt per replica with the cache sharded by heads (it is handed to a
+  // decode server, which shards it as its layout says).
+  workloads::InferenceLayout prefill_layout = in.layout;
+  prefill_layout.kv_shard = workloads::KvShard::kHeads;
+  const int64_t prompts = in.layout.dp;
+  InferenceOptions prefill = in.options;
+  prefill.phase = InferencePhase::kPrefill;
+  prefill.batch = prompts;
+  prefill.context = in.prefill_len;
+  InferenceOptions decode = in.options;
+  decode.phase = InferencePhase::kDecode;
+  decode.batch = batch;
+  decode.context = in.prefill_len + in.decode_len / 2;  // The mean cache length.
+  PODSIM_ASSIGN_OR_RETURN(InferenceResult p, Simulate(in, prefill_layout, prefill));
+  PODSIM_ASSIGN_OR_RETURN(InferenceResult d, Simulate(in, in.layout, decode));
+  // Memory of a decode server holding every sequence at its longest: P + G cached tokens.
+  InferenceOptions longest = decode;
+  longest.context = in.prefill_len + in.decode_len - 1;
+  const workloads::InferenceMemoryBreakdown decode_memory =
+      workloads::InferenceMemory(in.model, in.layout, longest, in.system.chip);
+
+  const double ratio = workloads::PrefillServersPerDecodeServer(
+      p.step_time_s, prompts, d.step_time_s, batch, in.decode_len);
+  const double chips = Chips(in) * (1 + ratio);  // Per decode server.
+  const double generated_per_s = static_cast<double>(batch) / d.step_time_s;
+  std::optional<double> cost;
+  if (in.usd_per_chip_hour) {
+    cost = workloads::UsdPerMillionTokens(chips, *in.usd_per_chip_hour, generated_per_s);
+  }
+  auto phase_json = [](const InferenceOptions& o, const InferenceResult& r,
+                       const workloads::InferenceMemoryBreakdown& memory) {
+    return nlohmann::ordered_json{{"batch", o.batch},
+                                  {"context", o.context},
+                                  {"step_time_s", r.step_time_s},
+                                  {"tokens_per_s", r.tokens_per_s},
+                                  {"tokens_per_s_per_chip", r.tokens_per_s_per_chip},
+                                  {"memory_per_chip_bytes", memory.total_bytes},
+                                  {"fits", memory.fits},
+                                  {"breakdown", BreakdownJson(r)},
+                                  {"bottleneck", BottleneckJson(r)}};
+  };
+  if (json) {
+    nlohmann::ordered_json j{{"system", in.system.name},
+                             {"model", in.model.name},
+                             {"layout", in.layout.ToString()},
+                             {"weights", workloads::DTypeName(in.options.weights)},
+                             {"kv", workloads::DTypeName(in.options.kv_cache)},
+                             {"prefill_len", in.prefill_len},
+                             {"prefill_layout", prefill_layout.ToString()},
+                             {"decode_len", in.decode_len},
+                             {"prefill", phase_json(prefill, p, p.memory)},
+                             {"decode", phase_json(decode, d, decode_memory)},
+                             {"prefill_chips_per_decode_chip", ratio},
+                             {"time_to_first_token_s", p.step_time_s},
+                             {"time_per_output_token_s", d.step_time_s},
+                             {"generated_tokens_per_s_per_chip", generated_per_s / chips}};
+    if (cost) j["usd_per_million_tokens"] = *cost;
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  PrintHeader(in, io);
+  io.out << "requests    " << in.prefill_len << " prompt tokens, " << in.decode_len
+         << " generated; " << DtypesText(in.options) << "\n";
+  io.out << "prefill     " << prompts << (prompts == 1 ? " prompt" : " prompts") << " per step ("
+         << prefill_layout.ToString() << "): " << Seconds(p.step_time_s) << ", bottleneck "
+         << p.bottleneck << " " << Percent(p.bottleneck_share) << ", "
+         << FormatByteSize(p.memory.total_bytes) << " per chip, fits " << FitsText(p.memory)
+         << "\n";
+  io.out << "decode      batch " << batch << " at " << decode.context
+         << " cached tokens: " << Seconds(d.step_time_s) << " per token, bottleneck "
+         << d.bottleneck << " " << Percent(d.bottleneck_share) << ", "
+         << FormatByteSize(decode_memory.total_bytes) << " per chip at " << longest.context + 1
+         << " tokens, fits " << FitsText(decode_memory) << "\n";
+  io.out << "ratio       " << Number(ratio) << " prefill chips per decode chip\n";
+  io.out << "throughput  " << Number(generated_per_s / chips)
+         << " generated tokens/s per chip of the deployment\n";
+  if (cost) {
+    io.out << "cost        " << Dollars(*cost) << " per million generated tokens at "
+           << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
+  }
+  return sim::Status::Ok();
+}
+
+sim::Status Run(const InferFlags& flags, CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(InferInput in, ParseInput(flags));
+  if (in.disaggregated) return RunDisaggregated(in, io, flags.json);
+  if (in.batches.size() > 1) return RunPareto(in, io, flags.json);
+  return RunStep(in, io, flags.json);
+}
+
+}  // namespace
+
+Command AddInferCommand(CLI::App& app) {
+  auto flags = std::make_shared<InferFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "infer",
+      "Simulate one inference step (prefill or decode): latency, tokens/s, memory, bottleneck");
+  sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5e:4x4, h100:8")->required();
+  sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
+      ->required();
+  sub->add_option("--layout", flags->layout, "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]")
+      ->required();
+  sub->add_option("--batch", flags->batch,
+                  "Sequences per step, or a list like 1,8,16 for the latency-throughput view")
+      ->required();
+  CLI::Option_group* mode =
+      sub->add_option_group("step",
+                            "One step (--phase, --context) or a disaggregated "
+                            "deployment (--prefill-len, --decode-len)");
+  CLI::Option* phase = mode->add_option("--phase", flags->phase, "prefill or decode");
+  CLI::Option* prefill_len = mode->add_option("--prefill-len", flags->prefill_len,
+                                              "Prompt tokens per request (disaggregated serving)");
+  mode->require_option(1);
+  CLI::Option* context = sub->add_option("--context", flags->context,
+                                         "Prefill: prompt tokens; decode: tokens already cached");
+  CLI::Option* decode_len = sub->add_option("--decode-len", flags->decode_len,
+                                            "Generated tokens per request (with --prefill-len)");
+  phase->needs(context);
+  context->needs(phase);
+  prefill_len->needs(decode_len);
+  decode_len->needs(prefill_len);
+  sub->add_option("--weights", flags->weights, "bf16 (default), int8 or int4");
+  sub->add_option("--kv", flags->kv, "KV cache: bf16 (default) or int8");
+  sub->add_option("--chip-hour-usd", flags->chip_hour_usd,
+                  "Price of one chip-hour in dollars: adds the cost per million tokens");
+  sub->add_flag("--json", flags->json, "Print one JSON object");
+  return Command{sub, [flags](CommandIo& io) { return Run(*flags, io); }};
+}
+
+}  // namespace podsim::cli

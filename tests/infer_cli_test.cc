@@ -1,0 +1,239 @@
+// End-to-end tests of `podsim infer`: the stable JSON keys of design.md, the latency-throughput
+// points, the disaggregated deployment and its cost, determinism, exit codes, and one clear error
+// line naming the flag for bad input.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/main_command.h"
+
+namespace podsim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+const std::vector<std::string> kInfer = {"infer",      "--system", "tpu-v5e:4x4", "--model",
+                                         "llama3-70b", "--layout", "tp=16"};
+
+std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(InferCliTest, JsonHasTheStableKeys) {
+  Outcome run = Podsim(With(kInfer, {"--phase", "decode", "--batch", "8", "--context", "2048",
+                                     "--weights", "int8", "--kv", "int8", "--json"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(run.err.empty());
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  for (const char* key :
+       {"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "memory_per_chip_bytes"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  EXPECT_TRUE(j["fits"].get<bool>());
+  EXPECT_EQ(j["phase"], "decode");
+  EXPECT_EQ(j["weights"], "int8");
+  EXPECT_EQ(j["tokens_per_step"], 8);
+  EXPECT_DOUBLE_EQ(j["tokens_per_s"].get<double>(), 8 / j["step_time_s"].get<double>());
+  EXPECT_DOUBLE_EQ(j["tokens_per_s_per_chip"].get<double>(), j["tokens_per_s"].get<double>() / 16);
+  // The breakdown's categories add up to the step; the bottleneck is the largest resource.
+  double sum = 0;
+  for (const char* key :
+       {"compute_hbm", "compute_mxu", "compute_overhead", "exposed_tp", "exposed_tp2", "idle"}) {
+    ASSERT_TRUE(j["breakdown"].contains(key)) << key;
+    sum += j["breakdown"][key].get<double>();
+  }
+  EXPECT_NEAR(sum / j["step_time_s"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(j["bottleneck"]["resource"], "hbm");
+  EXPECT_NEAR(j["bottleneck"]["share"].get<double>(),
+              j["breakdown"]["compute_hbm"].get<double>() / j["step_time_s"].get<double>(), 1e-12);
+  EXPECT_FALSE(j.contains("usd_per_million_tokens"));
+}
+
+TEST(InferCliTest, TextReportNamesTheBottleneck) {
+  Outcome run = Podsim(With(kInfer, {"--phase", "prefill", "--batch", "1", "--context", "4096"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("step time   "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("bottleneck  "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("fits        yes"), std::string::npos) << run.out;
+}
+
+// Price per chip-hour: dollars per million of the step's tokens, 16 chips at $1.2 (AI1's v5e).
+TEST(InferCliTest, CostPerMillionTokens) {
+  Outcome run = Podsim(With(kInfer, {"--phase", "decode", "--batch", "32", "--context", "1024",
+                                     "--chip-hour-usd", "1.2", "--json"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(),
+              16 * 1.2 / 3600 / j["tokens_per_s"].get<double>() * 1e6, 1e-9);
+}
+
+// --batch with a list: one point per batch; latency and throughput both grow, so every point that
+// fits is Pareto-optimal, and one that does not fit is not.
+TEST(InferCliTest, BatchListPrintsTheLatencyThroughputPoints) {
+  Outcome run = Podsim(With(
+      kInfer, {"--phase", "decode", "--batch", "1,16,64,1024", "--context", "8192", "--json"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["points"].size(), 4u);
+  EXPECT_EQ(j["points"][0]["batch"], 1);
+  double latency = 0, throughput = 0;
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_chip",
+                            "memory_per_chip_bytes", "fits", "breakdown", "bottleneck"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+    EXPECT_GT(p["step_time_s"].get<double>(), latency);
+    EXPECT_GT(p["tokens_per_s"].get<double>(), throughput);
+    latency = p["step_time_s"].get<double>();
+    throughput = p["tokens_per_s"].get<double>();
+    EXPECT_EQ(p["pareto_optimal"].get<bool>(), p["fits"].get<bool>());
+  }
+  EXPECT_FALSE(j["points"][3]["fits"].get<bool>());  // 1024 x 8k tokens of bf16 KV: 2.7 TB.
+
+  Outcome text =
+      Podsim(With(kInfer, {"--phase", "decode", "--batch", "1,16", "--context", "8192"}));
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("step time"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("pareto"), std::string::npos) << text.out;
+}
+
+// AI12's deployment: prefill servers per decode server from the two simulated steps.
+TEST(InferCliTest, DisaggregatedDeployment) {
+  Outcome run = Podsim({"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout",
+                        "tp=16,kv_shard=batch", "--prefill-len", "8192", "--decode-len", "512",
+                        "--batch", "32", "--chip-hour-usd", "1.2", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["prefill"]["batch"], 1);
+  EXPECT_EQ(j["prefill"]["context"], 8192);
+  EXPECT_EQ(j["prefill_layout"], "tp=16,tp2=1,dp=1");
+  EXPECT_EQ(j["decode"]["batch"], 32);
+  EXPECT_EQ(j["decode"]["context"], 8192 + 256);
+  const double prefill = j["prefill"]["step_time_s"].get<double>();
+  const double decode = j["decode"]["step_time_s"].get<double>();
+  const double ratio = j["prefill_chips_per_decode_chip"].get<double>();
+  EXPECT_NEAR(ratio, (32 / (decode * 512)) / (1 / prefill), 1e-9);
+  EXPECT_GT(ratio, 2);  // The book's 3 (AI12); podsim's decode step is relatively slower.
+  EXPECT_LT(ratio, 3);
+  EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(),
+              16 * (1 + ratio) * 1.2 / 3600 / (32 / decode) * 1e6, 1e-9);
+  EXPECT_TRUE(j["decode"]["fits"].get<bool>());
+}
+
+TEST(InferCliTest, OutputIsByteForByteDeterministic) {
+  for (const std::vector<std::string>& args :
+       {With(kInfer, {"--phase", "decode", "--batch", "1,8,64", "--context", "2048", "--json"}),
+        std::vector<std::string>{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b",
+                                 "--layout", "tp=8,tp2=2", "--phase", "decode", "--batch", "32",
+                                 "--context", "4096"}}) {
+    Outcome a = Podsim(args);
+    ASSERT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(a.out, Podsim(args).out);
+  }
+}
+
+TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {With(kInfer, {"--phase", "decode", "--batch", "0", "--context", "10"}),
+       "podsim: error: --batch: expected sequences from 1 to 16777216, one number or a list like "
+       "1,8,16 (got '0')\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1,x", "--context", "10"}),
+       "podsim: error: --batch: expected sequences from 1 to 16777216, one number or a list like "
+       "1,8,16 (got 'x')\n"},
+      {With(kInfer, {"--phase", "decoed", "--batch", "1", "--context", "10"}),
+       "podsim: error: --phase: unknown phase 'decoed' (did you mean 'decode'?); known: prefill, "
+       "decode\n"},
+      {With(kInfer, {"--phase", "prefill", "--batch", "1", "--context", "0"}),
+       "podsim: error: --context: expected prompt tokens from 1 to 16777216 (got '0')\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "-5"}),
+       "podsim: error: --context: expected cached tokens from 0 to 16777216 (got '-5')\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--weights", "in8"}),
+       "podsim: error: --weights: unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, "
+       "int4\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--kv", "int4"}),
+       "podsim: error: --kv: unknown KV cache dtype 'int4' (did you mean 'int8'?); known: bf16, "
+       "int8\n"},
+      {With(kInfer,
+            {"--phase", "decode", "--batch", "1", "--context", "10", "--chip-hour-usd", "-1"}),
+       "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0, like 1.2 "
+       "(got '-1')\n"},
+      {With(kInfer, {"--prefill-len", "100", "--decode-len", "0", "--batch", "1"}),
+       "podsim: error: --decode-len: expected tokens from 1 to 16777216 (got '0')\n"},
+      {With(kInfer, {"--prefill-len", "100", "--decode-len", "10", "--batch", "1,2"}),
+       "podsim: error: --batch: give one decode batch with --prefill-len (got 2)\n"},
+      {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout", "tp=8", "--phase",
+        "decode", "--batch", "1", "--context", "10"},
+       "podsim: error: --layout: layout tp=8,tp2=1,dp=1: tp*tp2*dp = 8 must equal the 16 chips of "
+       "the system\n"},
+      {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout",
+        "tp=16,kv_shard=batch", "--phase", "decode", "--batch", "8", "--context", "10"},
+       "podsim: error: --layout: layout tp=16,tp2=1,dp=1,kv_shard=batch: kv_shard=batch needs the "
+       "8 sequences of each replica to be divisible by tp=16\n"},
+      {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout", "tq=16", "--phase",
+        "decode", "--batch", "1", "--context", "10"},
+       "podsim: error: --layout: layout 'tq=16': unknown key 'tq' (did you mean 'tp'?); form: "
+       "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]\n"},
+      {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-7b", "--layout", "tp=16", "--phase",
+        "decode", "--batch", "1", "--context", "10"},
+       "podsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: "
+       "llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, or "
+       "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=0|1]"
+       "[,tied=0|1][,bias=0|1][,norm=rms|layer][,positions=N][,dropout=0|1]\n"},
+      {{"infer", "--system", "ring:16", "--model", "llama3-70b", "--layout", "tp=16", "--phase",
+        "decode", "--batch", "1", "--context", "10"},
+       "podsim: error: --system: 'ring:16' has no compute or HBM figures to simulate a step on "
+       "(generic fabrics are for collectives)\n"},
+  };
+  for (const Case& c : cases) {
+    Outcome run = Podsim(c.args);
+    EXPECT_EQ(run.code, 1) << c.message;
+    EXPECT_EQ(run.err, c.message);
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+}
+
+// Missing or conflicting flags are usage errors (exit 2), as CLI11 reports them.
+TEST(InferCliTest, UsageErrorsExitTwo) {
+  const std::vector<std::vector<std::string>> cases = {
+      With(kInfer, {"--phase", "decode", "--batch", "1"}),    // --phase needs --context.
+      With(kInfer, {"--batch", "1", "--context", "5"}),       // Neither --phase nor --prefill-len.
+      With(kInfer, {"--phase", "decode", "--context", "5"}),  // No --batch.
+      With(kInfer, {"--prefill-len", "5", "--batch", "1"}),   // --prefill-len needs --decode-len.
+      With(kInfer, {"--phase", "decode", "--context", "5", "--batch", "1", "--prefill-len", "5",
+                    "--decode-len", "5"}),  // Both modes.
+      {"infer", "--model", "llama3-70b", "--layout", "tp=16", "--phase", "decode", "--batch", "1",
+       "--context", "5"},  // No --system.
+  };
+  for (const std::vector<std::string>& args : cases) {
+    Outcome run = Podsim(args);
+    EXPECT_EQ(run.code, 2) << args[args.size() - 1];
+    EXPECT_FALSE(run.err.empty());
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+}
+
+}  // namespace
+}  // namespace podsim::cli

@@ -1,0 +1,483 @@
+// Inference-step schedules simulated end to end: the schedule's shape, the time breakdown and its
+// bottleneck, data-parallel replicas, one chip per program against every chip, and the book's
+// Ch7 and Ch8 step times (book-cases.yaml I- and AI-series), recorded for docs/validation.md.
+
+#include "workloads/inference_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tests/testing/validation_record.h"
+#include "workloads/schedule_check.h"
+
+namespace podsim::workloads {
+namespace {
+
+// Tolerance tags of book-cases.yaml: exact < 1%, rounded +-5%, approx +-15%, empirical 30%.
+constexpr double kExact = 0.01;
+constexpr double kRounded = 0.05;
+constexpr double kApprox = 0.15;
+constexpr double kEmpirical = 0.30;
+
+constexpr DType kBf16 = DType::kBf16;
+constexpr DType kInt8 = DType::kInt8;
+constexpr DType kInt4 = DType::kInt4;
+
+InferenceOptions Options(InferencePhase phase, int64_t batch, int64_t context, DType weights,
+                         DType kv) {
+  InferenceOptions o;
+  o.phase = phase;
+  o.batch = batch;
+  o.context = context;
+  o.weights = weights;
+  o.kv_cache = kv;
+  return o;
+}
+InferenceOptions Decode(int64_t batch, int64_t context, DType weights = kBf16, DType kv = kBf16) {
+  return Options(InferencePhase::kDecode, batch, context, weights, kv);
+}
+InferenceOptions Prefill(int64_t batch, int64_t context, DType weights = kBf16) {
+  return Options(InferencePhase::kPrefill, batch, context, weights, kBf16);
+}
+
+topology::System System(const std::string& text) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem(text);
+  PODSIM_CHECK(system.ok()) << system.status();
+  return std::move(system).value();
+}
+ModelSpec Model(const std::string& text) {
+  sim::StatusOr<ModelSpec> model = ParseModel(text);
+  PODSIM_CHECK(model.ok()) << model.status();
+  return std::move(model).value();
+}
+InferenceLayout Layout(const std::string& text) {
+  sim::StatusOr<InferenceLayout> layout = ParseInferenceLayout(text);
+  PODSIM_CHECK(layout.ok()) << layout.status();
+  return std::move(layout).value();
+}
+
+InferenceResult Simulate(const std::string& system, const std::string& model,
+                         const std::string& layout, const InferenceOptions& options,
+                         const StepOptions& step_options = {}) {
+  sim::StatusOr<InferenceResult> result =
+      SimulateInference(System(system), Model(model), Layout(layout), options, step_options);
+  PODSIM_CHECK(result.ok()) << result.status();
+  return std::move(result).value();
+}
+
+// The book's formulas count HBM bytes at the full bandwidth, FLOPs at the full peak and no
+// communication: podsim's ideal roofline (compute_model.h), and the compute stream's time only.
+StepOptions IdealRoofline() {
+  StepOptions options;
+  options.compute = workloads::IdealRoofline();
+  options.calibrated = false;
+  return options;
+}
+double ComputeSeconds(const InferenceResult& r) {
+  return r.time.compute_hbm_s + r.time.compute_mxu_s + r.time.compute_overhead_s;
+}
+
+// Records a compared row for docs/validation.md with the book's tolerance tag, and checks the
+// error (predicted / published - 1) is in [lo, hi]: what the model meets today, which the comment
+// at each call explains when it is wider than the tag.
+void Compare(std::string_view id, std::string_view what, double predicted, double published,
+             std::string_view unit, double book_tolerance, double lo, double hi) {
+  testing::RecordValidation(id, what, predicted, published, unit, book_tolerance);
+  const double error = predicted / published - 1;
+  EXPECT_GE(error, lo) << id << " " << what << ": " << predicted << " vs " << published;
+  EXPECT_LE(error, hi) << id << " " << what << ": " << predicted << " vs " << published;
+}
+
+constexpr char kSmall[] =
+    "custom:layers=4,d_model=1024,ffn=4096,heads=16,kv_heads=4,head_dim=64,vocab=2048";
+
+TEST(InferenceScheduleTest, OneProgramOfEmbeddingLayersAndHead) {
+  const ModelSpec model = Model(kSmall);
+  const InferenceLayout layout = Layout("tp=2,tp2=2,dp=2");
+  const InferenceOptions options = Decode(4, 100);
+  const schedule::Schedule s = InferenceSchedule("tpu-v5e:2x4", model, layout, options);
+  ASSERT_TRUE(CheckSchedule(System("tpu-v5e:2x4"), s).ok())
+      << CheckSchedule(System("tpu-v5e:2x4"), s).status();
+  ASSERT_EQ(s.programs_size(), 1);
+  EXPECT_TRUE(s.programs(0).where().empty());  // Every chip, replicas included.
+  ASSERT_EQ(s.mesh_size(), 3);
+  EXPECT_EQ(s.mesh(0).name(), "tp");
+  EXPECT_EQ(s.mesh(2).name(), "dp");
+  EXPECT_EQ(s.tokens_per_step(), 4);
+
+  const size_t embed = InferenceEmbeddingOps(model, layout, options).size();
+  const size_t layer = InferenceLayerOps(model, layout, options).size();
+  const size_t head = InferenceHeadOps(model, layout, options).size();
+  const schedule::Program& p = s.programs(0);
+  ASSERT_EQ(static_cast<size_t>(p.ops_size()), embed + 4 * layer + head);
+  EXPECT_EQ(p.ops(0).name(), "embed.lookup");
+  EXPECT_EQ(p.ops(p.ops_size() - 1).name(), "head.sample");
+  std::set<std::string> streams;
+  for (int i = 0; i < p.ops_size(); ++i) {
+    const schedule::Op& op = p.ops(i);
+    streams.insert(op.stream());
+    if (op.kind() == schedule::COLLECTIVE) {
+      ASSERT_EQ(op.axes_size(), 1);
+      EXPECT_EQ(op.axes(0), op.stream());  // tp on "tp", tp2 on "tp2"; dp never.
+      EXPECT_NE(op.axes(0), "dp");
+    }
+    // One chain: every op but the first waits for something earlier.
+    if (i > 0) {
+      EXPECT_GT(op.deps_size(), 0) << op.name();
+    }
+  }
+  EXPECT_EQ(streams, (std::set<std::string>{"compute", "tp", "tp2"}));
+  // Each layer's first op waits for the last op of the layer before.
+  const int first_of_layer1 = static_cast<int>(embed + layer);
+  EXPECT_EQ(p.ops(first_of_layer1).layer(), 1);
+  ASSERT_EQ(p.ops(first_of_layer1).deps_size(), 1);
+  EXPECT_EQ(p.ops(first_of_layer1).deps(0), static_cast<uint32_t>(first_of_layer1 - 1));
+
+  const schedule::Schedule prefill =
+      InferenceSchedule("tpu-v5e:2x4", model, layout, Prefill(4, 512));
+  EXPECT_EQ(prefill.tokens_per_step(), 4 * 512);
+}
+
+// The breakdown's parts add up to the step; with every op chained, nothing overlaps and the step
+// is the compute stream plus every collective.
+TEST(InferenceScheduleTest, BreakdownAddsUpToTheStep) {
+  for (const char* layout : {"tp=8", "tp=4,tp2=2", "tp=8,kv_shard=batch"}) {
+    const InferenceResult r = Simulate("tpu-v5e:2x4", kSmall, layout, Decode(8, 1000));
+    const double parts = ComputeSeconds(r) + r.time.exposed_total_s() + r.time.idle_s;
+    EXPECT_NEAR(parts / r.step_time_s, 1.0, 1e-9) << layout;
+    EXPECT_GT(r.time.exposed_total_s(), 0) << layout;
+    EXPECT_EQ(r.time.idle_s, 0) << layout;
+    EXPECT_EQ(r.step.programs[0].time.compute.ToSeconds(), ComputeSeconds(r));
+  }
+  const InferenceResult two_d = Simulate("tpu-v5e:2x4", kSmall, "tp=4,tp2=2", Decode(8, 1000));
+  EXPECT_GT(two_d.time.exposed_s.at("tp"), 0);
+  EXPECT_GT(two_d.time.exposed_s.at("tp2"), 0);
+}
+
+// A small decode batch reads weights and cache (HBM); a long prefill multiplies big matrices
+// (MXU); a tiny model spread over many chips waits for its collectives.
+TEST(InferenceScheduleTest, BottleneckFollowsTheRoofline) {
+  const InferenceResult decode = Simulate("tpu-v5e:2x2", "llama3-8b", "tp=4", Decode(1, 1024));
+  EXPECT_EQ(decode.bottleneck, "hbm");
+  EXPECT_GT(decode.bottleneck_share, 0.7);
+  EXPECT_EQ(decode.time.compute_mxu_s, 0);
+
+  const InferenceResult prefill = Simulate("tpu-v5e:2x2", "llama3-8b", "tp=4", Prefill(1, 8192));
+  EXPECT_EQ(prefill.bottleneck, "mxu");
+  EXPECT_GT(prefill.time.compute_mxu_s, prefill.time.compute_hbm_s);
+
+  const InferenceResult tiny = Simulate("tpu-v5e:8x8", kSmall, "tp=16,dp=4", Decode(4, 16));
+  EXPECT_EQ(tiny.bottleneck, "interconnect");
+  EXPECT_NEAR(tiny.bottleneck_share, tiny.time.exposed_total_s() / tiny.step_time_s, 1e-12);
+}
+
+// Replicas never communicate: twice the replicas with twice the batch take the same step and give
+// twice the tokens per second, the same per chip.
+TEST(InferenceScheduleTest, ReplicasScaleThroughputNotLatency) {
+  const InferenceResult one = Simulate("tpu-v5e:2x2", kSmall, "tp=4", Decode(8, 512));
+  const InferenceResult two = Simulate("tpu-v5e:2x4", kSmall, "tp=4,dp=2", Decode(16, 512));
+  EXPECT_EQ(one.step.step_time, two.step.step_time);
+  EXPECT_DOUBLE_EQ(two.tokens_per_s, 2 * one.tokens_per_s);
+  EXPECT_DOUBLE_EQ(two.tokens_per_s_per_chip, one.tokens_per_s_per_chip);
+  EXPECT_EQ(two.memory.total_bytes, one.memory.total_bytes);
+  EXPECT_EQ(one.tokens_per_step, 8);
+
+  const InferenceResult prefill = Simulate("tpu-v5e:2x4", kSmall, "tp=4,dp=2", Prefill(2, 300));
+  EXPECT_EQ(prefill.tokens_per_step, 600);
+  EXPECT_DOUBLE_EQ(prefill.tokens_per_s, 600 / prefill.step_time_s);
+  EXPECT_DOUBLE_EQ(prefill.tokens_per_s_per_chip, prefill.tokens_per_s / 8);
+}
+
+// One chip per program against every chip (step_simulator.h): the replicas' and the tp groups'
+// collectives use disjoint links, so the representative's step is exact.
+TEST(InferenceScheduleTest, OneChipPerProgramMatchesEveryChip) {
+  StepOptions every;
+  every.chips = SimulatedChips::kEveryChip;
+  every.network = collectives::NetworkMode::kFlows;
+  StepOptions one;
+  one.network = collectives::NetworkMode::kFlows;
+  for (const char* layout : {"tp=4,dp=2", "tp=2,tp2=2,dp=2", "tp=2,dp=4"}) {
+    const InferenceResult full = Simulate("tpu-v5e:2x4", kSmall, layout, Decode(8, 300), every);
+    const InferenceResult rep = Simulate("tpu-v5e:2x4", kSmall, layout, Decode(8, 300), one);
+    EXPECT_EQ(full.step.simulated_chips, 8u);
+    EXPECT_EQ(rep.step.simulated_chips, 1u);
+    EXPECT_EQ(rep.step.step_time, full.step.step_time) << layout;
+  }
+  const InferenceResult full = Simulate("h100:8", kSmall, "tp=4,dp=2", Prefill(2, 256), every);
+  const InferenceResult rep = Simulate("h100:8", kSmall, "tp=4,dp=2", Prefill(2, 256), one);
+  EXPECT_EQ(rep.step.step_time, full.step.step_time);
+}
+
+// GPU kernels pay a launch overhead per op (compute_model.h); a decode step of a small model is
+// dominated by it, and more so the more ops there are.
+TEST(InferenceScheduleTest, GpuDecodeRunsWithKernelOverheads) {
+  const InferenceResult r = Simulate("h100:8", "llama3-70b", "tp=8", Decode(16, 4096));
+  EXPECT_EQ(r.bottleneck, "hbm");
+  EXPECT_TRUE(r.memory.fits);
+  // 70e9 bf16 weights over 8 H100s at 0.9 x 3.35e12 B/s: 5.8 ms, the cache 0.9 ms more; then
+  // ~1300 kernels at 1.3-3.3 us each and 160 NVLink all-reduces at NCCL's ~30 us launch latency
+  // (collectives/efficiency_model.h).
+  EXPECT_GT(r.time.compute_hbm_s, 6.7e-3);
+  EXPECT_GT(r.time.exposed_s.at("tp"), 160 * 30e-6);
+  EXPECT_LT(r.step_time_s, 16e-3);
+}
+
+TEST(InferenceScheduleTest, InvalidLayoutsFailBeforeSimulating) {
+  sim::StatusOr<InferenceResult> r =
+      SimulateInference(System("tpu-v5e:2x2"), Model("llama3-8b"), Layout("tp=2"), Decode(1, 10));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "layout tp=2,tp2=1,dp=1: tp*tp2*dp = 2 must equal the 4 chips of the system");
+  r = SimulateInference(System("tpu-v5e:2x2"), Model("llama3-8b"), Layout("tp=4"), Prefill(1, 0));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("context must be in [1, "), std::string::npos);
+  r = SimulateInference(System("ring:4"), Model("llama3-8b"), Layout("tp=4"), Decode(1, 10));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no compute or HBM figures"), std::string::npos);
+}
+
+TEST(InferenceScheduleTest, DeterministicAcrossRuns) {
+  const InferenceResult a = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=8,tp2=2", Decode(32, 2048));
+  const InferenceResult b = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=8,tp2=2", Decode(32, 2048));
+  EXPECT_EQ(a.step.step_time, b.step.step_time);
+  EXPECT_EQ(a.step.events, b.step.events);
+  EXPECT_EQ(a.schedule.SerializeAsString(), b.schedule.SerializeAsString());
+}
+
+// Disaggregation (Ch8, AI12) with the book's own inputs: P/0.91 = 32 G/(0.019 x 512), P = 3G.
+TEST(InferenceScheduleTest, PrefillServersPerDecodeServerIsTheBooksRatio) {
+  EXPECT_NEAR(PrefillServersPerDecodeServer(0.91, 1, 0.019, 32, 512), 2.99, 0.01);
+  // Twice the prompts per prefill step halves the prefill servers needed.
+  EXPECT_NEAR(PrefillServersPerDecodeServer(0.91, 2, 0.019, 32, 512), 1.50, 0.01);
+  // Ch8 (AI1): a v5e at $1.2 per hour; 16 chips making 1000 tokens/s: $5.33 per million.
+  EXPECT_NEAR(UsdPerMillionTokens(16, 1.2, 1000), 16 * 1.2 / 3.6, 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The book (book-cases.yaml). Its Ch7/Ch8 step times are rooflines: HBM bytes at the full 8.2e11
+// B/s of a v5e, FLOPs at the full 1.97e14, and no communication. podsim's default model streams
+// HBM at 0.9 of the bandwidth (compute_model.cc, measured on H200; TPU uncalibrated) and simulates
+// every tensor-parallel collective on the ICI (calibrated, 2.7 us launch each; v5e slices below
+// 16x16 have no wraparound), all blocking. Each case records the default model's step against
+// the book (the doc's row), and where the difference needs explaining, the ideal roofline's
+// compute stream too: that one must reproduce the book's arithmetic.
+
+// A 30B-parameter model with 100 kB of int8 KV per token (I3): 48 layers x 16 kv heads x 64 x 2.
+constexpr char kI3Model[] =
+    "custom:layers=48,d_model=8192,ffn=19200,heads=128,kv_heads=16,head_dim=64,vocab=32000,tied=1";
+
+// I3 (Ch7 pop quiz): 30B int8 on a v5e 4x4, 8192-token contexts. Batch 4: (4 x 819e6 + 30e9) /
+// (16 x 8.2e11) = 2.5 ms; batch 256: KV / HBM + FLOPs / peak = 20.85 ms. podsim's step is ~1.8x:
+// the compute stream is +16..26% (HBM at 0.9, activations, the MXU below peak at 256 rows) and
+// 96 tp=16 all-reduces across both axes of a 4x4 without wraparound add 1.6 ms (batch 4,
+// latency-bound) and 10.5 ms (batch 256). The ideal compute stream is the book's +4% and +12%:
+// with 1D tp every chip reads and writes the whole residual stream [batch, D] in its norms and
+// residual adds (2 GB per step at batch 256), which the book's formula leaves out.
+TEST(InferenceStepBookTest, I3_DecodeStepLatency) {
+  const ModelSpec model = Model(kI3Model);
+  EXPECT_NEAR(static_cast<double>(model.TotalParams()) / 30e9, 1.0, 0.01);
+  EXPECT_NEAR(model.KvCacheBytesPerToken(1) / 100e3, 1.0, 0.02);
+  const struct {
+    int64_t batch;
+    double book_s;
+  } rows[] = {{4, 2.5e-3}, {256, 20.85e-3}};
+  for (const auto& row : rows) {
+    const InferenceOptions o = Decode(row.batch, 8192, kInt8, kInt8);
+    const InferenceResult r = Simulate("tpu-v5e:4x4", kI3Model, "tp=16", o);
+    const InferenceResult ideal = Simulate("tpu-v5e:4x4", kI3Model, "tp=16", o, IdealRoofline());
+    const std::string what =
+        "decode step, 30B int8, batch " + std::to_string(row.batch) + ", v5e 4x4 tp=16";
+    Compare("I3", what, r.step_time_s, row.book_s, "s", kRounded, 0.6, 0.95);
+    Compare("I3", what + ", ideal roofline, compute only", ComputeSeconds(ideal), row.book_s, "s",
+            kRounded, 0.0, 0.13);
+    EXPECT_TRUE(r.memory.fits);
+  }
+}
+
+// LLaMA-2 13B with 8 kv heads, the book's 26e9 weight bytes: its ffn raised to 16560 so the GQA
+// model keeps the MHA model's weights, as the book's I6 table does.
+constexpr char kI6Model[] =
+    "custom:layers=40,d_model=5120,ffn=16560,heads=40,kv_heads=8,head_dim=128,vocab=32000";
+
+// I6 (Ch7): step = (26e9 + B x 1.34e9) / (8 x 8.2e11) on 8 v5e chips at 8192 cached tokens. The
+// ideal roofline reproduces the table within 5% (activations and unfused norms add 1-4%); the
+// default model is +27..32%: HBM at 0.9 (+11%) and 80 tp=8 all-reduces (0.9 ms at batch 1, 6 ms
+// at 240). Batch 240 needs 44 GB per chip: it does not fit, as the book's 347.6 GiB total says.
+TEST(InferenceStepBookTest, I6_DecodeStepTable) {
+  const ModelSpec model = Model(kI6Model);
+  EXPECT_NEAR(2.0 * static_cast<double>(model.TotalParams()) / 26e9, 1.0, 0.005);
+  const int64_t batches[] = {1, 8, 16, 32, 64, 240};
+  const double book_ms[] = {4.17, 5.60, 7.23, 10.50, 17.04, 52.99};
+  for (int i = 0; i < 6; ++i) {
+    // 8191 cached tokens before the step, 8192 after (the book's 8192-token KV).
+    const InferenceOptions o = Decode(batches[i], 8191);
+    const InferenceResult r = Simulate("tpu-v5e:2x4", kI6Model, "tp=8", o);
+    const InferenceResult ideal = Simulate("tpu-v5e:2x4", kI6Model, "tp=8", o, IdealRoofline());
+    const std::string what =
+        "decode step, 13B GQA bf16, batch " + std::to_string(batches[i]) + ", v5e 2x4 tp=8";
+    Compare("I6", what, r.step_time_s, book_ms[i] * 1e-3, "s", kExact, 0.25, 0.33);
+    Compare("I6", what + ", ideal roofline, compute only", ComputeSeconds(ideal), book_ms[i] * 1e-3,
+            "s", kExact, -0.02, 0.05);
+    EXPECT_EQ(r.memory.fits, batches[i] <= 64) << batches[i];
+  }
+}
+
+// The book's Ch7 worked model (I8): L=64, D=4096, F=16384, N=32, K=8, H=256, V=32128, tied.
+constexpr char kCh7Model[] =
+    "custom:layers=64,d_model=4096,ffn=16384,heads=32,kv_heads=8,head_dim=256,vocab=32128,tied=1";
+
+// I10 (Ch7 Q3): the latency lower bound of a decode step, 18.4e9 int8 bytes / (8.2e11 x 16) =
+// 1.4 ms on a v5e 4x4. The ideal compute stream is that bound +7%: tp=16 over 8 kv heads keeps
+// two copies of each kv projection (+5% of the weights per chip), plus a 128-token cache and the
+// activations. The default model's step is 2.6x: its 130 tp=16 collectives are latency-bound
+// (~15 us each across a 4x4 without wraparound) and take more than the weights do.
+TEST(InferenceStepBookTest, I10_DecodeLatencyLowerBound) {
+  const InferenceOptions o = Decode(1, 128, kInt8, kInt8);
+  const InferenceResult r = Simulate("tpu-v5e:4x4", kCh7Model, "tp=16", o);
+  const InferenceResult ideal = Simulate("tpu-v5e:4x4", kCh7Model, "tp=16", o, IdealRoofline());
+  Compare("I10", "decode step, batch 1, int8, v5e 4x4 tp=16", r.step_time_s, 1.4e-3, "s", kExact,
+          1.4, 1.7);
+  Compare("I10", "decode step, ideal roofline, compute only", ComputeSeconds(ideal), 1.4e-3, "s",
+          kExact, 0.0, 0.09);
+  EXPECT_EQ(r.bottleneck, "interconnect");
+}
+
+// I13 (Ch7 App. A, measured): a D=8192, F=32768 two-matrix MLP sharded 4 ways takes ~365 us per
+// decode step (its weights alone: 327 us at 8.2e11 B/s), flat in the batch up to ~240. podsim
+// gets the small-batch step within 7% (0.9 of the HBM bandwidth is most of the book's gap). It is
+// not flat: at batch 240 each of the two all-reduces of bf16[240, 8192] over the 2x2 takes
+// ~115 us, and the step is 1.8x batch 1's (the measured flatness suggests the collectives
+// overlapped or were cheaper than podsim's 2x2 fabric makes them).
+TEST(InferenceStepBookTest, I13_MeasuredMlpDecodeStep) {
+  // Attention, embedding and head shrunk to nothing: the MLP is the step.
+  const std::string model =
+      "custom:layers=1,d_model=8192,ffn=32768,heads=4,kv_heads=4,head_dim=8,vocab=4,gated=0";
+  const InferenceResult one = Simulate("tpu-v5e:2x2", model, "tp=4", Decode(1, 0));
+  const InferenceResult b240 = Simulate("tpu-v5e:2x2", model, "tp=4", Decode(240, 0));
+  Compare("I13", "decode step of a 4-way MLP, batch 1, v5e 2x2", one.step_time_s, 365e-6, "s",
+          kEmpirical, 0.03, 0.10);
+  Compare("I13", "decode step at batch 240 over batch 1 (flat)", b240.step_time_s / one.step_time_s,
+          1.0, "x", kEmpirical, 0.7, 0.95);
+  // The compute stream alone stays within 1.35x up to batch 240, and turns MXU-bound past it.
+  EXPECT_LT(ComputeSeconds(b240) / ComputeSeconds(one), 1.35);
+  const InferenceResult b960 = Simulate("tpu-v5e:2x2", model, "tp=4", Decode(960, 0));
+  EXPECT_GT(b960.time.compute_mxu_s, b960.time.compute_hbm_s);
+}
+
+// AI6 (Ch8, LLaMA-3 70B on v5e): at the largest batch that fits, a decode step reads the whole
+// HBM: 16e9 / 8.2e11 = 19 ms. podsim's largest batch at 8192 tokens on a 4x4 (bf16, kv by batch)
+// is 32 and fills 14.4 of the 16 GB; its step is 26 ms: 20 ms of HBM-bound compute (0.9 of the
+// bandwidth) and 5.7 ms of all-reduces and all-to-alls. In int4 on a 2x2 the weights alone bound
+// the step at ~10 ms (35e9 / 4 / 8.2e11 = 10.7): podsim 11.8 ms of HBM plus 1.1 ms of
+// collectives.
+TEST(InferenceStepBookTest, AI6_LatencyAtMaxBatch) {
+  const topology::System v5e = System("tpu-v5e:4x4");
+  const ModelSpec model = Model("llama3-70b");
+  InferenceOptions o = Decode(16, 8192);
+  const int64_t max_batch = MaxBatchThatFits(model, Layout("tp=16,kv_shard=batch"), o, v5e.chip);
+  EXPECT_EQ(max_batch, 32);
+  o.batch = max_batch;
+  const InferenceResult full = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16,kv_shard=batch", o);
+  EXPECT_TRUE(full.memory.fits);
+  EXPECT_GT(full.memory.total_bytes, 0.85 * full.memory.hbm_bytes);
+  Compare("AI6", "decode step at the largest batch (32), bf16, 8k ctx, v5e 4x4", full.step_time_s,
+          19e-3, "s", kRounded, 0.30, 0.42);
+  const InferenceResult int4 =
+      Simulate("tpu-v5e:2x2", "llama3-70b", "tp=4", Decode(1, 128, kInt4, kInt4));
+  Compare("AI6", "decode step, int4 weights, batch 1, v5e 2x2", int4.step_time_s, 10e-3, "s",
+          kRounded, 0.22, 0.36);
+  EXPECT_EQ(int4.bottleneck, "hbm");
+}
+
+// AI7 (Ch8): decode throughput per chip at the largest batch of 8192-token contexts, 512 tokens
+// per request: B / (step x 512 x chips) queries/s per chip. The book assumes 43 contexts and a
+// 19 ms step everywhere (and says real numbers are ~1/2 of this); podsim's own largest batch (32
+// or 40) and simulated step give 33-44% less, for the same reasons as AI6.
+TEST(InferenceStepBookTest, AI7_QueriesPerSecondPerChip) {
+  const struct {
+    const char* label;
+    const char* system;
+    const char* layout;
+    DType dtype;
+    double book;
+    double lo, hi;
+  } rows[] = {
+      {"bf16 on v5e 4x4", "tpu-v5e:4x4", "tp=16,kv_shard=batch", kBf16, 0.27, -0.50, -0.38},
+      {"int8 on v5e 4x2", "tpu-v5e:4x2", "tp=8,kv_shard=batch", kInt8, 0.55, -0.42, -0.28},
+      {"int4 on v5e 2x2", "tpu-v5e:2x2", "tp=4,kv_shard=batch", kInt4, 1.11, -0.40, -0.26},
+  };
+  for (const auto& row : rows) {
+    const topology::System system = System(row.system);
+    InferenceOptions o = Decode(1, 8192, row.dtype, row.dtype);
+    o.batch = MaxBatchThatFits(Model("llama3-70b"), Layout(row.layout), o, system.chip);
+    ASSERT_GT(o.batch, 0) << row.label;
+    const InferenceResult r = Simulate(row.system, "llama3-70b", row.layout, o);
+    const double qps_per_chip =
+        static_cast<double>(o.batch) /
+        (r.step_time_s * 512 * static_cast<double>(system.fabric.chip_count()));
+    Compare("AI7",
+            std::string("decode queries/s per chip, ") + row.label + ", batch " +
+                std::to_string(o.batch),
+            qps_per_chip, row.book, "queries/s", kRounded, row.lo, row.hi);
+  }
+}
+
+// AI10 (Ch8): prefill of 8192 tokens of LLaMA-3 70B on 16 v5e at an assumed 40% MFU: 0.91 s.
+// podsim simulates the MFU instead: its matmuls run at ~0.85 of the peak, but the 160
+// all-reduces of bf16[8192, 8192] (1D) take 0.48 s on a 4x4 without wraparound, blocking:
+// +18% with tp=16. The 2D layout (tp=8 x tp2=2) is worse in prefill, +29%: its tp2 partial sums
+// of the MLP ([8192, 2 F/tp] reduce-scattered, [8192, F/tp] gathered, per layer) cross a single
+// link and take 0.41 s, its tp collectives 0.29 s (parallel tp groups share links).
+TEST(InferenceStepBookTest, AI10_PrefillTime) {
+  const InferenceResult one_d = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16", Prefill(1, 8192));
+  const InferenceResult two_d =
+      Simulate("tpu-v5e:4x4", "llama3-70b", "tp=8,tp2=2", Prefill(1, 8192));
+  Compare("AI10", "prefill of 8192 tokens, bf16, v5e 4x4 tp=16", one_d.step_time_s, 0.91, "s",
+          kExact, 0.12, 0.24);
+  Compare("AI10", "prefill of 8192 tokens, bf16, v5e 4x4 tp=8,tp2=2", two_d.step_time_s, 0.91, "s",
+          kExact, 0.22, 0.36);
+  EXPECT_EQ(one_d.bottleneck, "interconnect");
+  const double mfu = one_d.step.total_model_flops /
+                     (16 * System("tpu-v5e:4x4").chip.bf16_flops_per_s * one_d.step_time_s);
+  EXPECT_GT(mfu, 0.3);
+  EXPECT_LT(mfu, 0.4);
+}
+
+// AI12 (Ch8): prefill servers per decode server, P / 0.91 = 32 G / (0.019 x 512): P = 3G, from
+// the book's prefill time and its decode step at batch 32. podsim's own: the simulated prefill of
+// one 8192-token prompt (AI10, tp=16) and decode step at batch 32 (AI6): 2.6 prefill servers per
+// decode server, because podsim's decode step is slower (+37%) than its prefill is (+18%).
+TEST(InferenceStepBookTest, AI12_DisaggregationRatio) {
+  const InferenceResult prefill = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16", Prefill(1, 8192));
+  const InferenceResult decode =
+      Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16,kv_shard=batch", Decode(32, 8192));
+  const double ratio =
+      PrefillServersPerDecodeServer(prefill.step_time_s, 1, decode.step_time_s, 32, 512);
+  Compare("AI12", "prefill servers per decode server (P 8192, G 512, batch 32)", ratio, 3.0, "x",
+          kRounded, -0.20, -0.08);
+}
+
+// AI13 (Ch8 Pareto plots, int8 weights, 16-way TP on a v5e 4x4): latency 5.5 ms at small batch;
+// throughput ~1 token/ms/chip at batch 120 and 2k context. The book's code adds no communication;
+// podsim's 160 latency-bound all-reduces add 2.4 ms at batch 1 (+55%), and at batch 120 the
+// all-reduces of bf16[120, 8192] (9.7 ms) and the replicated kv heads' cache (tp=16 > 8 kv heads)
+// leave 0.29 tokens/ms/chip (-71%).
+TEST(InferenceStepBookTest, AI13_ParetoEndpoints) {
+  const InferenceResult small =
+      Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16", Decode(1, 2048, kInt8, kInt8));
+  Compare("AI13", "decode step, int8, batch 1, 2k ctx, v5e 4x4 tp=16", small.step_time_s, 5.5e-3,
+          "s", kApprox, 0.45, 0.65);
+  const InferenceResult b120 =
+      Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16", Decode(120, 2048, kInt8, kInt8));
+  Compare("AI13", "decode tokens/s per chip, int8, batch 120, 2k ctx, tp=16",
+          b120.tokens_per_s_per_chip, 1000, "tokens/s", kApprox, -0.75, -0.65);
+  const InferenceResult ideal_small = Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16",
+                                               Decode(1, 2048, kInt8, kInt8), IdealRoofline());
+  Compare("AI13", "decode step, batch 1, ideal roofline, compute only", ComputeSeconds(ideal_small),
+          5.5e-3, "s", kApprox, -0.05, 0.05);
+}
+
+}  // namespace
+}  // namespace podsim::workloads
