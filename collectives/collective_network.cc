@@ -7,6 +7,7 @@
 
 #include "collectives/collective.h"
 #include "collectives/collective_builder.h"
+#include "collectives/fabric_symmetry.h"
 #include "collectives/transfer_executor.h"
 #include "sim/check.h"
 #include "sim/flow_observer.h"
@@ -59,42 +60,6 @@ std::string KeyOf(const CollectiveRequest& request) {
   return key.str();
 }
 
-// A torus on which every translation is an automorphism that dimension-order routing respects:
-// one slice, every axis longer than 2 wraps (length 1 and 2 axes have no direction to confuse).
-bool TranslationInvariant(const topology::Fabric& fabric) {
-  if (fabric.torus() == nullptr || fabric.torus()->slices != 1) return false;
-  for (size_t a = 0; a < fabric.shape().size(); ++a) {
-    if (fabric.shape()[a] > 2 && !fabric.Wraps(static_cast<int>(a))) return false;
-    if (fabric.shape()[a] == 2) return false;
-  }
-  return true;
-}
-
-uint32_t Translate(const topology::Fabric& fabric, uint32_t chip, const std::vector<int>& delta) {
-  std::vector<int> coord = fabric.ChipCoord(chip);
-  for (size_t a = 0; a < coord.size(); ++a) {
-    const int n = fabric.shape()[a];
-    coord[a] = ((coord[a] + delta[a]) % n + n) % n;
-  }
-  return fabric.ChipAt(coord);
-}
-
-// The link that `link` (chip to neighbouring chip) becomes under the translation, or kNoLink.
-topology::LinkIndex TranslateLink(const topology::Fabric& fabric, topology::LinkIndex link,
-                                  const std::vector<int>& delta) {
-  const topology::Link& l = fabric.link(link);
-  if (l.src >= fabric.chip_count() || l.dst >= fabric.chip_count()) return topology::kNoLink;
-  const std::vector<int> a = fabric.ChipCoord(l.src), b = fabric.ChipCoord(l.dst);
-  for (size_t axis = 0; axis < a.size(); ++axis) {
-    if (a[axis] == b[axis]) continue;
-    const int n = fabric.shape()[axis];
-    const int direction = ((b[axis] - a[axis]) % n + n) % n == 1 ? 1 : -1;
-    std::optional<topology::LinkIndex> moved =
-        fabric.NeighborLink(Translate(fabric, l.src, delta), static_cast<int>(axis), direction);
-    return moved ? *moved : topology::kNoLink;
-  }
-  return topology::kNoLink;
-}
 }  // namespace
 
 // The private, idle copy of the network on which each distinct request is first simulated.
@@ -125,7 +90,7 @@ CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine
       model_(model),
       efficiency_(std::move(efficiency)),
       mode_(mode),
-      translation_invariant_(TranslationInvariant(*fabric)),
+      symmetry_(fabric),
       busy_(fabric->links().size(), 0) {
   InstallEfficientLinks(*fabric_, efficiency_, model_);
   executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
@@ -146,24 +111,27 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
   auto it = records_.find(key);
   if (it != records_.end()) return &it->second;
   const bool explicit_chips = !request.ranks.empty() || request.op == CollectiveOp::kPointToPoint;
-  if (translation_invariant_ && explicit_chips && request.axes.empty()) {
-    // Rehearse the copy whose first chip is chip 0, and move its record here.
-    const uint32_t first = request.ranks.empty() ? request.src : request.ranks.front();
-    std::vector<int> to_origin = fabric_->ChipCoord(first);
-    for (int& d : to_origin) d = -d;
+  const bool rooted =
+      request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast;
+  std::vector<topology::VertexId> chips = request.ranks;
+  if (rooted) chips.insert(chips.begin(), {request.src, request.dst});
+  std::optional<FabricSymmetry::Shift> shift;
+  if (explicit_chips && request.axes.empty()) shift = symmetry_.ToCanonical(chips);
+  if (shift) {
+    // Rehearse the canonical translate, and move its record here.
     CollectiveRequest origin = request;
-    for (topology::VertexId& rank : origin.ranks) rank = Translate(*fabric_, rank, to_origin);
-    if (request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast) {
-      origin.src = Translate(*fabric_, origin.src, to_origin);
-      origin.dst = Translate(*fabric_, origin.dst, to_origin);
+    for (topology::VertexId& rank : origin.ranks) rank = symmetry_.ApplyToVertex(rank, *shift);
+    if (rooted) {
+      origin.src = symmetry_.ApplyToVertex(origin.src, *shift);
+      origin.dst = symmetry_.ApplyToVertex(origin.dst, *shift);
     }
     if (KeyOf(origin) != key) {
       PODSIM_ASSIGN_OR_RETURN(const Record* base, Rehearse(origin));
       Record moved = *base;
-      std::vector<int> back = fabric_->ChipCoord(first);
+      const FabricSymmetry::Shift back = symmetry_.Inverse(*shift);
       bool ok = true;
       for (sim::ResourceId& link : moved.bottleneck) {
-        const topology::LinkIndex to = TranslateLink(*fabric_, link.value, back);
+        const topology::LinkIndex to = symmetry_.ApplyToLink(link.value, back);
         ok = ok && to != topology::kNoLink;
         link = sim::ResourceId{to};
       }

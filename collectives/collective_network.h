@@ -15,9 +15,10 @@
 //     D (to the picosecond rounding); when collectives overlap, they share their bottleneck links
 //     max-min like any flows, as whole collectives. What this misses is the shape of the overlap
 //     inside a collective (a ring's steps are not uniform in time); step_simulator_test.cc and
-//     training_schedule_test.cc measure it against kFlows. On a torus whose every axis wraps,
-//     where any translation maps the fabric and its dimension-order routes onto themselves, a
-//     request is rehearsed once at the origin and its record moved to each translate.
+//     training_schedule_test.cc measure it against kFlows. Where a translation maps the fabric
+//     and its routes onto themselves (fabric_symmetry.h: wrapped tori, GPU fat trees by whole
+//     pods), a request is rehearsed once in its canonical place and its record moved to each
+//     translate.
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -30,6 +31,7 @@
 
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
+#include "collectives/fabric_symmetry.h"
 #include "sim/engine.h"
 #include "sim/event_handler.h"
 #include "sim/flow_model.h"
@@ -83,8 +85,7 @@ class CollectiveNetwork {
   struct Running;
   struct Rehearsal;
 
-  // The record of `request`: rehearsed, or on a translation-invariant torus moved from the
-  // record of its translate that starts at chip 0.
+  // The record of `request`: rehearsed, or moved from the record of its canonical translate.
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
   sim::StatusOr<const Record*> Rehearse(const CollectiveRequest& request);
 
@@ -93,7 +94,7 @@ class CollectiveNetwork {
   sim::FlowModel* model_;
   FabricEfficiency efficiency_;
   NetworkMode mode_;
-  bool translation_invariant_;
+  FabricSymmetry symmetry_;
   uint64_t translated_ = 0;
   std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;
