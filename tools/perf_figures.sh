@@ -28,3 +28,6 @@ timed "$build/podsim" topology h100:16384 --json
 echo "== collectives"
 timed "$build/podsim" collective --system ring:1024 --op all-reduce --bytes 1MiB --algorithm ring
 timed "$build/podsim" collective --system torus:16x16x16 --op all-reduce --bytes 1GiB
+echo "== training steps"
+timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096
+timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192
