@@ -11,8 +11,10 @@
 
 #include "cli/byte_size.h"
 #include "cli/collective_trace.h"
+#include "cli/run_command.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
+#include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "traces/trace_file.h"
@@ -34,7 +36,49 @@ struct CollectiveFlags {
   bool json = false;
   std::string trace;
   std::string trace_chips;
+  bool dump_scenario = false;
 };
+
+// The scenario of the flags; errors name the flag that does not parse.
+sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
+  scenario::Scenario s;
+  s.mutable_system()->set_preset(flags.system);
+  scenario::Collective* c = s.mutable_collective();
+  sim::StatusOr<collectives::CollectiveOp> op = collectives::ParseCollectiveOp(flags.op);
+  if (!op.ok()) return op.status().WithContext("--op");
+  c->set_op(*scenario::CollectiveOpFromName(flags.op));
+  if (flags.sweep) {
+    if (!flags.bytes.empty()) return sim::Status::InvalidArgument("give --bytes or --sweep-bytes");
+    c->set_sweep_bytes(true);
+  } else {
+    if (flags.bytes.empty()) return sim::Status::InvalidArgument("--bytes is required");
+    PODSIM_ASSIGN_OR_RETURN(double bytes, ParseByteSize("--bytes", flags.bytes));
+    c->set_bytes(bytes);
+  }
+  for (const std::string& axis : flags.axes) c->add_axes(axis);
+  if (!flags.algorithm.empty()) c->set_algorithm(flags.algorithm);
+  if (!flags.src.empty()) c->set_src(flags.src);
+  if (!flags.dst.empty()) c->set_dst(flags.dst);
+  if (flags.ideal) c->set_ideal(true);
+  if (flags.json) s.mutable_outputs()->set_json(true);
+  if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
+  if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
+  return s;
+}
+
+// Where each field of ScenarioOf comes from.
+scenario::SourceMap FlagsOf() {
+  scenario::SourceMap flags;
+  flags.AddFlag("system", "--system");
+  for (const char* name : {"op", "bytes", "axes", "algorithm", "src", "dst", "ideal"}) {
+    flags.AddFlag(std::string("collective.") + name, std::string("--") + name);
+  }
+  flags.AddFlag("collective.sweep_bytes", "--sweep-bytes");
+  flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.trace", "--trace");
+  flags.AddFlag("outputs.trace_chips", "--trace-chips");
+  return flags;
+}
 
 std::vector<std::string> Split(std::string_view text, char separator) {
   std::vector<std::string> parts;
@@ -127,56 +171,86 @@ nlohmann::ordered_json ResultJson(double bytes, const collectives::CollectiveRes
                                 {"events", r.events}};
 }
 
-sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(flags.system));
-  sim::StatusOr<collectives::CollectiveOp> op = collectives::ParseCollectiveOp(flags.op);
-  if (!op.ok()) return op.status().WithContext("--op");
+// An error of the collective runner, which names the flag of the field at fault, for the scenario
+// field of that flag.
+sim::Status RequestError(const sim::Status& status, const scenario::SourceMap& source) {
+  for (const char* field : {"algorithm", "axes", "bytes", "src", "dst"}) {
+    const std::string flag = std::string("--") + field;
+    if (status.message().starts_with(flag)) {
+      return FieldError(status, source, flag, std::string("collective.") + field);
+    }
+  }
+  return FieldError(status, source, "", "collective");
+}
+
+}  // namespace
+
+sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
+                                  CommandIo& io) {
+  const scenario::Collective& c = s.collective();
+  const scenario::Outputs& outputs = s.outputs();
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  const std::string op_name(scenario::CollectiveOpName(c.op()));
+  sim::StatusOr<collectives::CollectiveOp> op = collectives::ParseCollectiveOp(op_name);
+  if (!op.ok()) return source.Annotate(op.status(), "collective.op");
   collectives::CollectiveRequest request;
   request.op = *op;
-  request.axes = flags.axes;
-  request.algorithm = flags.algorithm;
-  request.calibrated = !flags.ideal;
+  request.axes.assign(c.axes().begin(), c.axes().end());
+  request.algorithm = c.algorithm();
+  request.calibrated = !c.ideal();
   const bool p2p = *op == collectives::CollectiveOp::kPointToPoint;
-  if (p2p && (flags.src.empty() || flags.dst.empty())) {
-    return sim::Status::InvalidArgument("--op p2p needs --src and --dst");
+  if (p2p && (!c.has_src() || !c.has_dst())) {
+    return source.Annotate(sim::Status::InvalidArgument("--op p2p needs --src and --dst"),
+                           "collective");
   }
-  if (!flags.src.empty()) {
-    PODSIM_ASSIGN_OR_RETURN(request.src, ParseChip(system.fabric, "--src", flags.src));
+  if (c.has_src()) {
+    sim::StatusOr<topology::VertexId> src = ParseChip(system.fabric, "--src", c.src());
+    if (!src.ok()) return FieldError(src.status(), source, "--src", "collective.src");
+    request.src = *src;
   }
-  if (!flags.dst.empty()) {
-    PODSIM_ASSIGN_OR_RETURN(request.dst, ParseChip(system.fabric, "--dst", flags.dst));
+  if (c.has_dst()) {
+    sim::StatusOr<topology::VertexId> dst = ParseChip(system.fabric, "--dst", c.dst());
+    if (!dst.ok()) return FieldError(dst.status(), source, "--dst", "collective.dst");
+    request.dst = *dst;
   }
 
   std::vector<double> sizes;
-  if (flags.sweep) {
-    if (!flags.bytes.empty()) return sim::Status::InvalidArgument("give --bytes or --sweep-bytes");
+  if (c.sweep_bytes()) {
     // 1 KiB to 16 GiB in powers of two, each rounded up to whole shards of a group.
-    const double ranks = p2p ? 1 : GroupSize(system.fabric, flags.axes);
-    for (double s = 1024; s <= 16.0 * (1u << 30); s *= 2)
-      sizes.push_back(std::ceil(s / ranks) * ranks);
+    const double ranks = p2p ? 1 : GroupSize(system.fabric, request.axes);
+    for (double size = 1024; size <= 16.0 * (1u << 30); size *= 2)
+      sizes.push_back(std::ceil(size / ranks) * ranks);
   } else {
-    if (flags.bytes.empty()) return sim::Status::InvalidArgument("--bytes is required");
-    PODSIM_ASSIGN_OR_RETURN(double bytes, ParseByteSize("--bytes", flags.bytes));
-    sizes.push_back(bytes);
+    sizes.push_back(c.bytes());
   }
 
   // Tracing observes one run; the sink writes to a temporary file renamed on Close, so a run that
   // fails leaves no trace file behind.
   std::unique_ptr<traces::TraceSink> sink;
   std::unique_ptr<CollectiveTraceObserver> observer;
-  if (!flags.trace.empty()) {
-    if (flags.sweep)
-      return sim::Status::InvalidArgument("--trace traces one size; drop --sweep-bytes");
+  if (outputs.has_trace()) {
+    if (c.sweep_bytes()) {
+      return source.Annotate(
+          sim::Status::InvalidArgument("--trace traces one size; drop --sweep-bytes"),
+          "outputs.trace");
+    }
     request.bytes = sizes.front();
-    PODSIM_ASSIGN_OR_RETURN(collectives::AlgorithmChoice choice,
-                            collectives::ChooseAlgorithm(system.fabric, request));
-    PODSIM_ASSIGN_OR_RETURN(std::vector<bool> traced,
-                            ParseTraceChips(flags.trace_chips, system.fabric.chip_count()));
-    sim::StatusOr<std::unique_ptr<traces::TraceSink>> opened = traces::OpenTraceFile(flags.trace);
-    if (!opened.ok()) return opened.status().WithContext("--trace");
+    sim::StatusOr<collectives::AlgorithmChoice> choice =
+        collectives::ChooseAlgorithm(system.fabric, request);
+    if (!choice.ok()) return RequestError(choice.status(), source);
+    sim::StatusOr<std::vector<bool>> traced =
+        ParseTraceChips(outputs.trace_chips(), system.fabric.chip_count());
+    if (!traced.ok()) {
+      return FieldError(traced.status(), source, "--trace-chips", "outputs.trace_chips");
+    }
+    sim::StatusOr<std::unique_ptr<traces::TraceSink>> opened =
+        traces::OpenTraceFile(outputs.trace());
+    if (!opened.ok()) {
+      return FieldError(opened.status().WithContext("--trace"), source, "--trace", "outputs.trace");
+    }
     sink = std::move(*opened);
-    observer = std::make_unique<CollectiveTraceObserver>(&system.fabric, sink.get(), traced,
-                                                         choice.algorithm);
+    observer = std::make_unique<CollectiveTraceObserver>(&system.fabric, sink.get(), *traced,
+                                                         choice->algorithm);
     request.transfer_observer = observer.get();
     request.flow_observer = observer.get();
   }
@@ -185,18 +259,21 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   std::vector<collectives::CollectiveResult> results;
   for (double bytes : sizes) {
     request.bytes = bytes;
-    PODSIM_ASSIGN_OR_RETURN(collectives::CollectiveResult result,
-                            collectives::SimulateCollective(system.fabric, request));
-    rows.push_back(ResultJson(bytes, result));
-    results.push_back(std::move(result));
+    sim::StatusOr<collectives::CollectiveResult> result =
+        collectives::SimulateCollective(system.fabric, request);
+    if (!result.ok()) return RequestError(result.status(), source);
+    rows.push_back(ResultJson(bytes, *result));
+    results.push_back(*std::move(result));
   }
-  if (sink) PODSIM_RETURN_IF_ERROR(sink->Close().WithContext("--trace"));
+  if (sink) {
+    PODSIM_RETURN_IF_ERROR(
+        FieldError(sink->Close().WithContext("--trace"), source, "--trace", "outputs.trace"));
+  }
 
-  if (flags.json) {
-    nlohmann::ordered_json j{{"system", system.name},
-                             {"op", flags.op},
-                             {"model", ModelName(system.fabric, flags.ideal)}};
-    if (flags.sweep) {
+  if (outputs.json()) {
+    nlohmann::ordered_json j{
+        {"system", system.name}, {"op", op_name}, {"model", ModelName(system.fabric, c.ideal())}};
+    if (c.sweep_bytes()) {
       j["sweep"] = rows;
     } else {
       for (auto& [key, value] : rows[0].items()) j[key] = value;
@@ -207,15 +284,15 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
 
   const collectives::CollectiveResult& first = results.front();
   io.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
-  io.out << "collective  " << flags.op;
+  io.out << "collective  " << op_name;
   if (!p2p) {
     io.out << " over " << first.groups << (first.groups == 1 ? " group" : " groups") << " of "
            << first.ranks_per_group << " ranks";
   }
   io.out << "\n";
   io.out << "algorithm   " << first.algorithm << ": " << first.reason << "\n";
-  io.out << "model       " << ModelName(system.fabric, flags.ideal) << "\n";
-  if (flags.sweep) {
+  io.out << "model       " << ModelName(system.fabric, c.ideal()) << "\n";
+  if (c.sweep_bytes()) {
     char line[160];
     std::snprintf(line, sizeof line, "%12s %14s %12s %12s  %s\n", "bytes", "time", "algbw", "busbw",
                   "algorithm");
@@ -235,11 +312,9 @@ sim::Status Run(const CollectiveFlags& flags, CommandIo& io) {
   io.out << "busbw       " << Rate(first.busbw_bytes_per_s) << "\n";
   io.out << "simulated   " << first.transfers << " transfers, " << first.flows << " flows, "
          << first.events << " events\n";
-  if (sink) io.out << "trace       " << flags.trace << "\n";
+  if (sink) io.out << "trace       " << outputs.trace() << "\n";
   return sim::Status::Ok();
 }
-
-}  // namespace
 
 Command AddCollectiveCommand(CLI::App& app) {
   auto flags = std::make_shared<CollectiveFlags>();
@@ -266,7 +341,11 @@ Command AddCollectiveCommand(CLI::App& app) {
                   "Write a trace of the run: FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");
   sub->add_option("--trace-chips", flags->trace_chips,
                   "Chips to trace: 'all' or ranges like 0-15,32 (default: up to 64 chips)");
-  return Command{sub, [flags](CommandIo& io) { return Run(*flags, io); }};
+  sub->add_flag("--dump-scenario", flags->dump_scenario,
+                "Print the equivalent scenario file (for podsim run) instead of running");
+  return Command{sub, [flags](CommandIo& io) {
+                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                 }};
 }
 
 }  // namespace podsim::cli

@@ -8,6 +8,7 @@
 #include "cli/collective_command.h"
 #include "cli/command.h"
 #include "cli/infer_command.h"
+#include "cli/run_command.h"
 #include "cli/topology_command.h"
 #include "cli/train_command.h"
 
@@ -24,6 +25,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   commands.push_back(AddTrainCommand(app));
   commands.push_back(AddReplayCommand(app));
   commands.push_back(AddInferCommand(app));
+  commands.push_back(AddRunCommand(app));
 
   try {
     app.parse(argc, argv);

@@ -1,11 +1,12 @@
 #include "cli/schedule_file.h"
 
-#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "scenario/text_proto.h"
 
 namespace podsim::cli {
 
@@ -18,20 +19,6 @@ bool IsBinary(const std::string& path) {
   };
   return ends_with(".pb") || ends_with(".binpb");
 }
-
-// Keeps the first text-format error with its position (1-based).
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (!message_.empty()) return;
-    message_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
-  }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
 
 // Files larger than this are refused before reading: no schedule podsim writes comes near it.
 constexpr std::streamoff kMaxScheduleBytes = std::streamoff{1} << 30;
@@ -55,12 +42,7 @@ sim::StatusOr<schedule::Schedule> ReadScheduleFile(const std::string& path) {
     }
     return schedule;
   }
-  google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(data, &schedule)) {
-    return sim::Status::ParseError(path + ":" + errors.message());
-  }
+  PODSIM_RETURN_IF_ERROR(scenario::ParseTextProto(data, path, &schedule));
   return schedule;
 }
 

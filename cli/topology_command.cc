@@ -7,6 +7,8 @@
 #include <ostream>
 #include <string>
 
+#include "cli/run_command.h"
+#include "scenario/scenario_build.h"
 #include "topology/fabric_metrics.h"
 #include "topology/system.h"
 
@@ -22,7 +24,26 @@ struct TopologyFlags {
   std::string system;
   bool json = false;
   bool dot = false;
+  bool dump_scenario = false;
 };
+
+scenario::Scenario ScenarioOf(const TopologyFlags& flags) {
+  scenario::Scenario s;
+  s.mutable_system()->set_preset(flags.system);
+  s.mutable_topology();
+  if (flags.dot) s.mutable_topology()->set_dot(true);
+  if (flags.json) s.mutable_outputs()->set_json(true);
+  return s;
+}
+
+// Where each field of ScenarioOf comes from; SYSTEM's errors name it already.
+scenario::SourceMap FlagsOf() {
+  scenario::SourceMap flags;
+  flags.AddFlag("system", "");
+  flags.AddFlag("topology.dot", "--dot");
+  flags.AddFlag("outputs.json", "--json");
+  return flags;
+}
 
 bool IsSwitch(VertexKind kind) {
   return kind == VertexKind::kNvSwitch || kind == VertexKind::kLeafSwitch ||
@@ -173,22 +194,27 @@ Command AddTopologyCommand(CLI::App& app) {
       ->required();
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dot", flags->dot, "Write the fabric as a Graphviz graph");
-  auto run = [flags](CommandIo& io) -> sim::Status {
-    sim::StatusOr<topology::System> system = topology::ParseSystem(flags->system);
-    if (!system.ok()) return system.status();
-    if (flags->dot) {
-      PrintDot(*system, io.out);
-      return sim::Status::Ok();
-    }
-    nlohmann::ordered_json j = Describe(*system);
-    if (flags->json) {
-      io.out << j.dump(2) << "\n";
-    } else {
-      PrintText(j, io.out);
-    }
+  sub->add_flag("--dump-scenario", flags->dump_scenario,
+                "Print the equivalent scenario file (for podsim run) instead of running");
+  return Command{sub, [flags](CommandIo& io) {
+                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                 }};
+}
+
+sim::Status RunTopologyScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
+                                CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  if (s.topology().dot()) {
+    PrintDot(system, io.out);
     return sim::Status::Ok();
-  };
-  return Command{sub, run};
+  }
+  nlohmann::ordered_json j = Describe(system);
+  if (s.outputs().json()) {
+    io.out << j.dump(2) << "\n";
+  } else {
+    PrintText(j, io.out);
+  }
+  return sim::Status::Ok();
 }
 
 }  // namespace podsim::cli

@@ -11,7 +11,9 @@
 #include <utility>
 
 #include "cli/byte_size.h"
+#include "cli/run_command.h"
 #include "cli/schedule_file.h"
+#include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/training.h"
@@ -32,6 +34,7 @@ struct TrainFlags {
   bool every_chip = false;
   bool flows = false;
   bool json = false;
+  bool dump_scenario = false;
 };
 
 struct ReplayFlags {
@@ -125,10 +128,8 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
           {"events", step.events + step.rehearsal_events}};
 }
 
-sim::Status RunTrain(const TrainFlags& flags, CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(flags.system));
-  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, workloads::ParseModel(flags.model));
-  PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, workloads::ParseLayout(flags.layout));
+// The scenario of the flags; errors name the flag that does not parse.
+sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokens("--batch-tokens", flags.batch_tokens));
   PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokens("--seq", flags.seq));
   if (tokens % seq != 0) {
@@ -136,25 +137,79 @@ sim::Status RunTrain(const TrainFlags& flags, CommandIo& io) {
                                         " is not a whole number of sequences of --seq " +
                                         std::to_string(seq) + " tokens");
   }
-  workloads::OpOptions options;
   PODSIM_ASSIGN_OR_RETURN(size_t recompute,
                           Choose("--recompute", flags.recompute, {"none", "selective", "full"}));
-  options.recompute = static_cast<workloads::RecomputePolicy>(recompute);
   PODSIM_ASSIGN_OR_RETURN(size_t attention,
                           Choose("--attention", flags.attention, {"flash", "materialized"}));
-  options.attention = static_cast<workloads::AttentionKernel>(attention);
-  const workloads::BatchSpec batch{tokens / seq, seq};
+  scenario::Scenario s;
+  s.mutable_system()->set_preset(flags.system);
+  scenario::Train* train = s.mutable_train();
+  train->mutable_model()->set_preset(flags.model);
+  train->mutable_layout()->set_text(flags.layout);
+  train->set_batch_tokens(tokens);
+  train->set_seq(seq);
+  constexpr scenario::Train::Recompute kRecompute[] = {
+      scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
+  if (recompute != 0) train->set_recompute(kRecompute[recompute]);
+  if (attention != 0) train->set_attention(scenario::Train::MATERIALIZED);
+  if (flags.every_chip) train->set_every_chip(true);
+  if (flags.flows) train->set_flows(true);
+  if (flags.json) s.mutable_outputs()->set_json(true);
+  if (!flags.write_schedule.empty()) s.mutable_outputs()->set_write_schedule(flags.write_schedule);
+  return s;
+}
+
+// Where each field of ScenarioOf comes from.
+scenario::SourceMap FlagsOf() {
+  scenario::SourceMap flags;
+  flags.AddFlag("system", "--system");
+  flags.AddFlag("train.model", "--model");
+  flags.AddFlag("train.layout", "--layout");
+  flags.AddFlag("train.batch_tokens", "--batch-tokens");
+  flags.AddFlag("train.seq", "--seq");
+  for (const char* path : {"train.microbatches", "train.schedule", "train.virtual_stages"}) {
+    flags.AddFlag(path, "--layout");  // Part of the --layout text.
+  }
+  flags.AddFlag("train.recompute", "--recompute");
+  flags.AddFlag("train.attention", "--attention");
+  flags.AddFlag("train.every_chip", "--every-chip");
+  flags.AddFlag("train.flows", "--flows");
+  flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.trace", "--trace");
+  flags.AddFlag("outputs.trace_chips", "--trace-chips");
+  flags.AddFlag("outputs.write_schedule", "--write-schedule");
+  return flags;
+}
+
+sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& source,
+                     CommandIo& io) {
+  const scenario::Train& train = s.train();
+  const scenario::Outputs& outputs = s.outputs();
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
+                          scenario::BuildModel(train.model(), "train.model", source));
+  PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, scenario::BuildTrainLayout(train, source));
+  if (train.seq() < 1 || train.batch_tokens() < 1 || train.batch_tokens() % train.seq() != 0) {
+    return source.Annotate(
+        sim::Status::InvalidArgument("batch_tokens must be a positive multiple of seq (got " +
+                                     std::to_string(train.batch_tokens()) + " and " +
+                                     std::to_string(train.seq()) + ")"),
+        "train.batch_tokens");
+  }
+  const workloads::OpOptions options = scenario::OpOptionsOf(train);
+  const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
   PODSIM_ASSIGN_OR_RETURN(
       workloads::TrainingResult result,
       workloads::SimulateTraining(system, model, layout, batch, options,
-                                  StepOptionsOf(flags.every_chip, flags.flows)));
-  if (!flags.write_schedule.empty()) {
-    PODSIM_RETURN_IF_ERROR(
-        WriteScheduleFile(flags.write_schedule, result.schedule).WithContext("--write-schedule"));
+                                  StepOptionsOf(train.every_chip(), train.flows())));
+  if (outputs.has_write_schedule()) {
+    PODSIM_RETURN_IF_ERROR(FieldError(WriteScheduleFile(outputs.write_schedule(), result.schedule)
+                                          .WithContext("--write-schedule"),
+                                      source, "--write-schedule", "outputs.write_schedule"));
   }
 
   const workloads::MemoryBreakdown& memory = result.memory;
-  if (flags.json) {
+  if (outputs.json()) {
     nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
     for (const auto& [name, seconds] : result.breakdown) breakdown[name] = seconds;
     nlohmann::ordered_json j{{"system", system.name},
@@ -212,7 +267,7 @@ sim::Status RunTrain(const TrainFlags& flags, CommandIo& io) {
   io.out << "simulated   " << result.step.simulated_chips << " chips, " << result.step.ops_executed
          << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
          << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
-  if (!flags.write_schedule.empty()) io.out << "schedule    " << flags.write_schedule << "\n";
+  if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
   return sim::Status::Ok();
 }
 
@@ -286,7 +341,11 @@ Command AddTrainCommand(CLI::App& app) {
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
   sub->add_flag("--json", flags->json, "Print one JSON object");
-  return Command{sub, [flags](CommandIo& io) { return RunTrain(*flags, io); }};
+  sub->add_flag("--dump-scenario", flags->dump_scenario,
+                "Print the equivalent scenario file (for podsim run) instead of running");
+  return Command{sub, [flags](CommandIo& io) {
+                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                 }};
 }
 
 Command AddReplayCommand(CLI::App& app) {
@@ -313,7 +372,13 @@ sim::Status RunDefaultScenario(CommandIo& io) {
          << flags.layout << " --batch-tokens " << flags.batch_tokens << " --seq " << flags.seq
          << "\n"
          << "(podsim --help lists the commands)\n\n";
-  return RunTrain(flags, io);
+  PODSIM_ASSIGN_OR_RETURN(scenario::Scenario scenario, ScenarioOf(flags));
+  return RunTrain(scenario, FlagsOf(), io);
+}
+
+sim::Status RunTrainScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
+                             CommandIo& io) {
+  return RunTrain(scenario, source, io);
 }
 
 }  // namespace podsim::cli

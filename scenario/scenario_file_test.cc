@@ -339,6 +339,28 @@ TEST(ScenarioFileTest, OutputsMustFitTheCommand) {
             "from 0 to 255 like \"0-15,32\" (got \"0-300\")");
 }
 
+// The train options of the command line (--attention, --every-chip, --flows, --write-schedule).
+TEST(ScenarioFileTest, TrainOptionsOfTheCommandLine) {
+  const std::string train =
+      "system { preset: \"tpu-v5p:4x4x4\" }\n"
+      "train {\n"
+      "  model { preset: \"llama3-8b\" }\n"
+      "  layout { fsdp: 64 }\n"
+      "  batch_tokens: 262144 seq: 4096\n";
+  EXPECT_EQ(ErrorOf(train + "  attention: MATERIALIZED every_chip: true flows: true\n}\n"
+                            "outputs { write_schedule: \"step.pb\" }\n"),
+            "");
+  EXPECT_EQ(ErrorOf(train + "  attention: ATTENTION_UNSPECIFIED\n}\n"),
+            "t.textproto:6:3: train.attention: ATTENTION_UNSPECIFIED means not given; expected "
+            "one of FLASH, MATERIALIZED");
+  EXPECT_EQ(ErrorOf(train + "}\noutputs { write_schedule: \"\" }\n"),
+            "t.textproto:7:11: outputs.write_schedule: must not be empty");
+  EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
+                    "collective { op: ALL_REDUCE bytes: 1e9 }\n"
+                    "outputs { write_schedule: \"step.pb\" }\n"),
+            "t.textproto:3:11: outputs.write_schedule: only train writes a schedule");
+}
+
 TEST(ScenarioFileTest, LoadReportsUnreadableAndOversizedFiles) {
   sim::StatusOr<Scenario> missing = LoadScenario("/nonexistent/podsim.textproto");
   ASSERT_FALSE(missing.ok());

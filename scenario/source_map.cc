@@ -21,7 +21,7 @@ void SourceMap::Add(std::string path, int line, int column) {
 }
 
 void SourceMap::AddFlag(std::string path, std::string flag) {
-  positions_.emplace(std::move(path), Position{0, 0, true, std::move(flag)});
+  positions_.insert_or_assign(std::move(path), Position{0, 0, true, std::move(flag)});
 }
 
 const SourceMap::Position* SourceMap::Find(std::string_view path) const {

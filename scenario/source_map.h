@@ -35,7 +35,8 @@ class SourceMap {
   void Add(std::string path, int line, int column);
 
   // Records that the command-line flag `flag` ("--bytes") set the field at `path` and everything
-  // below it. An empty flag stands for a positional argument whose errors name it already.
+  // below it; it replaces a position recorded for `path` (a flag overriding a file). An empty flag
+  // stands for a positional argument whose errors name it already.
   void AddFlag(std::string path, std::string flag);
 
   // "file:line:col" of the field at `path` or of its nearest recorded ancestor, or that

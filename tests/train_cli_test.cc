@@ -127,10 +127,9 @@ TEST(TrainCliTest, BadScheduleNamesTheLine) {
   }
   Outcome run = Podsim({"replay", file.string()});
   EXPECT_EQ(run.code, 1);
-  // protobuf's text parser reports the position after the unknown name.
   EXPECT_EQ(run.err, "podsim: error: " + file.string() +
-                         ":3:15: Message type \"podsim.schedule.Program\" has no field named "
-                         "\"nme\".\n");
+                         ":3:12: unknown field 'nme' in Program (did you mean 'name'?); fields: "
+                         "name, where, ops\n");
   std::filesystem::remove(file);
 }
 
