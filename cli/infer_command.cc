@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/run_command.h"
+#include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/inference_schedule.h"
@@ -39,9 +41,10 @@ struct InferFlags {
   std::string decode_len;
   std::string chip_hour_usd;
   bool json = false;
+  bool dump_scenario = false;
 };
 
-// Everything the flags say, checked.
+// Everything the flags or the scenario say, checked.
 struct InferInput {
   topology::System system;
   workloads::ModelSpec model;
@@ -92,58 +95,53 @@ sim::StatusOr<std::vector<int64_t>> ParseBatches(const std::string& text) {
   return batches;
 }
 
-sim::StatusOr<InferInput> ParseInput(const InferFlags& flags) {
-  InferInput in;
-  sim::StatusOr<topology::System> system = topology::ParseSystem(flags.system);
-  if (!system.ok()) return system.status().WithContext("--system");
-  in.system = std::move(*system);
-  if (in.system.chip.bf16_flops_per_s <= 0 || in.system.chip.hbm_bytes_per_s <= 0) {
-    return BadFlag("--system", "'" + in.system.name +
-                                   "' has no compute or HBM figures to simulate a step on "
-                                   "(generic fabrics are for collectives)");
-  }
-  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(flags.model);
-  if (!model.ok()) return model.status().WithContext("--model");
-  in.model = std::move(*model);
-  sim::StatusOr<workloads::InferenceLayout> layout = workloads::ParseInferenceLayout(flags.layout);
-  if (!layout.ok()) return layout.status().WithContext("--layout");
-  in.layout = *layout;
+// The scenario of the flags; errors name the flag that does not parse.
+sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
+  scenario::Scenario s;
+  s.mutable_system()->set_preset(flags.system);
+  scenario::Infer* infer = s.mutable_infer();
+  infer->mutable_model()->set_preset(flags.model);
+  infer->mutable_layout()->set_text(flags.layout);
   sim::StatusOr<workloads::DType> weights = workloads::ParseDType(flags.weights);
   if (!weights.ok()) return weights.status().WithContext("--weights");
-  in.options.weights = *weights;
+  if (*weights == workloads::DType::kInt8) infer->set_weight_dtype(scenario::Infer::INT8);
+  if (*weights == workloads::DType::kInt4) infer->set_weight_dtype(scenario::Infer::INT4);
   if (flags.kv != "bf16" && flags.kv != "int8") {
     static const std::vector<std::string_view> kKv = {"bf16", "int8"};
     return BadFlag("--kv", "unknown KV cache dtype '" + flags.kv + "'" +
                                topology::DidYouMean(flags.kv, kKv) + "; known: bf16, int8");
   }
-  in.options.kv_cache = flags.kv == "int8" ? workloads::DType::kInt8 : workloads::DType::kBf16;
-  PODSIM_ASSIGN_OR_RETURN(in.batches, ParseBatches(flags.batch));
+  if (flags.kv == "int8") infer->set_kv_dtype(scenario::Infer::INT8);
+  PODSIM_ASSIGN_OR_RETURN(std::vector<int64_t> batches, ParseBatches(flags.batch));
+  for (int64_t batch : batches) infer->add_batch(batch);
 
-  in.disaggregated = !flags.prefill_len.empty();
-  if (in.disaggregated) {
+  if (!flags.prefill_len.empty()) {
     const int64_t max = workloads::kMaxInferenceContext;
-    PODSIM_ASSIGN_OR_RETURN(in.prefill_len,
+    PODSIM_ASSIGN_OR_RETURN(int64_t prefill_len,
                             ParseInteger("--prefill-len", flags.prefill_len, 1, max, "tokens"));
-    PODSIM_ASSIGN_OR_RETURN(in.decode_len,
+    PODSIM_ASSIGN_OR_RETURN(int64_t decode_len,
                             ParseInteger("--decode-len", flags.decode_len, 1, max, "tokens"));
-    if (in.prefill_len + in.decode_len > max) {
+    if (prefill_len + decode_len > max) {
       return BadFlag("--decode-len", "--prefill-len + --decode-len must be at most " +
                                          std::to_string(max) + " tokens (got " +
-                                         std::to_string(in.prefill_len + in.decode_len) + ")");
+                                         std::to_string(prefill_len + decode_len) + ")");
     }
-    if (in.batches.size() != 1) {
+    if (batches.size() != 1) {
       return BadFlag("--batch", "give one decode batch with --prefill-len (got " +
-                                    std::to_string(in.batches.size()) + ")");
+                                    std::to_string(batches.size()) + ")");
     }
+    infer->set_prefill_len(prefill_len);
+    infer->set_decode_len(decode_len);
   } else {
     sim::StatusOr<InferencePhase> phase = workloads::ParseInferencePhase(flags.phase);
     if (!phase.ok()) return phase.status().WithContext("--phase");
-    in.options.phase = *phase;
     const bool prefill = *phase == InferencePhase::kPrefill;
     PODSIM_ASSIGN_OR_RETURN(
-        in.options.context,
+        int64_t context,
         ParseInteger("--context", flags.context, prefill ? 1 : 0, workloads::kMaxInferenceContext,
                      prefill ? "prompt tokens" : "cached tokens"));
+    infer->set_phase(prefill ? scenario::Infer::PREFILL : scenario::Infer::DECODE);
+    infer->set_context(context);
   }
   if (!flags.chip_hour_usd.empty()) {
     std::optional<double> price = topology::ParseNumber(flags.chip_hour_usd);
@@ -152,8 +150,63 @@ sim::StatusOr<InferInput> ParseInput(const InferFlags& flags) {
                      "expected a price per chip-hour in dollars > 0, like 1.2 (got '" +
                          flags.chip_hour_usd + "')");
     }
-    in.usd_per_chip_hour = *price;
+    infer->set_chip_hour_usd(*price);
   }
+  if (flags.json) s.mutable_outputs()->set_json(true);
+  return s;
+}
+
+// Where each field of ScenarioOf comes from.
+scenario::SourceMap FlagsOf() {
+  scenario::SourceMap flags;
+  flags.AddFlag("system", "--system");
+  for (const char* name : {"model", "layout", "phase", "batch", "context"}) {
+    flags.AddFlag(std::string("infer.") + name, std::string("--") + name);
+  }
+  flags.AddFlag("infer.weight_dtype", "--weights");
+  flags.AddFlag("infer.kv_dtype", "--kv");
+  flags.AddFlag("infer.prefill_len", "--prefill-len");
+  flags.AddFlag("infer.decode_len", "--decode-len");
+  flags.AddFlag("infer.chip_hour_usd", "--chip-hour-usd");
+  flags.AddFlag("outputs.json", "--json");
+  return flags;
+}
+
+workloads::DType DTypeOf(scenario::Infer::Dtype dtype) {
+  return dtype == scenario::Infer::INT8   ? workloads::DType::kInt8
+         : dtype == scenario::Infer::INT4 ? workloads::DType::kInt4
+                                          : workloads::DType::kBf16;
+}
+
+// The scenario's step, with what ValidateScenario does not check: a system that can run a step
+// (Simulate checks the layout against it).
+sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::SourceMap& source) {
+  const scenario::Infer& infer = s.infer();
+  InferInput in;
+  PODSIM_ASSIGN_OR_RETURN(in.system, scenario::BuildSystem(s.system(), source));
+  if (in.system.chip.bf16_flops_per_s <= 0 || in.system.chip.hbm_bytes_per_s <= 0) {
+    return source.Annotate(
+        sim::Status::InvalidArgument("'" + in.system.name +
+                                     "' has no compute or HBM figures to simulate a step on "
+                                     "(generic fabrics are for collectives)"),
+        "system");
+  }
+  PODSIM_ASSIGN_OR_RETURN(in.model, scenario::BuildModel(infer.model(), "infer.model", source));
+  PODSIM_ASSIGN_OR_RETURN(in.layout, scenario::BuildInferLayout(infer.layout(), source));
+  in.options.weights = DTypeOf(infer.weight_dtype());
+  in.options.kv_cache = DTypeOf(infer.kv_dtype());
+  in.options.collective = DTypeOf(infer.collective_dtype());
+  in.batches.assign(infer.batch().begin(), infer.batch().end());
+  in.disaggregated = infer.has_prefill_len();
+  if (in.disaggregated) {
+    in.prefill_len = infer.prefill_len();
+    in.decode_len = infer.decode_len();
+  } else {
+    in.options.phase = infer.phase() == scenario::Infer::PREFILL ? InferencePhase::kPrefill
+                                                                 : InferencePhase::kDecode;
+    in.options.context = infer.context();
+  }
+  if (infer.has_chip_hour_usd()) in.usd_per_chip_hour = infer.chip_hour_usd();
   return in;
 }
 
@@ -484,14 +537,21 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
   return sim::Status::Ok();
 }
 
-sim::Status Run(const InferFlags& flags, CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(InferInput in, ParseInput(flags));
-  if (in.disaggregated) return RunDisaggregated(in, io, flags.json);
-  if (in.batches.size() > 1) return RunPareto(in, io, flags.json);
-  return RunStep(in, io, flags.json);
-}
-
 }  // namespace
+
+sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
+                             CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
+  const bool json = s.outputs().json();
+  sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
+                       : in.batches.size() > 1 ? RunPareto(in, io, json)
+                                               : RunStep(in, io, json);
+  // Simulate names --layout, the one thing left to check.
+  if (status.message().starts_with("--layout: ")) {
+    return FieldError(status, source, "--layout", "infer.layout");
+  }
+  return status;
+}
 
 Command AddInferCommand(CLI::App& app) {
   auto flags = std::make_shared<InferFlags>();
@@ -527,7 +587,11 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_option("--chip-hour-usd", flags->chip_hour_usd,
                   "Price of one chip-hour in dollars: adds the cost per million tokens");
   sub->add_flag("--json", flags->json, "Print one JSON object");
-  return Command{sub, [flags](CommandIo& io) { return Run(*flags, io); }};
+  sub->add_flag("--dump-scenario", flags->dump_scenario,
+                "Print the equivalent scenario file (for podsim run) instead of running");
+  return Command{sub, [flags](CommandIo& io) {
+                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                 }};
 }
 
 }  // namespace podsim::cli

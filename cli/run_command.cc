@@ -97,7 +97,7 @@ sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::Sour
     case scenario::Scenario::kTrain:
       return RunTrainScenario(scenario, source, io);
     case scenario::Scenario::kInfer:
-      return NotImplemented(source, "infer", 6);
+      return RunInferScenario(scenario, source, io);
     case scenario::Scenario::kSweep:
       return NotImplemented(source, "sweep", 8);
     case scenario::Scenario::COMMAND_NOT_SET:

@@ -391,6 +391,41 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
   return layout;
 }
 
+sim::StatusOr<workloads::InferenceLayout> BuildInferLayout(const InferLayout& spec,
+                                                           const SourceMap& source) {
+  const std::string path = "infer.layout";
+  struct Axis {
+    const char* field;
+    bool present;
+    int32_t value;
+    int workloads::InferenceLayout::*member;
+  };
+  const Axis axes[] = {
+      {"tp", spec.has_tp(), spec.tp(), &workloads::InferenceLayout::tp},
+      {"tp2", spec.has_tp2(), spec.tp2(), &workloads::InferenceLayout::tp2},
+      {"dp", spec.has_dp(), spec.dp(), &workloads::InferenceLayout::dp},
+  };
+  const bool fields = spec.has_tp() || spec.has_tp2() || spec.has_dp() || spec.has_kv_shard();
+  if (spec.has_text()) {
+    if (fields) return Invalid(source, path, "give the layout as text or as axis fields, not both");
+    sim::StatusOr<workloads::InferenceLayout> layout = workloads::ParseInferenceLayout(spec.text());
+    if (!layout.ok()) return source.Annotate(layout.status(), Join(path, "text"));
+    return layout;
+  }
+  workloads::InferenceLayout layout;
+  for (const Axis& axis : axes) {
+    if (!axis.present) continue;
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, Join(path, axis.field), axis.value, 1, kMaxLayoutAxis));
+    layout.*axis.member = axis.value;
+  }
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, Join(path, "kv_shard"),
+                                   InferLayout::KvShard_descriptor(), spec.kv_shard(),
+                                   spec.has_kv_shard(), false));
+  if (spec.kv_shard() == InferLayout::BATCH) layout.kv_shard = workloads::KvShard::kBatch;
+  return layout;
+}
+
 sim::StatusOr<workloads::Layout> BuildTrainLayout(const Train& train, const SourceMap& source) {
   if (!train.has_layout()) {
     return Invalid(source, "train.layout",

@@ -16,6 +16,7 @@
 #include "scenario/source_map.h"
 #include "sim/status.h"
 #include "topology/system.h"
+#include "workloads/inference_ops.h"
 #include "workloads/layer_ops.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
@@ -36,6 +37,12 @@ sim::StatusOr<workloads::ModelSpec> BuildModel(const Model& spec, std::string_vi
 // Checks the text's grammar and the ranges only; ValidateLayout checks it against a model.
 sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_view path,
                                              const SourceMap& source = {});
+
+// The inference layout of `spec` (at "infer.layout"): its text through
+// workloads::ParseInferenceLayout, or its fields. Checks the grammar and ranges only;
+// workloads::ValidateInferenceLayout checks it against a model, a system and a step.
+sim::StatusOr<workloads::InferenceLayout> BuildInferLayout(const InferLayout& spec,
+                                                           const SourceMap& source = {});
 
 // The training layout: train.layout with train's microbatches, schedule and virtual_stages.
 sim::StatusOr<workloads::Layout> BuildTrainLayout(const Train& train, const SourceMap& source = {});

@@ -23,9 +23,9 @@ constexpr double kMaxCollectiveBytes = 1e15;
 constexpr int64_t kMaxSeq = int64_t{1} << 24;
 constexpr int64_t kMaxBatchTokens = int64_t{1} << 40;
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
+constexpr int kMaxBatchPoints = 64;  // Batch sizes of one infer command (each a whole step).
 constexpr int64_t kMaxJobs = 1024;
 constexpr int64_t kMaxTop = 1 << 20;
-constexpr int64_t kMaxLayoutAxis = 1 << 20;
 
 std::vector<std::string_view> Split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
@@ -173,48 +173,52 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
     return Invalid(source, "infer.layout",
                    "missing; give text: \"tp=..,tp2=..,dp=..\" or the axes as fields");
   }
-  const InferLayout& layout = infer.layout();
-  const bool fields =
-      layout.has_tp() || layout.has_tp2() || layout.has_dp() || layout.has_kv_shard();
-  if (layout.has_text()) {
-    // The infer command reads the text with its own grammar; here only that there is one.
-    if (layout.text().empty()) {
-      return Invalid(source, "infer.layout.text", "must not be empty (like \"tp=8\")");
-    }
-    if (fields) {
-      return Invalid(source, "infer.layout", "give the layout as text or as axis fields, not both");
-    }
+  if (infer.layout().has_text() && infer.layout().text().empty()) {
+    return Invalid(source, "infer.layout.text", "must not be empty (like \"tp=8\")");
   }
-  struct Axis {
-    const char* field;
-    bool present;
-    int32_t value;
-  };
-  const Axis axes[] = {{"infer.layout.tp", layout.has_tp(), layout.tp()},
-                       {"infer.layout.tp2", layout.has_tp2(), layout.tp2()},
-                       {"infer.layout.dp", layout.has_dp(), layout.dp()}};
-  for (const Axis& axis : axes) {
-    if (axis.present) {
-      PODSIM_RETURN_IF_ERROR(CheckRange(source, axis.field, axis.value, 1, kMaxLayoutAxis));
-    }
+  // The grammar and ranges; the layout against the model and system is the run's to check (it
+  // depends on the step: batch, phase, the prefill servers of a deployment).
+  PODSIM_RETURN_IF_ERROR(BuildInferLayout(infer.layout(), source).status());
+  // One step (phase and context), or a disaggregated deployment (prefill_len and decode_len).
+  if (infer.has_prefill_len() != infer.has_decode_len()) {
+    return Invalid(source, infer.has_prefill_len() ? "infer.decode_len" : "infer.prefill_len",
+                   "missing; the serving estimate needs prefill_len and decode_len");
   }
-  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.layout.kv_shard",
-                                   InferLayout::KvShard_descriptor(), layout.kv_shard(),
-                                   layout.has_kv_shard(), false));
-  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.phase", Infer::Phase_descriptor(), infer.phase(),
-                                   infer.has_phase(), true));
+  const bool serving = infer.has_prefill_len() || infer.has_decode_len();
+  if (!serving) {
+    PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.phase", Infer::Phase_descriptor(),
+                                     infer.phase(), infer.has_phase(), true));
+  } else if (infer.has_phase() || infer.has_context()) {
+    return Invalid(source, infer.has_phase() ? "infer.phase" : "infer.context",
+                   "not with prefill_len and decode_len (the deployment runs both phases)");
+  }
   if (infer.batch_size() == 0) {
     return Invalid(source, "infer.batch",
                    "missing; give the sequences per step (several for one row each)");
+  }
+  if (infer.batch_size() > kMaxBatchPoints) {
+    return Invalid(source, "infer.batch",
+                   "at most " + std::to_string(kMaxBatchPoints) + " batch sizes (got " +
+                       std::to_string(infer.batch_size()) + ")");
+  }
+  if (serving && infer.batch_size() != 1) {
+    return Invalid(
+        source, "infer.batch",
+        "give one decode batch with prefill_len (got " + std::to_string(infer.batch_size()) + ")");
   }
   for (int i = 0; i < infer.batch_size(); ++i) {
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, "infer.batch[" + std::to_string(i) + "]", infer.batch(i), 1, kMaxBatch));
   }
-  if (!infer.has_context()) {
+  if (!serving && !infer.has_context()) {
     return Invalid(source, "infer.context", "missing; give the tokens per sequence");
   }
-  PODSIM_RETURN_IF_ERROR(CheckRange(source, "infer.context", infer.context(), 1, kMaxSeq));
+  if (!serving) {
+    // A decode step may start from an empty cache; a prefill needs a prompt.
+    const int64_t min_context = infer.phase() == Infer::PREFILL ? 1 : 0;
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, "infer.context", infer.context(), min_context, kMaxSeq));
+  }
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.weight_dtype", Infer::Dtype_descriptor(),
                                    infer.weight_dtype(), infer.has_weight_dtype(), false));
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.kv_dtype", Infer::Dtype_descriptor(),
@@ -228,14 +232,16 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
     return Invalid(source, "infer.collective_dtype",
                    "INT4 is for weights only; expected BF16 or INT8");
   }
-  if (infer.has_prefill_len() != infer.has_decode_len()) {
-    return Invalid(source, infer.has_prefill_len() ? "infer.decode_len" : "infer.prefill_len",
-                   "missing; the serving estimate needs prefill_len and decode_len");
-  }
   if (infer.has_prefill_len()) {
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, "infer.prefill_len", infer.prefill_len(), 1, kMaxSeq));
     PODSIM_RETURN_IF_ERROR(CheckRange(source, "infer.decode_len", infer.decode_len(), 1, kMaxSeq));
+    if (infer.prefill_len() + infer.decode_len() > kMaxSeq) {
+      return Invalid(source, "infer.decode_len",
+                     "prefill_len + decode_len must be at most " + std::to_string(kMaxSeq) +
+                         " tokens (got " +
+                         std::to_string(infer.prefill_len() + infer.decode_len()) + ")");
+    }
   }
   if (infer.has_chip_hour_usd() &&
       !(std::isfinite(infer.chip_hour_usd()) && infer.chip_hour_usd() > 0)) {

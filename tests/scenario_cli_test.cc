@@ -50,6 +50,8 @@ const std::vector<std::string> kTopology = {"topology", "tpu-v5e:4x4"};
 const std::vector<std::string> kCollective = {"collective", "--system",   "tpu-v5p:4x4x4",
                                               "--op",       "all-gather", "--bytes",
                                               "64MiB",      "--axes",     "x,y"};
+const std::vector<std::string> kInfer = {"infer",      "--system", "tpu-v5e:4x4", "--model",
+                                         "llama3-70b", "--layout", "tp=16"};
 const std::vector<std::string> kTrain = {"train",     "--system", "tpu-v5p:2x2x4", "--model",
                                          "llama3-8b", "--layout", "fsdp=8,tp=2",   "--batch-tokens",
                                          "64Ki",      "--seq",    "4096"};
@@ -66,6 +68,16 @@ collective {
   axes: ["x", "y"]
 }
 )";
+constexpr const char* kInferScenario = R"(system { preset: "tpu-v5e:4x4" }
+infer {
+  model { preset: "llama3-70b" }
+  layout { tp: 16 }
+  phase: DECODE
+  batch: [8]
+  context: 1024
+  weight_dtype: INT8
+}
+)";
 constexpr const char* kTrainScenario = R"(system { preset: "tpu-v5p:2x2x4" }
 train {
   model { preset: "llama3-8b" }
@@ -80,8 +92,10 @@ TEST(ScenarioCliTest, RunPrintsTheSameBytesAsTheFlags) {
     std::vector<std::string> flags;
     const char* scenario;
   };
+  const std::vector<std::string> infer =
+      With(kInfer, {"--phase", "decode", "--batch", "8", "--context", "1024", "--weights", "int8"});
   for (const Case& c : {Case{kTopology, kTopologyScenario}, Case{kCollective, kCollectiveScenario},
-                        Case{kTrain, kTrainScenario}}) {
+                        Case{kTrain, kTrainScenario}, Case{infer, kInferScenario}}) {
     SCOPED_TRACE(c.flags[0]);
     const std::string file = WriteTemp(c.flags[0] + ".textproto", c.scenario);
     for (const std::vector<std::string>& more :
@@ -120,6 +134,11 @@ TEST(ScenarioCliTest, DumpScenarioRunsToTheSameResult) {
        "custom:layers=4,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=32000",
        "--layout", "dp=2,pp=2,tp=4,microbatches=4,schedule=gpipe", "--batch-tokens", "32Ki",
        "--seq", "2048", "--json"},
+      With(kInfer, {"--phase", "prefill", "--batch", "4", "--context", "2048", "--json"}),
+      With(kInfer, {"--phase", "decode", "--batch", "1,8,64", "--context", "0", "--weights", "int4",
+                    "--kv", "int8", "--chip-hour-usd", "1.2"}),
+      With(kInfer, {"--prefill-len", "1024", "--decode-len", "256", "--batch", "16",
+                    "--chip-hour-usd", "2", "--json"}),
   };
   const std::string file = TempPath("dumped.textproto");
   for (const std::vector<std::string>& command : commands) {
@@ -248,6 +267,17 @@ TEST(ScenarioCliTest, BadScenarioIsOneLineWithItsPositionAndExitOne) {
        "outputs { csv: true }\n",
        {},
        "FILE:3:11: outputs.csv: only sweep prints CSV"},
+      {"system { preset: 'tpu-v5e:4x4' }\ninfer {\n  model { preset: 'llama3-70b' }\n"
+       "  layout { text: 'tp=8' }\n  phase: DECODE\n  batch: 1\n  context: 10\n}\n",
+       {},
+       "FILE:4:3: infer.layout: layout tp=8,tp2=1,dp=1: tp*tp2*dp = 8 must equal the 16 chips of "
+       "the system"},
+      {"system { preset: 'tpu-v5e:4x4' }\ninfer {\n  model { preset: 'llama3-70b' }\n"
+       "  layout { tp: 16 }\n  phase: DECODE\n  batch: 1\n  prefill_len: 10\n  decode_len: 5\n}"
+       "\n",
+       {},
+       "FILE:5:3: infer.phase: not with prefill_len and decode_len (the deployment runs both "
+       "phases)"},
       {"system { preset: 'tpu-v5p:4x4x4' }\nsweep {\n  model { preset: 'llama3-8b' }\n"
        "  batch_tokens: 65536\n  seq: 4096\n}\n",
        {},
@@ -301,7 +331,8 @@ TEST(ScenarioCliTest, EveryExampleLoadsAndDumpsCanonically) {
     std::filesystem::remove(file);
   }
   // The small examples run.
-  for (const char* name : {"topology_tpu_v5p.textproto", "collective_custom_chip.textproto"}) {
+  for (const char* name : {"topology_tpu_v5p.textproto", "collective_custom_chip.textproto",
+                           "infer_llama3_70b_tpu_v5e.textproto"}) {
     Outcome run =
         Podsim({"run", (std::filesystem::path(PODSIM_SCENARIO_EXAMPLES_DIR) / name).string()});
     EXPECT_EQ(run.code, 0) << name << ": " << run.err;
