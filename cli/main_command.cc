@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/infer_command.h"
 #include "cli/run_command.h"
+#include "cli/sweep_command.h"
 #include "cli/topology_command.h"
 #include "cli/train_command.h"
 
@@ -25,6 +26,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   commands.push_back(AddTrainCommand(app));
   commands.push_back(AddReplayCommand(app));
   commands.push_back(AddInferCommand(app));
+  commands.push_back(AddSweepCommand(app));
   commands.push_back(AddRunCommand(app));
 
   try {

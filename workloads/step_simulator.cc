@@ -52,6 +52,22 @@ OpKind ToOpKind(schedule::OpKind kind) {
   }
 }
 
+// A compute op's time on the compute stream: its `duration_s`, or its roofline cost.
+OpCost CostOf(const ComputeModel& compute, const schedule::Op& op) {
+  if (op.duration_s() > 0) {
+    OpCost cost;
+    cost.duration = Time::FromSecondsCeil(op.duration_s());
+    return cost;
+  }
+  workloads::Op cost_op;
+  cost_op.kind = ToOpKind(op.kind());
+  cost_op.flops = op.flops();
+  cost_op.hbm_read_bytes = op.hbm_bytes();
+  cost_op.shape = MatmulShape{op.shape().m(), op.shape().k(), op.shape().n(),
+                              op.shape().batch() > 0 ? op.shape().batch() : 1};
+  return compute.Cost(cost_op);
+}
+
 // What a program's ops need at run time, computed once per program.
 struct ProgramPlan {
   std::vector<std::string> streams;          // Stream names; "compute" first when present.
@@ -188,19 +204,9 @@ sim::Status Simulation::Plan() {
       if (IsComputeKind(op.kind())) {
         plan.flops += op.flops();
         plan.model_flops += op.model_flops();
-        if (op.duration_s() > 0) {
-          plan.duration[i] = Time::FromSecondsCeil(op.duration_s());
-        } else {
-          workloads::Op cost_op;
-          cost_op.kind = ToOpKind(op.kind());
-          cost_op.flops = op.flops();
-          cost_op.hbm_read_bytes = op.hbm_bytes();
-          cost_op.shape = MatmulShape{op.shape().m(), op.shape().k(), op.shape().n(),
-                                      op.shape().batch() > 0 ? op.shape().batch() : 1};
-          const OpCost cost = compute_.Cost(cost_op);
-          plan.duration[i] = cost.duration;
-          plan.limiter[i] = cost.limiter;
-        }
+        const OpCost cost = CostOf(compute_, op);
+        plan.duration[i] = cost.duration;
+        plan.limiter[i] = cost.limiter;
       }
       if (op.kind() == schedule::COLLECTIVE) {
         std::vector<int> axes;
@@ -628,6 +634,21 @@ sim::StatusOr<StepResult> Simulation::Run() {
 }
 
 }  // namespace
+
+sim::Time ComputeLowerBound(const topology::System& system, const schedule::Schedule& schedule,
+                            const StepOptions& options) {
+  const ComputeModel compute(
+      system.chip, options.compute ? *options.compute : DefaultComputeEfficiency(system.chip));
+  Time busiest = Time::Zero();
+  for (const schedule::Program& program : schedule.programs()) {
+    Time busy = Time::Zero();
+    for (const schedule::Op& op : program.ops()) {
+      if (IsComputeKind(op.kind())) busy += CostOf(compute, op).duration;
+    }
+    busiest = std::max(busiest, busy);
+  }
+  return busiest;
+}
 
 sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
                                        const schedule::Schedule& schedule,

@@ -122,6 +122,12 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
                                        const schedule::Schedule& schedule,
                                        const StepOptions& options = {});
 
+// A lower bound on SimulateStep's step time, without simulating: the busiest program's compute
+// stream, which runs its ops one at a time, for their durations. REQUIRES: the schedule is
+// well-formed (CheckSchedule) and the chips have compute figures.
+sim::Time ComputeLowerBound(const topology::System& system, const schedule::Schedule& schedule,
+                            const StepOptions& options = {});
+
 }  // namespace podsim::workloads
 
 #endif  // PODSIM_WORKLOADS_STEP_SIMULATOR_H_

@@ -1,0 +1,275 @@
+#include "cli/sweep_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/byte_size.h"
+#include "cli/report_format.h"
+#include "topology/system.h"
+#include "workloads/layout_search.h"
+#include "workloads/memory.h"
+#include "workloads/step_simulator.h"
+#include "workloads/training.h"
+#include "workloads/training_schedule.h"
+
+namespace podsim::cli {
+
+namespace {
+
+struct SweepFlags {
+  std::string system;
+  std::string model;
+  std::string batch_tokens;
+  std::string seq;
+  int jobs = 0;
+  int top = 10;
+  bool json = false;
+  bool csv = false;
+  bool exhaustive = false;
+};
+
+// Candidates are simulated in waves of this many, in order of their lower bound; after each
+// wave, those whose bound exceeds the K-th best step time so far are skipped. The wave size does
+// not depend on --jobs, so neither does which layouts are simulated nor the output.
+constexpr size_t kWave = 8;
+
+struct Entry {
+  workloads::LayoutCandidate candidate;
+  workloads::MemoryBreakdown memory;
+  double lower_bound_s = 0;
+  std::optional<workloads::TrainingResult> result;
+  std::string error;
+};
+
+// The part of the step that is not compute and takes the longest, or "compute".
+std::string Bottleneck(const workloads::TrainingResult& result) {
+  std::string name = "compute";
+  double longest = result.breakdown.count("compute") ? result.breakdown.at("compute") : 0;
+  for (const auto& [part, seconds] : result.breakdown) {
+    if (part != "compute" && seconds > longest) {
+      name = part;
+      longest = seconds;
+    }
+  }
+  return name;
+}
+
+void Progress(std::ostream& err, size_t done, size_t total) {
+  const int width = 40;
+  const int filled = total == 0 ? width : static_cast<int>(width * done / total);
+  err << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done
+      << "/" << total << " simulated" << std::flush;
+}
+
+sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(flags.system));
+  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, workloads::ParseModel(flags.model));
+  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokenCount("--batch-tokens", flags.batch_tokens));
+  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokenCount("--seq", flags.seq));
+  if (tokens % seq != 0) {
+    return sim::Status::InvalidArgument("--batch-tokens: " + std::to_string(tokens) +
+                                        " is not a whole number of sequences of --seq " +
+                                        std::to_string(seq) + " tokens");
+  }
+  if (flags.top < 1) return sim::Status::InvalidArgument("--top: must be >= 1");
+  if (flags.jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
+  if (system.chip.bf16_flops_per_s <= 0) {
+    return sim::Status::InvalidArgument("--system: generic fabrics have no compute to train on");
+  }
+  const workloads::BatchSpec batch{tokens / seq, seq};
+  const size_t top = static_cast<size_t>(flags.top);
+  const int jobs = flags.jobs > 0
+                       ? flags.jobs
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  const std::vector<workloads::LayoutCandidate> candidates =
+      workloads::EnumerateLayouts(system, model, batch);
+  if (candidates.empty()) {
+    return sim::Status::InvalidArgument(
+        "no layout of " + model.name + " splits " + std::to_string(batch.sequences) +
+        " sequences over the " + std::to_string(system.fabric.chip_count()) + " chips of " +
+        system.name +
+        ": dp*fsdp must divide the sequences and tp*pp the rest of the chips (tp a power of two "
+        "dividing the heads, pp dividing the layers); change --batch-tokens or the system");
+  }
+  std::vector<Entry> fitting;
+  size_t too_big = 0;
+  double smallest_over = 0;  // The least memory a layout that does not fit needs.
+  for (const workloads::LayoutCandidate& candidate : candidates) {
+    workloads::OpOptions options;
+    options.recompute = candidate.recompute;
+    workloads::MemoryBreakdown memory =
+        workloads::PeakMemory(model, candidate.layout, batch, options, system.chip);
+    if (!memory.fits) {
+      ++too_big;
+      if (smallest_over == 0 || memory.total_bytes < smallest_over) {
+        smallest_over = memory.total_bytes;
+      }
+      continue;
+    }
+    Entry entry{candidate, memory, 0, std::nullopt, ""};
+    const schedule::Schedule schedule =
+        workloads::TrainingSchedule(system.name, model, candidate.layout, batch, options);
+    entry.lower_bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
+    fitting.push_back(std::move(entry));
+  }
+  std::sort(fitting.begin(), fitting.end(), [](const Entry& a, const Entry& b) {
+    if (a.lower_bound_s != b.lower_bound_s) return a.lower_bound_s < b.lower_bound_s;
+    return a.candidate.Name() < b.candidate.Name();
+  });
+
+  const bool progress = !flags.json && !flags.csv && isatty(STDERR_FILENO);
+  std::vector<double> best;  // Step times simulated so far, ascending.
+  size_t simulated = 0;
+  size_t next = 0;
+  while (next < fitting.size()) {
+    const double kth = best.size() >= top ? best[top - 1] : 0;
+    // No later layout can make the top: their compute alone takes longer.
+    if (!flags.exhaustive && kth > 0 && fitting[next].lower_bound_s > kth) break;
+    const size_t end = std::min(fitting.size(), next + kWave);
+    {
+      boost::asio::thread_pool pool(static_cast<size_t>(jobs));
+      for (size_t i = next; i < end; ++i) {
+        boost::asio::post(pool, [&system, &model, &batch, entry = &fitting[i]] {
+          workloads::OpOptions options;
+          options.recompute = entry->candidate.recompute;
+          sim::StatusOr<workloads::TrainingResult> result =
+              workloads::SimulateTraining(system, model, entry->candidate.layout, batch, options);
+          if (result.ok()) {
+            result->schedule.Clear();  // Not needed any more; keeps the sweep's memory small.
+            entry->result = std::move(*result);
+          } else {
+            entry->error = result.status().message();
+          }
+        });
+      }
+      pool.join();
+    }
+    for (size_t i = next; i < end; ++i) {
+      if (!fitting[i].error.empty()) {
+        return sim::Status::InvalidArgument("layout " + fitting[i].candidate.Name() + ": " +
+                                            fitting[i].error);
+      }
+      best.insert(std::upper_bound(best.begin(), best.end(), fitting[i].result->step_time_s),
+                  fitting[i].result->step_time_s);
+    }
+    simulated += end - next;
+    next = end;
+    if (progress) Progress(io.err, simulated, fitting.size());
+  }
+  if (progress) io.err << "\n";
+
+  std::vector<const Entry*> ranked;
+  for (const Entry& entry : fitting) {
+    if (entry.result) ranked.push_back(&entry);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Entry* a, const Entry* b) {
+    if (a->result->step_time_s != b->result->step_time_s) {
+      return a->result->step_time_s < b->result->step_time_s;
+    }
+    return a->candidate.Name() < b->candidate.Name();
+  });
+  if (ranked.size() > top) ranked.resize(top);
+  const size_t skipped = fitting.size() - simulated;
+
+  if (flags.json) {
+    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+    for (const Entry* e : ranked) {
+      layouts.push_back({{"layout", e->candidate.layout.ToString()},
+                         {"recompute", workloads::RecomputeName(e->candidate.recompute)},
+                         {"step_time_s", e->result->step_time_s},
+                         {"mfu", e->result->mfu},
+                         {"memory_per_chip_bytes", e->memory.total_bytes},
+                         {"fits", e->memory.fits},
+                         {"bottleneck", Bottleneck(*e->result)}});
+    }
+    nlohmann::ordered_json j{{"system", system.name},
+                             {"model", model.name},
+                             {"batch_tokens", batch.tokens()},
+                             {"seq", batch.seq},
+                             {"candidates", candidates.size()},
+                             {"do_not_fit", too_big},
+                             {"simulated", simulated},
+                             {"skipped_by_lower_bound", skipped},
+                             {"layouts", layouts}};
+    io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+  if (flags.csv) {
+    io.out << "rank,layout,recompute,step_time_s,mfu,memory_per_chip_bytes,bottleneck\n";
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const Entry& e = *ranked[i];
+      char line[512];
+      std::snprintf(line, sizeof line, "%zu,\"%s\",%s,%.9g,%.6f,%.0f,%s\n", i + 1,
+                    e.candidate.layout.ToString().c_str(),
+                    std::string(workloads::RecomputeName(e.candidate.recompute)).c_str(),
+                    e.result->step_time_s, e.result->mfu, e.memory.total_bytes,
+                    Bottleneck(*e.result).c_str());
+      io.out << line;
+    }
+    return sim::Status::Ok();
+  }
+  io.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
+  io.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
+         << " tokens\n";
+  io.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
+  if (too_big > 0)
+    io.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
+  io.out << "; " << simulated << " simulated; " << skipped
+         << " skipped (their compute alone exceeds the top " << top << ")\n\n";
+  int width = 6;
+  for (const Entry* e : ranked) {
+    width = std::max(width, static_cast<int>(e->candidate.layout.ToString().size()));
+  }
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s  %-*s %-9s %12s %7s %11s  %s\n", "rank", width, "layout",
+                "recompute", "step", "MFU", "memory", "bottleneck");
+  io.out << line;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const Entry& e = *ranked[i];
+    std::snprintf(line, sizeof line, "%4zu  %-*s %-9s %12s %7s %11s  %s\n", i + 1, width,
+                  e.candidate.layout.ToString().c_str(),
+                  std::string(workloads::RecomputeName(e.candidate.recompute)).c_str(),
+                  FormatSeconds(e.result->step_time_s).c_str(),
+                  FormatPercent(e.result->mfu).c_str(),
+                  FormatByteSize(e.memory.total_bytes).c_str(), Bottleneck(*e.result).c_str());
+    io.out << line;
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace
+
+Command AddSweepCommand(CLI::App& app) {
+  auto flags = std::make_shared<SweepFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Rank the valid layouts of a model on a system by simulated step time");
+  sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5p:16x20x28, h100:1024")
+      ->required();
+  sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
+      ->required();
+  sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
+  sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
+  sub->add_option("--jobs", flags->jobs,
+                  "Simulations run at once (default: all cores); the output does not depend on it");
+  sub->add_option("--top", flags->top, "Layouts to print (default 10)");
+  sub->add_flag("--exhaustive", flags->exhaustive,
+                "Simulate every layout that fits, skipping none by the lower bound");
+  auto* json = sub->add_flag("--json", flags->json, "Print one JSON object");
+  sub->add_flag("--csv", flags->csv, "Print CSV")->excludes(json);
+  return Command{sub, [flags](CommandIo& io) { return RunSweep(*flags, io); }};
+}
+
+}  // namespace podsim::cli

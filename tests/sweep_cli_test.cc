@@ -1,0 +1,115 @@
+// End-to-end tests of `podsim sweep`: the ranking does not depend on --jobs, skipping layouts by
+// the compute lower bound never changes the top K, and the lower bound holds for every layout.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/main_command.h"
+#include "topology/system.h"
+#include "workloads/layout_search.h"
+#include "workloads/step_simulator.h"
+#include "workloads/training.h"
+#include "workloads/training_schedule.h"
+
+namespace podsim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+constexpr char kModel[] =
+    "custom:layers=8,d_model=1024,ffn=4096,heads=16,kv_heads=16,head_dim=64,vocab=1024";
+
+std::vector<std::string> Sweep(const std::string& system, std::vector<std::string> more) {
+  std::vector<std::string> args = {"sweep", "--system",       system,  "--model",
+                                   kModel,  "--batch-tokens", "64Ki",  "--seq",
+                                   "2048",  "--json",         "--top", "5"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(SweepCliTest, RankingDoesNotDependOnJobs) {
+  Outcome one = Podsim(Sweep("tpu-v5e:2x4", {"--jobs", "1"}));
+  Outcome two = Podsim(Sweep("tpu-v5e:2x4", {"--jobs", "2"}));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  nlohmann::json j = nlohmann::json::parse(one.out);
+  ASSERT_EQ(j["layouts"].size(), 5u);
+  double previous = 0;
+  for (const auto& layout : j["layouts"]) {
+    for (const char* key : {"layout", "step_time_s", "mfu", "fits"}) {
+      EXPECT_TRUE(layout.contains(key)) << key;
+    }
+    EXPECT_GE(layout["step_time_s"].get<double>(), previous);
+    previous = layout["step_time_s"].get<double>();
+  }
+}
+
+// The top 5 with layouts skipped by the lower bound equal the top 5 of simulating every one.
+TEST(SweepCliTest, SkippingByTheLowerBoundKeepsTheTop) {
+  for (const char* system : {"tpu-v5e:2x4", "h100:16"}) {
+    Outcome pruned = Podsim(Sweep(system, {}));
+    Outcome all = Podsim(Sweep(system, {"--exhaustive"}));
+    ASSERT_EQ(pruned.code, 0) << pruned.err;
+    ASSERT_EQ(all.code, 0) << all.err;
+    nlohmann::json p = nlohmann::json::parse(pruned.out), a = nlohmann::json::parse(all.out);
+    EXPECT_EQ(p["layouts"], a["layouts"]) << system;
+    EXPECT_EQ(a["skipped_by_lower_bound"].get<int>(), 0);
+  }
+}
+
+// The bound is a bound: for every layout, the simulated step is at least its compute alone.
+TEST(SweepCliTest, ComputeLowerBoundNeverExceedsTheStep) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
+  ASSERT_TRUE(system.ok());
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kModel);
+  ASSERT_TRUE(model.ok());
+  const workloads::BatchSpec batch{32, 2048};
+  int checked = 0;
+  for (const workloads::LayoutCandidate& c : workloads::EnumerateLayouts(*system, *model, batch)) {
+    workloads::OpOptions options;
+    options.recompute = c.recompute;
+    sim::StatusOr<workloads::TrainingResult> result =
+        workloads::SimulateTraining(*system, *model, c.layout, batch, options);
+    ASSERT_TRUE(result.ok()) << c.Name() << ": " << result.status();
+    const sim::Time bound = workloads::ComputeLowerBound(*system, result->schedule);
+    EXPECT_LE(bound, result->step.step_time) << c.Name();
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
+TEST(SweepCliTest, BadInputGetsOneClearError) {
+  Outcome run = Podsim({"sweep", "--system", "ring:8", "--model", kModel, "--batch-tokens", "64Ki",
+                        "--seq", "2048"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err, "podsim: error: --system: generic fabrics have no compute to train on\n");
+  run = Podsim({"sweep", "--system", "h100:16", "--model", kModel, "--batch-tokens", "64Ki",
+                "--seq", "2048", "--top", "0"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err, "podsim: error: --top: must be >= 1\n");
+  run = Podsim({"sweep", "--system", "h100:16", "--model", kModel, "--batch-tokens", "6Ki", "--seq",
+                "2048"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err.substr(0, 60),
+            "podsim: error: no layout of " + std::string(kModel).substr(0, 32));
+}
+
+}  // namespace
+}  // namespace podsim::cli

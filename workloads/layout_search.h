@@ -1,0 +1,44 @@
+// The layouts a sweep considers for a model on a system and a batch, and a lower bound on each
+// one's step time that needs no simulation (so a sweep can skip layouts that cannot win).
+//
+// Enumerated (every combination that ValidateLayout accepts):
+//   tp      powers of two up to the chips of one NVLink node on GPU systems (Megatron keeps tp
+//           inside the node) and up to 16 on TPUs, dividing the heads;
+//   sp      0 and 1 when tp > 1;
+//   pp      1 and the divisors of the layers up to 16 (uneven stages are not enumerated), with
+//           microbatches 2 pp and 4 pp (1F1B), and the interleaved schedule with 2 chunks when
+//           it divides;
+//   dp x fsdp  every split of the remaining chips where both divide the batch;
+//   recompute  none and full (with flash attention, selective recomputes nothing: layer_ops.h).
+// The mapping onto physical axes is topology::MapMesh's automatic placement; layouts it cannot
+// place contiguously are left out.
+
+#ifndef PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
+#define PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
+
+#include <string>
+#include <vector>
+
+#include "topology/system.h"
+#include "workloads/layer_ops.h"
+#include "workloads/layout.h"
+#include "workloads/model_spec.h"
+
+namespace podsim::workloads {
+
+struct LayoutCandidate {
+  Layout layout;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+  // "dp=..,fsdp=..,tp=..,pp=..[,..] recompute=..": unique per candidate, used to order ties.
+  std::string Name() const;
+};
+
+// Every valid candidate, in a deterministic order.
+std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
+                                              const ModelSpec& model, const BatchSpec& batch);
+
+std::string_view RecomputeName(RecomputePolicy policy);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
