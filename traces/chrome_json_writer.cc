@@ -133,6 +133,7 @@ TrackId ChromeJsonWriter::AddCounterTrack(ProcessId process, std::string_view na
 TrackId ChromeJsonWriter::AddChildTrack(ProcessId process, std::string_view name,
                                         std::optional<CounterUnit> unit) {
   TrackId id = registry_.AddTrack(process, name, unit);
+  tracks_.emplace_back();
   // Counters are process-scoped in viewers (keyed by name), so they need no thread metadata.
   if (!unit.has_value()) {
     const TrackRegistry::Track& track = registry_.track(id);
@@ -145,34 +146,51 @@ TrackId ChromeJsonWriter::AddChildTrack(ProcessId process, std::string_view name
 
 void ChromeJsonWriter::BeginSlice(TrackId track, sim::Time time, const EventSpec& event) {
   registry_.Begin(track, time, event);
-  StartEvent(event.name, event.category, 'B', time, track);
-  AppendArgs(event.args, &line_);
-  line_.push_back('}');
-  EmitLine();
-  for (uint64_t flow : event.flows_in) WriteFlow('f', flow, event.category, time, track);
-  for (uint64_t flow : event.flows_out) WriteFlow('s', flow, event.category, time, track);
+  TrackState& state = tracks_[track.index];
+  Pending slice;
+  slice.begin_ns = TraceNanoseconds(time) + offset_ns_;
+  StartEvent(event.name, event.category, 'X', slice.begin_ns, track, &slice.head);
+  AppendArgs(event.args, &slice.tail);
+  slice.tail.push_back('}');
+  slice.flows_in.assign(event.flows_in.begin(), event.flows_in.end());
+  slice.flows_out.assign(event.flows_out.begin(), event.flows_out.end());
+  slice.category = event.category;
+  state.open.push_back(state.pending.size());
+  state.pending.push_back(std::move(slice));
 }
 
 void ChromeJsonWriter::EndSlice(TrackId track, sim::Time time) {
-  TrackRegistry::OpenSlice slice = registry_.End(track, time);
-  StartEvent(slice.name, slice.category, 'E', time, track);
-  line_.push_back('}');
-  EmitLine();
+  registry_.End(track, time);
+  TrackState& state = tracks_[track.index];
+  state.pending[state.open.back()].end_ns = TraceNanoseconds(time) + offset_ns_;
+  state.open.pop_back();
+  if (state.open.empty()) Flush(track);
 }
 
 void ChromeJsonWriter::Instant(TrackId track, sim::Time time, const EventSpec& event) {
   registry_.Instant(track, time, event);
-  StartEvent(event.name, event.category, 'i', time, track);
-  line_.append(",\"s\":\"t\"");
-  AppendArgs(event.args, &line_);
-  line_.push_back('}');
-  EmitLine();
+  Pending instant;
+  instant.begin_ns = TraceNanoseconds(time) + offset_ns_;
+  instant.end_ns = -2;
+  StartEvent(event.name, event.category, 'i', instant.begin_ns, track, &instant.head);
+  instant.tail = ",\"s\":\"t\"";
+  AppendArgs(event.args, &instant.tail);
+  instant.tail.push_back('}');
+  TrackState& state = tracks_[track.index];
+  if (state.open.empty()) {
+    line_ = std::move(instant.head);
+    line_.append(instant.tail);
+    EmitLine();
+  } else {
+    state.pending.push_back(std::move(instant));
+  }
 }
 
 void ChromeJsonWriter::SetCounter(TrackId track, sim::Time time, double value) {
   registry_.Counter(track, time, value);
   const TrackRegistry::Track& t = registry_.track(track);
-  StartEvent(t.name, {}, 'C', time, track);
+  line_.clear();
+  StartEvent(t.name, {}, 'C', TraceNanoseconds(time) + offset_ns_, track, &line_);
   line_.append(",\"args\":{");
   AppendJsonString(UnitKey(*t.counter_unit), &line_);
   line_.push_back(':');
@@ -183,30 +201,50 @@ void ChromeJsonWriter::SetCounter(TrackId track, sim::Time time, double value) {
 
 sim::Status ChromeJsonWriter::Close() {
   registry_.Close();
+  PODSIM_CHECK(waiting_ends_.empty())
+      << "Close with flow " << waiting_ends_.begin()->first << " ended but never started";
   *out_ << "\n]}\n";
   out_->flush();
   if (!*out_) return sim::Status::IoError("writing the Chrome JSON trace failed");
   return sim::Status::Ok();
 }
 
-void ChromeJsonWriter::StartEvent(std::string_view name, std::string_view category, char phase,
-                                  sim::Time time, TrackId track) {
-  const TrackRegistry::Track& t = registry_.track(track);
-  line_.clear();
-  line_.append("{\"name\":");
-  AppendJsonString(name, &line_);
-  if (!category.empty()) {
-    line_.append(",\"cat\":");
-    AppendJsonString(category, &line_);
+void ChromeJsonWriter::Flush(TrackId track) {
+  TrackState& state = tracks_[track.index];
+  for (Pending& event : state.pending) {
+    line_ = std::move(event.head);
+    if (event.end_ns >= 0) {
+      line_.append(",\"dur\":");
+      AppendMicros(event.end_ns - event.begin_ns, &line_);
+    }
+    line_.append(event.tail);
+    EmitLine();
+    for (uint64_t flow : event.flows_in)
+      WriteFlow('f', flow, event.category, event.begin_ns, track);
+    for (uint64_t flow : event.flows_out) {
+      WriteFlow('s', flow, event.category, event.begin_ns, track);
+    }
   }
-  line_.append(",\"ph\":\"");
-  line_.push_back(phase);
-  line_.append("\",\"ts\":");
-  AppendMicros(TraceNanoseconds(time) + offset_ns_, &line_);
-  line_.append(",\"pid\":");
-  AppendNumber(t.process.index + 1, &line_);
-  line_.append(",\"tid\":");
-  AppendNumber(t.rank + 1, &line_);
+  state.pending.clear();
+}
+
+void ChromeJsonWriter::StartEvent(std::string_view name, std::string_view category, char phase,
+                                  int64_t ts_ns, TrackId track, std::string* out) {
+  const TrackRegistry::Track& t = registry_.track(track);
+  out->append("{\"name\":");
+  AppendJsonString(name, out);
+  if (!category.empty()) {
+    out->append(",\"cat\":");
+    AppendJsonString(category, out);
+  }
+  out->append(",\"ph\":\"");
+  out->push_back(phase);
+  out->append("\",\"ts\":");
+  AppendMicros(ts_ns, out);
+  out->append(",\"pid\":");
+  AppendNumber(t.process.index + 1, out);
+  out->append(",\"tid\":");
+  AppendNumber(t.rank + 1, out);
 }
 
 void ChromeJsonWriter::WriteMetadata(std::string_view kind, uint32_t pid, uint32_t tid,
@@ -231,14 +269,31 @@ void ChromeJsonWriter::WriteMetadata(std::string_view kind, uint32_t pid, uint32
   EmitLine();
 }
 
-void ChromeJsonWriter::WriteFlow(char phase, uint64_t id, std::string_view category, sim::Time time,
+void ChromeJsonWriter::WriteFlow(char phase, uint64_t id, std::string_view category, int64_t ts_ns,
                                  TrackId track) {
-  StartEvent("flow", category, phase, time, track);
+  line_.clear();
+  StartEvent("flow", category, phase, ts_ns, track, &line_);
   line_.append(",\"id\":");
   AppendNumber(id, &line_);
-  if (phase == 'f') line_.append(",\"bp\":\"e\"");
+  if (phase == 'f') {
+    line_.append(",\"bp\":\"e\"}");
+    if (started_flows_.erase(id) == 0) {
+      waiting_ends_.emplace(id, std::move(line_));  // Its `s` is not written yet.
+      return;
+    }
+    EmitLine();
+    return;
+  }
   line_.push_back('}');
   EmitLine();
+  auto waiting = waiting_ends_.find(id);
+  if (waiting == waiting_ends_.end()) {
+    started_flows_.insert(id);
+  } else {
+    line_ = std::move(waiting->second);
+    waiting_ends_.erase(waiting);
+    EmitLine();
+  }
 }
 
 void ChromeJsonWriter::EmitLine() {

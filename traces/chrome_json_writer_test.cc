@@ -28,8 +28,8 @@ TEST(ChromeJsonWriterTest, SyntheticScenarioPassesLint) {
   EXPECT_TRUE(lint.ok()) << lint;
 }
 
-// Pins the exact format: field order, 3-decimal microseconds offset by 1 us, metadata, repeated
-// name and cat on E, v1 flows bound to their slices.
+// Pins the exact format: field order, 3-decimal microseconds offset by 1 us, metadata, complete
+// (X) events written when they end, v1 flows right after the slices they bind to.
 TEST(ChromeJsonWriterTest, WritesTheDocumentedFormat) {
   std::ostringstream out;
   ChromeJsonWriter writer(&out);
@@ -53,13 +53,11 @@ TEST(ChromeJsonWriterTest, WritesTheDocumentedFormat) {
 {"name":"process_sort_index","ph":"M","ts":0,"pid":1,"tid":0,"args":{"sort_index":0}},
 {"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":1,"args":{"name":"comm"}},
 {"name":"thread_sort_index","ph":"M","ts":0,"pid":1,"tid":1,"args":{"sort_index":0}},
-{"name":"send","cat":"comm","ph":"B","ts":1.001,"pid":1,"tid":1,"args":{"bytes":1024,"axis":"x\"y"}},
+{"name":"send","cat":"comm","ph":"X","ts":1.001,"pid":1,"tid":1,"dur":2.000,"args":{"bytes":1024,"axis":"x\"y"}},
 {"name":"flow","cat":"comm","ph":"s","ts":1.001,"pid":1,"tid":1,"id":9},
-{"name":"send","cat":"comm","ph":"E","ts":3.001,"pid":1,"tid":1},
-{"name":"recv","cat":"comm","ph":"B","ts":4.000,"pid":1,"tid":1,"args":{}},
+{"name":"recv","cat":"comm","ph":"X","ts":4.000,"pid":1,"tid":1,"dur":0.000,"args":{}},
 {"name":"flow","cat":"comm","ph":"f","ts":4.000,"pid":1,"tid":1,"id":9,"bp":"e"},
 {"name":"mark","cat":"comm","ph":"i","ts":4.000,"pid":1,"tid":1,"s":"t","args":{}},
-{"name":"recv","cat":"comm","ph":"E","ts":4.000,"pid":1,"tid":1},
 {"name":"HBM","ph":"C","ts":1.000,"pid":1,"tid":2,"args":{"bytes":2500000000}}
 ]}
 )");
@@ -71,14 +69,44 @@ TEST(ChromeJsonWriterTest, ScenarioHasTheExpectedEvents) {
   nlohmann::json trace = nlohmann::json::parse(WriteScenario(&counts));
   std::map<std::string, int> by_phase;
   for (const auto& event : trace["traceEvents"]) ++by_phase[event["ph"].get<std::string>()];
-  EXPECT_EQ(by_phase["B"], counts.slices);
-  EXPECT_EQ(by_phase["E"], counts.slices);
+  EXPECT_EQ(by_phase["X"], counts.slices);
+  EXPECT_EQ(by_phase["B"] + by_phase["E"], 0);
   EXPECT_EQ(by_phase["i"], counts.instants);
   EXPECT_EQ(by_phase["C"], counts.counter_values);
   EXPECT_EQ(by_phase["s"], counts.flows);
   EXPECT_EQ(by_phase["f"], counts.flows);
   // 3 processes x (name + sort index) + 5 slice tracks x (name + sort index).
   EXPECT_EQ(by_phase["M"], 16);
+}
+
+// Nested slices wait for the outermost one and come out outer first; a flow whose destination
+// ends before its source still has its s before its f in the file (DevTools needs that order).
+TEST(ChromeJsonWriterTest, NestedSlicesAndEarlyFlowEndsKeepFileOrder) {
+  std::ostringstream out;
+  ChromeJsonWriter writer(&out);
+  ProcessId chip = writer.AddProcess("chip0");
+  TrackId a = writer.AddTrack(chip, "a");
+  TrackId b = writer.AddTrack(chip, "b");
+  const uint64_t flow[] = {4};
+  using sim::Time;
+  writer.BeginSlice(a, Time::Nanoseconds(0), {.name = "outer", .category = "c"});
+  writer.BeginSlice(a, Time::Nanoseconds(1), {.name = "inner", .category = "c", .flows_out = flow});
+  writer.BeginSlice(b, Time::Nanoseconds(2), {.name = "dst", .category = "c", .flows_in = flow});
+  writer.EndSlice(b, Time::Nanoseconds(3));  // Destination written; its f must wait.
+  writer.EndSlice(a, Time::Nanoseconds(4));
+  writer.EndSlice(a, Time::Nanoseconds(5));
+  ASSERT_TRUE(writer.Close().ok());
+  const std::string text = out.str();
+  EXPECT_EQ(text.substr(text.find("\n{\"name\":\"dst\"")), R"(
+{"name":"dst","cat":"c","ph":"X","ts":1.002,"pid":1,"tid":2,"dur":0.001,"args":{}},
+{"name":"outer","cat":"c","ph":"X","ts":1.000,"pid":1,"tid":1,"dur":0.005,"args":{}},
+{"name":"inner","cat":"c","ph":"X","ts":1.001,"pid":1,"tid":1,"dur":0.003,"args":{}},
+{"name":"flow","cat":"c","ph":"s","ts":1.001,"pid":1,"tid":1,"id":4},
+{"name":"flow","cat":"c","ph":"f","ts":1.002,"pid":1,"tid":2,"id":4,"bp":"e"}
+]}
+)");
+  sim::Status lint = LintChromeJson(text);
+  EXPECT_TRUE(lint.ok()) << lint;
 }
 
 TEST(ChromeJsonWriterTest, SameCallsGiveSameBytes) { EXPECT_EQ(WriteScenario(), WriteScenario()); }

@@ -1,5 +1,6 @@
 #include "traces/trace_lint.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -301,9 +302,17 @@ struct OpenJsonSlice {
 };
 
 struct JsonTrack {
-  std::vector<OpenJsonSlice> open;
+  std::vector<OpenJsonSlice> open;  // B slices, innermost last.
   double last_ts = -1;
+  std::vector<int64_t>
+      x_ends_ns;  // Ends of the X slices enclosing the current time, innermost last.
+  // The slice (B or X) that started last: flows bind to it.
+  int64_t last_start_ns = -1;
+  std::string last_start_cat;
 };
+
+// Microseconds as written (3 decimals) to integer nanoseconds, so comparisons are exact.
+int64_t JsonNanoseconds(double us) { return std::llround(us * 1000); }
 
 bool IsNonEmptyString(const Json& event, const char* key) {
   auto it = event.find(key);
@@ -377,6 +386,9 @@ class ChromeLinter {
     switch (phase) {
       case 'B':
         track.open.push_back(OpenJsonSlice{name, cat, ts});
+        open_begins_.emplace_back(pid, tid);
+        track.last_start_ns = JsonNanoseconds(ts);
+        track.last_start_cat = cat;
         break;
       case 'E': {
         if (track.open.empty()) {
@@ -388,6 +400,16 @@ class ChromeLinter {
           return EventError(i, ph) << "E '" << name << "' (cat '" << cat << "') does not match B '"
                                    << open.name << "' (cat '" << open.cat << "')";
         }
+        // DevTools pairs B and E with one stack for the whole file (RendererHandler
+        // makeCompleteEvent), so the last B still open anywhere must be this track's.
+        if (open_begins_.back() != std::make_pair(pid, tid)) {
+          return EventError(i, ph)
+                 << "E '" << name << "' on pid " << pid << " tid " << tid << " while a B on pid "
+                 << open_begins_.back().first << " tid " << open_begins_.back().second
+                 << " is open after it in file order (DevTools pairs B/E "
+                    "across all threads with one stack)";
+        }
+        open_begins_.pop_back();
         track.open.pop_back();
         break;
       }
@@ -396,6 +418,20 @@ class ChromeLinter {
         if (dur == event.end() || !dur->is_number() || dur->get<double>() < 0) {
           return EventError(i, ph) << "X without dur >= 0";
         }
+        const int64_t begin = JsonNanoseconds(ts);
+        const int64_t end = begin + JsonNanoseconds(dur->get<double>());
+        while (!track.x_ends_ns.empty() && track.x_ends_ns.back() <= begin) {
+          track.x_ends_ns.pop_back();
+        }
+        if (!track.x_ends_ns.empty() && end > track.x_ends_ns.back()) {
+          return EventError(i, ph)
+                 << "X '" << name << "' on pid " << pid << " tid " << tid << " ends at "
+                 << end / 1000.0 << " us, after the slice enclosing it ("
+                 << track.x_ends_ns.back() / 1000.0 << " us); slices must nest per thread";
+        }
+        track.x_ends_ns.push_back(end);
+        track.last_start_ns = begin;
+        track.last_start_cat = cat;
         break;
       }
       case 'i':
@@ -470,7 +506,7 @@ class ChromeLinter {
         return EventError(i, ph) << "f without \"bp\":\"e\" (needed to bind to its slice)";
       }
     }
-    if (track.open.empty() || track.open.back().ts != ts || track.open.back().cat != cat) {
+    if (track.last_start_ns != JsonNanoseconds(ts) || track.last_start_cat != cat) {
       return EventError(i, ph) << "flow " << id->dump() << " at " << ts << " us (cat '" << cat
                                << "') does not bind to a slice starting then with that cat";
     }
@@ -489,6 +525,8 @@ class ChromeLinter {
   std::set<int64_t> process_names_;
   std::set<std::pair<int64_t, int64_t>> thread_names_;
   std::map<std::pair<int64_t, int64_t>, JsonTrack> tracks_;
+  std::vector<std::pair<int64_t, int64_t>>
+      open_begins_;  // (pid, tid) of open B events, file order.
   std::map<std::pair<int64_t, std::string>, double> counter_last_ts_;
   // (cat, name, id) -> (number of s, number of f).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, int>> flows_;

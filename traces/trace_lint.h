@@ -43,11 +43,13 @@ sim::Status LintPerfetto(std::string_view bytes);
 //  - M events: process_name/thread_name with a non-empty args.name, *_sort_index with an integer
 //    args.sort_index; every pid (and (pid, tid) of thread-scoped events) is named by an M event
 //    before it is used;
-//  - B/E are LIFO per (pid, tid), and an E repeats its B's name and cat; ts does not decrease per
-//    (pid, tid), or per (pid, name) for counters;
-//  - v1 flows: s/t/f have an id; f has "bp":"e"; each flow event binds to the innermost open
-//    slice on its (pid, tid) with the same ts and cat; every flow (cat, name, id) has one s and at
-//    least one f;
+//  - B/E are LIFO per (pid, tid), and an E repeats its B's name and cat; B/E also nest across
+//    the whole file in file order, since DevTools pairs them with one stack for all threads; X
+//    slices nest per (pid, tid); ts does not decrease per (pid, tid), or per (pid, name) for
+//    counters;
+//  - v1 flows: s/t/f have an id; f has "bp":"e"; each flow event binds to the slice (B or X) that
+//    started last on its (pid, tid), with the same ts and cat (DevTools binds by exactly that);
+//    every flow (cat, name, id) has one s and at least one f, and the s comes first in the file;
 //  - every slice is closed at the end of the trace.
 sim::Status LintChromeJson(std::string_view text);
 

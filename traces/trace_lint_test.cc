@@ -203,6 +203,41 @@ TEST(LintChromeJsonTest, AcceptsAWellFormedTrace) {
             sim::Status::Ok());
 }
 
+TEST(LintChromeJsonTest, AcceptsNestedCompleteEventsAndTheirFlows) {
+  EXPECT_EQ(LintChromeJson(ChromeTrace(R"(,
+{"name":"a","cat":"c","ph":"X","ts":1.0,"pid":1,"tid":1,"dur":3.0},
+{"name":"b","cat":"c","ph":"X","ts":1.5,"pid":1,"tid":1,"dur":1.0},
+{"name":"flow","cat":"c","ph":"s","ts":1.5,"pid":1,"tid":1,"id":3},
+{"name":"d","cat":"c","ph":"X","ts":4.0,"pid":1,"tid":1,"dur":0.5},
+{"name":"flow","cat":"c","ph":"f","ts":4.0,"pid":1,"tid":1,"id":3,"bp":"e"})")),
+            sim::Status::Ok());
+}
+
+TEST(LintChromeJsonTest, RejectsPartiallyOverlappingCompleteEvents) {
+  EXPECT_EQ(LintChromeJson(ChromeTrace(R"(,
+{"name":"a","cat":"c","ph":"X","ts":1.0,"pid":1,"tid":1,"dur":3.0},
+{"name":"b","cat":"c","ph":"X","ts":2.0,"pid":1,"tid":1,"dur":2.5})"))
+                .message(),
+            "chrome json event 3 (ph 'X'): X 'b' on pid 1 tid 1 ends at 4.5 us, after the slice "
+            "enclosing it (4 us); slices must nest per thread");
+}
+
+// DevTools pairs B/E across all threads with one stack: interleaved pairs of two threads are
+// dropped there although each thread is balanced.
+TEST(LintChromeJsonTest, RejectsBeginEndInterleavedAcrossThreads) {
+  EXPECT_EQ(LintChromeJson(R"({"traceEvents":[
+{"name":"process_name","ph":"M","ts":0,"pid":1,"tid":0,"args":{"name":"chip0"}},
+{"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":1,"args":{"name":"a"}},
+{"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":2,"args":{"name":"b"}},
+{"name":"x","cat":"c","ph":"B","ts":1.0,"pid":1,"tid":1},
+{"name":"y","cat":"c","ph":"B","ts":1.5,"pid":1,"tid":2},
+{"name":"x","cat":"c","ph":"E","ts":2.0,"pid":1,"tid":1},
+{"name":"y","cat":"c","ph":"E","ts":2.5,"pid":1,"tid":2}]})")
+                .message(),
+            "chrome json event 5 (ph 'E'): E 'x' on pid 1 tid 1 while a B on pid 1 tid 2 is open "
+            "after it in file order (DevTools pairs B/E across all threads with one stack)");
+}
+
 TEST(LintChromeJsonTest, RejectsUnbalancedEnd) {
   EXPECT_EQ(LintChromeJson(ChromeTrace(R"(,
 {"name":"a","cat":"c","ph":"E","ts":2.0,"pid":1,"tid":1})"))
