@@ -13,10 +13,12 @@
 #include "cli/byte_size.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
+#include "cli/step_trace.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/training.h"
+#include "workloads/training_schedule.h"
 
 namespace podsim::cli {
 
@@ -31,6 +33,8 @@ struct TrainFlags {
   std::string recompute = "none";
   std::string attention = "flash";
   std::string write_schedule;
+  std::string trace;
+  std::string trace_chips;
   bool every_chip = false;
   bool flows = false;
   bool json = false;
@@ -39,6 +43,8 @@ struct TrainFlags {
 
 struct ReplayFlags {
   std::string file;
+  std::string trace;
+  std::string trace_chips;
   bool every_chip = false;
   bool flows = false;
   bool json = false;
@@ -105,6 +111,12 @@ std::string Percent(double fraction) {
   return text;
 }
 
+std::string TraceSummary(const StepTraceFile& trace) {
+  return std::to_string(trace.stats().traced_chips()) + " chips, " +
+         std::to_string(trace.stats().slices()) + " op slices, " +
+         std::to_string(trace.stats().flows()) + " flows";
+}
+
 nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
   nlohmann::ordered_json programs = nlohmann::ordered_json::array();
   for (const workloads::ProgramResult& p : step.programs) {
@@ -156,6 +168,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (flags.flows) train->set_flows(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.write_schedule.empty()) s.mutable_outputs()->set_write_schedule(flags.write_schedule);
+  if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
+  if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   return s;
 }
 
@@ -198,10 +212,23 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   const workloads::OpOptions options = scenario::OpOptionsOf(train);
   const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
+  workloads::StepOptions step_options = StepOptionsOf(train.every_chip(), train.flows());
+  std::unique_ptr<StepTraceFile> trace;
+  if (outputs.has_trace()) {
+    // The trace needs the schedule before the run; SimulateTraining builds the same one.
+    PODSIM_RETURN_IF_ERROR(
+        workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch));
+    PODSIM_ASSIGN_OR_RETURN(
+        trace,
+        StepTraceFile::Open(outputs.trace(), outputs.trace_chips(), system,
+                            workloads::TrainingSchedule(system.name, model, layout, batch, options),
+                            train.every_chip()));
+    step_options.observer = trace->observer();
+  }
   PODSIM_ASSIGN_OR_RETURN(
       workloads::TrainingResult result,
-      workloads::SimulateTraining(system, model, layout, batch, options,
-                                  StepOptionsOf(train.every_chip(), train.flows())));
+      workloads::SimulateTraining(system, model, layout, batch, options, step_options));
+  if (trace) PODSIM_RETURN_IF_ERROR(trace->Close(result.step.step_time));
   if (outputs.has_write_schedule()) {
     PODSIM_RETURN_IF_ERROR(FieldError(WriteScheduleFile(outputs.write_schedule(), result.schedule)
                                           .WithContext("--write-schedule"),
@@ -268,15 +295,23 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
          << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
+  if (trace) io.out << "trace       " << outputs.trace() << " (" << TraceSummary(*trace) << ")\n";
   return sim::Status::Ok();
 }
 
 sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(schedule::Schedule schedule, ReadScheduleFile(flags.file));
   PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(schedule.system()));
-  PODSIM_ASSIGN_OR_RETURN(
-      workloads::StepResult step,
-      workloads::SimulateStep(system, schedule, StepOptionsOf(flags.every_chip, flags.flows)));
+  workloads::StepOptions step_options = StepOptionsOf(flags.every_chip, flags.flows);
+  std::unique_ptr<StepTraceFile> trace;
+  if (!flags.trace.empty()) {
+    PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,
+                                                       schedule, flags.every_chip));
+    step_options.observer = trace->observer();
+  }
+  PODSIM_ASSIGN_OR_RETURN(workloads::StepResult step,
+                          workloads::SimulateStep(system, schedule, step_options));
+  if (trace) PODSIM_RETURN_IF_ERROR(trace->Close(step.step_time));
   const double seconds = step.step_time.ToSeconds();
   const double peak =
       static_cast<double>(system.fabric.chip_count()) * system.chip.bf16_flops_per_s * seconds;
@@ -308,7 +343,16 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   for (const auto& [name, s] : breakdown) {
     io.out << "  " << name << " " << Seconds(s) << "\n";
   }
+  if (trace) io.out << "trace       " << flags.trace << " (" << TraceSummary(*trace) << ")\n";
   return sim::Status::Ok();
+}
+
+void AddTraceFlags(CLI::App* sub, std::string* trace, std::string* trace_chips) {
+  sub->add_option("--trace", *trace,
+                  "Write a trace of the step: FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");
+  sub->add_option("--trace-chips", *trace_chips,
+                  "Chips to trace: 'all' or ids and ranges like 0-15,32 (default: every simulated "
+                  "chip; chips 0-63 with --every-chip)");
 }
 
 void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows) {
@@ -340,6 +384,7 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
@@ -355,6 +400,7 @@ Command AddReplayCommand(CLI::App& app) {
       "Simulate one step of a schedule file (workloads/schedule.proto, docs/schedule.md)");
   sub->add_option("file", flags->file, "FILE.pb (binary) or FILE.textproto")->required();
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   return Command{sub, [flags](CommandIo& io) { return RunReplay(*flags, io); }};
 }

@@ -19,6 +19,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# node and npm run the Chrome DevTools trace engine check (tests/trace_engine); any install that
+# provides the commands will do (NodeSource's nodejs bundles npm and conflicts with Debian's).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then

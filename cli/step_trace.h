@@ -1,0 +1,145 @@
+// StepTraceObserver: writes a simulated step (workloads/step_simulator.h) into a trace
+// (traces/trace_sink.h), for `podsim train --trace` and `podsim replay --trace`.
+//
+// Layout of the trace:
+//  - a "system" process with one "step" slice from 0 to the end of the step;
+//  - per traced chip, one process named after its program and chip ("stage 3 (chip 1234)"), with
+//    one slice track per stream of that program in a fixed order (compute, tp, fsdp, fsdp.reduce,
+//    dp, pp, pp.recv, then any other stream in schedule order);
+//  - one slice per op (a Recv's slice spans its wait), category "op", with the op's kind, FLOPs,
+//    HBM bytes, matmul shape, collective, mesh axes, bytes, phase, microbatch and layer as args
+//    (only those that apply);
+//  - flows from each Send to its Recv when both chips are traced, and from a producer op to each
+//    consumer op on another stream of the same chip (dependencies inside a stream are implied by
+//    the order of its slices, so they get no arrow). At most one flow per dependency edge: the
+//    count is bounded by the schedule's size.
+//
+// Streaming: a slice is written when its op ends (begin and end together), so the observer holds
+// only the start time of each stream's running op and the ids of flows not yet terminated; an op
+// runs after its producers end, so a flow's source is always written before its destination.
+// Slices of one track never overlap (a stream runs one op at a time), so per-track time never
+// decreases; across tracks the file is not in time order, which both formats allow.
+//
+// Only reads: the simulation's results are the same with or without it (cli tests check this).
+
+#ifndef PODSIM_CLI_STEP_TRACE_H_
+#define PODSIM_CLI_STEP_TRACE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "schedule.pb.h"
+#include "sim/status.h"
+#include "sim/time.h"
+#include "topology/system.h"
+#include "traces/trace_sink.h"
+#include "workloads/mesh_grid.h"
+#include "workloads/schedule_check.h"
+#include "workloads/step_simulator.h"
+
+namespace podsim::cli {
+
+class StepTraceObserver : public workloads::StepObserver {
+ public:
+  // `traced[c]` selects chip c (a chip that is not simulated is simply absent from the trace);
+  // `grid` places the schedule's mesh on the system (it resolves the peers of sends). `schedule`,
+  // `grid` and `sink` must outlive the observer. Declares the "system" process at once.
+  StepTraceObserver(const schedule::Schedule* schedule, const workloads::MeshGrid* grid,
+                    traces::TraceSink* sink, std::vector<bool> traced);
+
+  void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
+  void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
+
+  // Writes the "step" slice, [0, step_time]. Call once, after the simulation succeeded and before
+  // the sink's Close().
+  void FinishStep(sim::Time step_time);
+
+  // Slices and flows written so far (for reports and tests).
+  uint64_t slices() const { return slices_; }
+  uint64_t flows() const { return flows_; }
+  uint32_t traced_chips() const { return static_cast<uint32_t>(chips_.size()); }
+
+ private:
+  // What the observer needs of one program, computed on first use.
+  struct ProgramInfo {
+    std::vector<std::string> streams;  // Track order.
+    std::vector<int> track_of_op;      // Index into streams.
+    // Per op: the later ops of another stream that depend on it.
+    std::vector<std::vector<int>> cross_dependents;
+  };
+  struct Chip {
+    int program = 0;
+    traces::ProcessId process;
+    std::vector<traces::TrackId> tracks;   // Per ProgramInfo::streams.
+    std::vector<sim::Time> running_since;  // Per track: start of the op running there.
+  };
+
+  const ProgramInfo& Info(int program);
+  Chip* ChipOf(uint32_t chip, int program);
+  // The chip a Send or Recv op of `chip` exchanges with.
+  uint32_t PeerOf(uint32_t chip, const schedule::Op& op) const;
+  bool Traced(uint32_t chip) const { return chip < traced_.size() && traced_[chip]; }
+
+  const schedule::Schedule* schedule_;
+  const workloads::MeshGrid* grid_;
+  traces::TraceSink* sink_;
+  std::vector<bool> traced_;
+  traces::TrackId step_track_;
+  std::map<int, ProgramInfo> programs_;
+  std::map<uint32_t, Chip> chips_;  // Traced chips seen so far.
+  // Flows whose source slice is written: (chip, consumer op) -> ids, and (receiving chip,
+  // sending chip, tag) -> id.
+  std::map<std::pair<uint32_t, int>, std::vector<uint64_t>> pending_deps_;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> pending_sends_;
+  uint64_t next_flow_ = 1;
+  uint64_t slices_ = 0;
+  uint64_t flows_ = 0;
+};
+
+// A trace file of one step: the sink (traces/trace_file.h) and the observer writing into it, for
+// `podsim train|replay --trace`. Owns a copy of the schedule it traces.
+class StepTraceFile {
+ public:
+  // Opens `path` (the format from its extension) to trace `schedule` as simulated on `system`;
+  // `chips` as --trace-chips takes it (StepTraceChips). Fails with InvalidArgument for a bad
+  // extension, schedule or chip list and IoError when the file cannot be created; nothing is left
+  // on disk then.
+  static sim::StatusOr<std::unique_ptr<StepTraceFile>> Open(const std::string& path,
+                                                            std::string_view chips,
+                                                            const topology::System& system,
+                                                            schedule::Schedule schedule,
+                                                            bool every_chip);
+
+  // For StepOptions::observer; valid until Close().
+  workloads::StepObserver* observer() { return observer_.get(); }
+  const StepTraceObserver& stats() const { return *observer_; }
+
+  // Writes the step slice and closes the file (renaming it into place). Call once, after the
+  // simulation succeeded; a trace that is never closed is removed.
+  sim::Status Close(sim::Time step_time);
+
+ private:
+  StepTraceFile() = default;
+
+  schedule::Schedule schedule_;
+  std::unique_ptr<workloads::CheckedSchedule> checked_;
+  std::unique_ptr<traces::TraceSink> sink_;
+  std::unique_ptr<StepTraceObserver> observer_;
+};
+
+// The chips `podsim train|replay --trace` traces: `text` as --trace-chips takes it ("all", or
+// chip ids and ranges like 0-15,32); empty means every simulated chip when one chip per program
+// is simulated, and chips 0-63 with --every-chip (a full pod would not be viewable).
+sim::StatusOr<std::vector<bool>> StepTraceChips(std::string_view text, uint32_t chip_count,
+                                                bool every_chip);
+
+}  // namespace podsim::cli
+
+#endif  // PODSIM_CLI_STEP_TRACE_H_

@@ -1,0 +1,241 @@
+// issue 7: `podsim train|replay --trace` (cli/step_trace.h). Tracing only observes: the results
+// are byte-identical with and without it; both formats pass the trace lint; the Perfetto file
+// decodes with protoc and our schema without unknown fields; the trace holds one process per
+// simulated chip, one track per stream, one slice per op and flows from sends to receives.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/main_command.h"
+#include "traces/trace_lint.h"
+
+namespace podsim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// A pipelined step on 16 GPUs: 4 stages (programs) of tp=2 x dp=2, so compute, tp, dp, pp and
+// pp.recv streams, and sends between stages.
+const std::vector<std::string> kTrain = {"train",
+                                         "--system",
+                                         "h100:16",
+                                         "--model",
+                                         "llama3-8b",
+                                         "--layout",
+                                         "tp=2,pp=4,dp=2,microbatches=4",
+                                         "--batch-tokens",
+                                         "64Ki",
+                                         "--seq",
+                                         "4096"};
+
+class TrainTraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("podsim_train_trace_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+nlohmann::json TraceEvents(const std::string& path) {
+  return nlohmann::json::parse(ReadFile(path))["traceEvents"];
+}
+
+TEST_F(TrainTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
+  const std::string untraced = Podsim(With(kTrain, {"--json"})).out;
+  ASSERT_FALSE(untraced.empty());
+  for (const char* name : {"step.json", "step.pftrace"}) {
+    SCOPED_TRACE(name);
+    Outcome traced = Podsim(With(kTrain, {"--json", "--trace", Path(name)}));
+    ASSERT_EQ(traced.code, 0) << traced.err;
+    EXPECT_EQ(traced.out, untraced);
+    const std::string trace = ReadFile(Path(name));
+    ASSERT_FALSE(trace.empty());
+    sim::Status lint = std::string(name).ends_with(".json") ? traces::LintChromeJson(trace)
+                                                            : traces::LintPerfetto(trace);
+    EXPECT_TRUE(lint.ok()) << lint;
+    EXPECT_FALSE(std::filesystem::exists(Path(name) + ".tmp"));
+  }
+  // The same with every chip simulated (and the default of chips 0-63 traced).
+  const std::string every = Podsim(With(kTrain, {"--json", "--every-chip"})).out;
+  Outcome traced = Podsim(With(kTrain, {"--json", "--every-chip", "--trace", Path("all.json")}));
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  EXPECT_EQ(traced.out, every);
+  EXPECT_TRUE(traces::LintChromeJson(ReadFile(Path("all.json"))).ok());
+}
+
+TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
+  Outcome run = Podsim(With(kTrain, {"--json", "--trace", Path("step.json")}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json result = nlohmann::json::parse(run.out);
+  std::map<int, std::string> processes;
+  std::map<int, std::set<std::string>> threads;
+  int op_slices = 0, sends = 0, pp_flows = 0;
+  std::map<uint64_t, int> flow_pids;  // Flow id -> pid of its source.
+  double step_end_us = 0;
+  for (const nlohmann::json& e : TraceEvents(Path("step.json"))) {
+    const std::string ph = e["ph"];
+    const int pid = e["pid"];
+    if (ph == "M" && e["name"] == "process_name") processes[pid] = e["args"]["name"];
+    if (ph == "M" && e["name"] == "thread_name") threads[pid].insert(e["args"]["name"]);
+    if (ph == "X" && e["cat"] == "op") {
+      ++op_slices;
+      EXPECT_TRUE(e["args"].contains("kind")) << e;
+      EXPECT_TRUE(e["args"].contains("microbatch")) << e;
+      if (e["args"]["kind"] == "matmul") {
+        EXPECT_GT(e["args"]["flops"].get<double>(), 0) << e;
+        EXPECT_TRUE(e["args"].contains("shape")) << e;
+        EXPECT_TRUE(e["args"].contains("phase")) << e;
+        // Transformer layers carry their index; the embedding and the head have none.
+        const std::string name = e["name"];
+        EXPECT_EQ(e["args"].contains("layer"), !name.starts_with("head")) << e;
+      }
+      if (e["args"]["kind"] == "collective") {
+        EXPECT_TRUE(e["args"].contains("collective")) << e;
+        EXPECT_TRUE(e["args"].contains("mesh_axes")) << e;
+        EXPECT_GT(e["args"]["bytes"].get<double>(), 0) << e;
+      }
+      if (e["args"]["kind"] == "send") ++sends;
+    }
+    if (ph == "X" && e["name"] == "step") {
+      step_end_us = e["ts"].get<double>() + e["dur"].get<double>();
+    }
+    if (ph == "s") flow_pids[e["id"].get<uint64_t>()] = pid;
+    if (ph == "f" && flow_pids.at(e["id"].get<uint64_t>()) != pid) ++pp_flows;
+  }
+  // "system" and one process per stage, named after its program and chip.
+  ASSERT_EQ(processes.size(), 5u);
+  EXPECT_EQ(processes[1], "system");
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::string& name = processes[stage + 2];
+    EXPECT_TRUE(name.starts_with("stage " + std::to_string(stage) + " (chip ")) << name;
+    EXPECT_EQ(name, "stage " + std::to_string(stage) + " (chip " +
+                        std::to_string(
+                            result["simulation"]["programs"][stage]["simulated_chip"].get<int>()) +
+                        ")");
+  }
+  // Streams in the fixed order; the first stage receives only gradients, the last sends only them.
+  EXPECT_EQ(threads[2], (std::set<std::string>{"compute", "tp", "dp", "pp", "pp.recv"}));
+  // One slice per executed op, and a flow from every send to its receive.
+  EXPECT_EQ(op_slices, result["simulation"]["ops"].get<int>());
+  EXPECT_EQ(sends, 2 * 3 * 4);  // Activations and gradients, 3 boundaries, 4 microbatches.
+  EXPECT_EQ(pp_flows, sends);
+  // The step slice ends at the step time (+1 us origin; ns resolution).
+  EXPECT_NEAR(step_end_us, 1 + result["step_time_s"].get<double>() * 1e6, 1e-3);
+}
+
+TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
+  Outcome all = Podsim(With(kTrain, {"--json", "--trace", Path("all.json")}));
+  ASSERT_EQ(all.code, 0) << all.err;
+  const nlohmann::json programs = nlohmann::json::parse(all.out)["simulation"]["programs"];
+  const std::string first = std::to_string(programs[0]["simulated_chip"].get<int>());
+  Outcome one = Podsim(With(kTrain, {"--trace", Path("one.pftrace"), "--trace-chips", first}));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("trace       " + Path("one.pftrace") + " (1 chips, "), std::string::npos)
+      << one.out;
+  EXPECT_TRUE(traces::LintPerfetto(ReadFile(Path("one.pftrace"))).ok());
+  Outcome json = Podsim(With(kTrain, {"--trace", Path("one.json"), "--trace-chips", first}));
+  ASSERT_EQ(json.code, 0) << json.err;
+  std::set<std::string> processes;
+  for (const nlohmann::json& e : TraceEvents(Path("one.json"))) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"system", "stage 0 (chip " + first + ")"}));
+}
+
+TEST_F(TrainTraceTest, ReplayTracesTheSameStep) {
+  ASSERT_EQ(Podsim(With(kTrain, {"--write-schedule", Path("step.pb")})).code, 0);
+  const std::string untraced = Podsim({"replay", Path("step.pb"), "--json"}).out;
+  Outcome traced = Podsim({"replay", Path("step.pb"), "--json", "--trace", Path("replay.pftrace")});
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  EXPECT_EQ(traced.out, untraced);
+  EXPECT_TRUE(traces::LintPerfetto(ReadFile(Path("replay.pftrace"))).ok());
+  // Train and replay write the same trace of the same schedule.
+  ASSERT_EQ(Podsim(With(kTrain, {"--trace", Path("train.pftrace")})).code, 0);
+  EXPECT_EQ(ReadFile(Path("replay.pftrace")), ReadFile(Path("train.pftrace")));
+}
+
+// The written protobuf decodes with protoc and our schema, with no unknown fields (an unknown
+// field shows up in protoc's text as a bare field number, e.g. "999: 1").
+TEST_F(TrainTraceTest, PerfettoDecodesWithProtocWithoutUnknownFields) {
+  ASSERT_EQ(Podsim(With(kTrain, {"--trace", Path("step.pftrace")})).code, 0);
+  const std::string command = std::string(PODSIM_PROTOC_PATH) +
+                              " --decode=perfetto.protos.Trace -I " + PODSIM_TRACES_SOURCE_DIR +
+                              " " + PODSIM_TRACES_SOURCE_DIR + "/perfetto_min.proto < " +
+                              Path("step.pftrace") + " > " + Path("step.txt");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const std::string text = ReadFile(Path("step.txt"));
+  EXPECT_NE(text.find("process_name: \"stage 3 (chip "), std::string::npos);
+  EXPECT_NE(text.find("name: \"pp.recv\""), std::string::npos);
+  EXPECT_NE(text.find("terminating_flow_ids: "), std::string::npos);
+  EXPECT_NE(text.find("name: \"mesh_axes\""), std::string::npos);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t start = line.find_first_not_of(' ');
+    const size_t digits_end = line.find_first_not_of("0123456789", start);
+    const bool unknown = start != std::string::npos && digits_end != start &&
+                         digits_end != std::string::npos && line[digits_end] == ':';
+    EXPECT_FALSE(unknown) << "unknown field: " << line;
+  }
+}
+
+TEST_F(TrainTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
+  Outcome run = Podsim(With(kTrain, {"--trace", Path("step.txt")}));
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err, "podsim: error: --trace: " + Path("step.txt") +
+                         ": unknown trace format; use a name ending in .pftrace or "
+                         ".perfetto-trace (Perfetto) or .json (Chrome JSON)\n");
+  run = Podsim(With(kTrain, {"--trace", Path("step.json"), "--trace-chips", "0-99"}));
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err,
+            "podsim: error: --trace-chips: expected 'all' or chip indices and ranges from 0 to 15 "
+            "like 0-15,32 (got '0-99')\n");
+  // A layout that fails leaves no trace behind either.
+  run = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "tp=3",
+                "--batch-tokens", "64Ki", "--seq", "4096", "--trace", Path("step.json")});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+}
+
+}  // namespace
+}  // namespace podsim::cli
