@@ -27,6 +27,6 @@ trap 'rm -rf "$tmp"' EXIT
 # training step (compute, tp, dp, pp, pp.recv) and the flows between stages.
 "$build/podsim" train --system h100:16 --model llama3-8b \
   --layout tp=2,pp=4,dp=2,microbatches=8,schedule=1f1b --batch-tokens 128Ki --seq 4096 \
-  --trace "$tmp/step.json"
+  --trace "$tmp/step.json" >/dev/null
 node tools/trace_screenshot/shot.mjs "$tmp/step.json" "$out" "$(command -v chromium)"
 echo "wrote $out"
