@@ -492,7 +492,7 @@ TEST(InferenceBookTest, I1_CriticalBatchFromArithmeticIntensity) {
 TEST(InferenceBookTest, I2_AttentionArithmeticIntensity) {
   const ModelSpec m = M("llama2-13b");  // N = K = 40: MHA.
   auto intensity = [&](const InferenceOptions& o) {
-    const Op& core = Find(Layer(m, L("dp=1"), o), "attn.core");
+    const Op core = Find(Layer(m, L("dp=1"), o), "attn.core");  // A copy: the list is a temporary.
     return core.model_flops / Hbm(core);
   };
   EXPECT_REL(intensity(Prefill(1, 4096)), 4096 / 2, kExact);
