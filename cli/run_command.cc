@@ -34,15 +34,6 @@ sim::Status WithMessage(const sim::Status& status, std::string_view message) {
   }
 }
 
-// A command that has a place in the schema but no implementation yet.
-sim::Status NotImplemented(const scenario::SourceMap& source, const std::string& command,
-                           int issue) {
-  return source.Annotate(
-      sim::Status::InvalidArgument("podsim " + command + " is not implemented yet (issue " +
-                                   std::to_string(issue) + ")"),
-      command);
-}
-
 sim::Status Run(const RunFlags& flags, CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(scenario::LoadedScenario loaded, scenario::LoadScenarioFile(flags.file));
   if (flags.json || !flags.trace.empty()) {
@@ -99,7 +90,7 @@ sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::Sour
     case scenario::Scenario::kInfer:
       return RunInferScenario(scenario, source, io);
     case scenario::Scenario::kSweep:
-      return NotImplemented(source, "sweep", 8);
+      return RunSweepScenario(scenario, source, io);
     case scenario::Scenario::COMMAND_NOT_SET:
       break;
   }

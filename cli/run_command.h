@@ -22,8 +22,7 @@ Command AddRunCommand(CLI::App& app);
 
 // Runs `scenario`, which ValidateScenario accepts. `source` says where each field was set: the
 // file's positions for `podsim run`, the flags' names for a command (SourceMap::AddFlag), so that
-// an error found while running names the position or the flag. sweep is not implemented yet: an
-// error naming its issue.
+// an error found while running names the position or the flag.
 sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
                         CommandIo& io);
 
@@ -42,6 +41,8 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& scenario,
 sim::Status RunTrainScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
                              CommandIo& io);
 sim::Status RunInferScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
+                             CommandIo& io);
+sim::Status RunSweepScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
                              CommandIo& io);
 
 // An error the libraries word for the command line ("--algorithm: unknown algorithm 'x'"), about

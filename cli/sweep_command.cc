@@ -17,6 +17,8 @@
 
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
+#include "cli/run_command.h"
+#include "scenario/scenario_build.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
 #include "workloads/memory.h"
@@ -28,16 +30,20 @@ namespace podsim::cli {
 
 namespace {
 
+// Layouts printed when neither --top nor sweep.top says.
+constexpr int kDefaultTop = 10;
+
 struct SweepFlags {
   std::string system;
   std::string model;
   std::string batch_tokens;
   std::string seq;
   int jobs = 0;
-  int top = 10;
+  int top = kDefaultTop;
   bool json = false;
   bool csv = false;
   bool exhaustive = false;
+  bool dump_scenario = false;
 };
 
 // Candidates are simulated in waves of this many, in order of their lower bound; after each
@@ -73,9 +79,8 @@ void Progress(std::ostream& err, size_t done, size_t total) {
       << "/" << total << " simulated" << std::flush;
 }
 
-sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(flags.system));
-  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, workloads::ParseModel(flags.model));
+// The scenario of the flags; errors name the flag that does not parse.
+sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokenCount("--batch-tokens", flags.batch_tokens));
   PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokenCount("--seq", flags.seq));
   if (tokens % seq != 0) {
@@ -85,13 +90,57 @@ sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
   }
   if (flags.top < 1) return sim::Status::InvalidArgument("--top: must be >= 1");
   if (flags.jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
-  if (system.chip.bf16_flops_per_s <= 0) {
-    return sim::Status::InvalidArgument("--system: generic fabrics have no compute to train on");
+  scenario::Scenario s;
+  s.mutable_system()->set_preset(flags.system);
+  scenario::Sweep* sweep = s.mutable_sweep();
+  sweep->mutable_model()->set_preset(flags.model);
+  sweep->set_batch_tokens(tokens);
+  sweep->set_seq(seq);
+  if (flags.jobs > 0) sweep->set_jobs(flags.jobs);
+  if (flags.top != kDefaultTop) sweep->set_top(flags.top);
+  if (flags.exhaustive) sweep->set_exhaustive(true);
+  if (flags.json) s.mutable_outputs()->set_json(true);
+  if (flags.csv) s.mutable_outputs()->set_csv(true);
+  return s;
+}
+
+// Where each field of ScenarioOf comes from.
+scenario::SourceMap FlagsOf() {
+  scenario::SourceMap flags;
+  flags.AddFlag("system", "--system");
+  flags.AddFlag("sweep.model", "--model");
+  flags.AddFlag("sweep.batch_tokens", "--batch-tokens");
+  flags.AddFlag("sweep.seq", "--seq");
+  flags.AddFlag("sweep.jobs", "--jobs");
+  flags.AddFlag("sweep.top", "--top");
+  flags.AddFlag("sweep.exhaustive", "--exhaustive");
+  flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.csv", "--csv");
+  return flags;
+}
+
+sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& source,
+                     CommandIo& io) {
+  const scenario::Sweep& sweep = s.sweep();
+  const scenario::Outputs& outputs = s.outputs();
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
+                          scenario::BuildModel(sweep.model(), "sweep.model", source));
+  if (sweep.seq() < 1 || sweep.batch_tokens() < 1 || sweep.batch_tokens() % sweep.seq() != 0) {
+    return source.Annotate(
+        sim::Status::InvalidArgument("batch_tokens must be a positive multiple of seq (got " +
+                                     std::to_string(sweep.batch_tokens()) + " and " +
+                                     std::to_string(sweep.seq()) + ")"),
+        "sweep.batch_tokens");
   }
-  const workloads::BatchSpec batch{tokens / seq, seq};
-  const size_t top = static_cast<size_t>(flags.top);
-  const int jobs = flags.jobs > 0
-                       ? flags.jobs
+  if (system.chip.bf16_flops_per_s <= 0) {
+    return source.Annotate(
+        sim::Status::InvalidArgument("generic fabrics have no compute to train on"), "system");
+  }
+  const workloads::BatchSpec batch{sweep.batch_tokens() / sweep.seq(), sweep.seq()};
+  const size_t top = static_cast<size_t>(sweep.has_top() ? sweep.top() : kDefaultTop);
+  const int jobs = sweep.jobs() > 0
+                       ? sweep.jobs()
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   const std::vector<workloads::LayoutCandidate> candidates =
@@ -130,14 +179,14 @@ sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
     return a.candidate.Name() < b.candidate.Name();
   });
 
-  const bool progress = !flags.json && !flags.csv && isatty(STDERR_FILENO);
+  const bool progress = !outputs.json() && !outputs.csv() && isatty(STDERR_FILENO);
   std::vector<double> best;  // Step times simulated so far, ascending.
   size_t simulated = 0;
   size_t next = 0;
   while (next < fitting.size()) {
     const double kth = best.size() >= top ? best[top - 1] : 0;
     // No later layout can make the top: their compute alone takes longer.
-    if (!flags.exhaustive && kth > 0 && fitting[next].lower_bound_s > kth) break;
+    if (!sweep.exhaustive() && kth > 0 && fitting[next].lower_bound_s > kth) break;
     const size_t end = std::min(fitting.size(), next + kWave);
     {
       boost::asio::thread_pool pool(static_cast<size_t>(jobs));
@@ -184,7 +233,7 @@ sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
   if (ranked.size() > top) ranked.resize(top);
   const size_t skipped = fitting.size() - simulated;
 
-  if (flags.json) {
+  if (outputs.json()) {
     nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
     for (const Entry* e : ranked) {
       layouts.push_back({{"layout", e->candidate.layout.ToString()},
@@ -207,7 +256,7 @@ sim::Status RunSweep(const SweepFlags& flags, CommandIo& io) {
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
-  if (flags.csv) {
+  if (outputs.csv()) {
     io.out << "rank,layout,recompute,step_time_s,mfu,memory_per_chip_bytes,bottleneck\n";
     for (size_t i = 0; i < ranked.size(); ++i) {
       const Entry& e = *ranked[i];
@@ -269,7 +318,16 @@ Command AddSweepCommand(CLI::App& app) {
                 "Simulate every layout that fits, skipping none by the lower bound");
   auto* json = sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--csv", flags->csv, "Print CSV")->excludes(json);
-  return Command{sub, [flags](CommandIo& io) { return RunSweep(*flags, io); }};
+  sub->add_flag("--dump-scenario", flags->dump_scenario,
+                "Print the equivalent scenario file (for podsim run) instead of running");
+  return Command{sub, [flags](CommandIo& io) {
+                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                 }};
+}
+
+sim::Status RunSweepScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
+                             CommandIo& io) {
+  return RunSweep(scenario, source, io);
 }
 
 }  // namespace podsim::cli
