@@ -25,12 +25,13 @@
 //
 // Defaults, one set per chip family (DefaultComputeEfficiency; numbers and sources in
 // compute_model.cc):
-//   GPU      matmul curve fitted once on reference/measured.md V13 (LLMCompass, 18 measured A100
-//            fp16 GEMMs, tools/fit_compute_model.py), used for every GPU preset (a100 ... gb200);
-//            HBM fraction and matmul overhead from our H200 measurements
-//            (docs/measurements/h200.md); kernel overhead from book case G7's small add. V13's
-//            ~29 us per call is its harness's cost, not a kernel's (V13Calibration keeps it).
-//            Known gap: Hopper sustains ~0.72 of peak on large GEMMs (h200.md), not A100's 0.91.
+//   GPU      matmul curve's half-points fitted once on reference/measured.md V13 (LLMCompass, 18
+//            measured A100 fp16 GEMMs, tools/fit_compute_model.py), used for every GPU preset
+//            (a100 ... gb200); its plateau the sustained one of our H200 measurements (0.72:
+//            GEMMs at the power cap, docs/measurements/h200.md), not V13's isolated 0.91; HBM
+//            fraction and matmul overhead from the same measurements; kernel overhead from book
+//            case G7's small add. V13's ~29 us per call is its harness's cost, not a kernel's;
+//            V13Calibration keeps it and V13's plateau.
 //   TPU      NOT calibrated on TPU measurements: the GPU curve's half-points scaled to the MXU
 //            width, the book's "TPUs can get closer to 95%" as the peak fraction. To be validated
 //            against the MaxText rows (measured.md V7).
@@ -73,9 +74,10 @@ ComputeEfficiency IdealRoofline();
 // with a 256-wide MXU (tpu-v6e, tpu7x) get half-points twice those of the 128-wide ones.
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip);
 
-// The GPU curve exactly as fitted on measured.md V13, including the per-call time of the harness
-// that measured it (28.9 us, as matmul_overhead); it reproduces V13's rows on the a100 preset. For
-// comparisons with those measurements only: a training step does not pay a harness per kernel.
+// The GPU curve exactly as fitted on measured.md V13, including its plateau (isolated GEMMs) and
+// the per-call time of the harness that measured it (28.9 us, as matmul_overhead); it reproduces
+// V13's rows on the a100 preset. For comparisons with those measurements only: a training step does
+// not pay a harness per kernel, and does not run at V13's clock.
 ComputeEfficiency V13Calibration();
 
 // Fraction of the peak a matmul of this shape reaches, in (0, matmul_peak_fraction].

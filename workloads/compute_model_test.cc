@@ -110,8 +110,8 @@ TEST(ComputeModelTest, G7H100AddLatencyAndBandwidth) {
 }
 
 // docs/measurements/h200.md (our H200, bf16, CUDA-graph times; h200/gemm.csv): the rows that set
-// the GPU HBM fraction and matmul overhead are reproduced within 10%. The large GEMMs are ~20% too
-// fast: the V13 plateau (A100, 0.91 of peak) is not Hopper's (~0.72); compute_model.cc TODO.
+// the GPU HBM fraction and matmul overhead are reproduced within 10%, and a large GEMM runs at the
+// sustained plateau those measurements set (compute_model.cc).
 TEST(ComputeModelTest, H200MeasuredHbmBoundAndTinyGemms) {
   const ComputeModel model(Chip("h200"));
   struct Row {
@@ -127,9 +127,8 @@ TEST(ComputeModelTest, H200MeasuredHbmBoundAndTinyGemms) {
         << "h200.md M=" << row.m << " N=" << row.n << " K=" << row.k << ": " << ms << " ms";
   }
   const double large_ms = model.Duration(Gemm(8192, 8192, 8192)).ToSeconds() * 1e3;
-  std::printf("h200.md 8192^3 bf16 GEMM: podsim %.3f ms, measured 1.581 ms (known gap)\n",
-              large_ms);
-  EXPECT_LT(large_ms, 1.58075);
+  std::printf("h200.md 8192^3 bf16 GEMM: podsim %.3f ms, measured 1.581 ms\n", large_ms);
+  EXPECT_LT(std::abs(RelativeError(large_ms, 1.5808)), 0.05);
 }
 
 TEST(ComputeModelTest, RooflineCrossoverAtCriticalIntensity) {

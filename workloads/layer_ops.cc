@@ -171,6 +171,57 @@ Op Norm(const Builder& b, const std::string& name, const Dims& d) {
   return op;
 }
 
+// Batched matmul of attention on one chip: `batch` = sequences x heads products of [m,k] x [k,n].
+Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, double k, double n,
+                   Phase phase) {
+  Op op = b.Base(std::move(name), OpKind::kMatmul, phase);
+  const double batch = d.seqs * d.heads;
+  op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n),
+              static_cast<int64_t>(batch)};
+  op.flops = 2 * batch * m * k * n;
+  return op;
+}
+
+// The materialized attention core as the kernels Megatron-LM runs it (CoreAttention in
+// megatron/model/transformer.py, as measured by Korthikanti et al. 2022): a batched GEMM for the
+// scores QK^T (baddbmm), the fused scale-mask-softmax kernel, dropout on the probabilities, and a
+// batched GEMM for PV (bmm). Separate kernels, so their times add: the T x T tensors are written
+// and read back through HBM between them. All T^2 pairs are computed (the mask is applied to the
+// full scores). Activations kept (Korthikanti Table 2, 5as^2b with dropout): the softmax output
+// (2 bytes per element), the dropout mask (1) and the dropped probabilities (2); Q, K and V
+// (their sbh terms) are counted on the scores op.
+void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, Phase phase,
+                            double model_pairs) {
+  const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
+  const double model_flops = phase == Phase::kRecompute ? 0 : 2 * d.q * model_pairs;
+  Op scores = AttentionMatmul(b, "attn.core.scores", d, d.T, d.q / d.heads, d.T, phase);
+  scores.model_flops = model_flops;
+  scores.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // Q and K.
+  scores.hbm_write_bytes = d.e * probs;
+  scores.output_bytes = d.e * probs;
+  scores.saved_bytes = d.e * d.tok * (d.q + 2 * d.kv);  // Q, K, V.
+  b.Add(scores);
+  Op softmax =
+      b.Elementwise("attn.core.softmax", OpKind::kElementwise, probs, kSoftmaxFlops, 1, 1, d.e);
+  softmax.phase = phase;
+  softmax.quadratic_saved_bytes = d.e * probs;
+  b.Add(softmax);
+  if (model.dropout) {
+    Op drop =
+        b.Elementwise("attn.core.dropout", OpKind::kElementwise, probs, kDropoutFlops, 1, 1, d.e);
+    drop.phase = phase;
+    drop.hbm_write_bytes += kMaskBytes * probs;
+    drop.quadratic_saved_bytes = (kMaskBytes + d.e) * probs;
+    b.Add(drop);
+  }
+  Op pv = AttentionMatmul(b, "attn.core", d, d.T, d.T, d.q / d.heads, phase);
+  pv.model_flops = model_flops;
+  pv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // Probabilities and V.
+  pv.hbm_write_bytes = d.e * d.tok * d.q;
+  pv.output_bytes = d.e * d.tok * d.q;
+  b.Add(pv);
+}
+
 // Forward ops of one layer, phase kForward or kRecompute. `fsdp_gather` is the index of the
 // weight all-gather the first matmul waits for (-1: none).
 void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const OpOptions& options,
@@ -186,30 +237,20 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops, 1,
                         1, d.e));
   }
-  {
+  const double model_pairs = Pairs(d, options.model_flops_count == AttentionCount::kCausal);
+  if (materialized) {
+    AppendMaterializedCore(b, model, d, phase, model_pairs);
+  } else {
     Op core = b.Base("attn.core", OpKind::kAttention);
     const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
     core.hbm_read_bytes = qkv_bytes;
     core.hbm_write_bytes = d.e * d.tok * d.q;
     core.output_bytes = d.e * d.tok * d.q;
     core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
-    const double model_pairs = Pairs(d, options.model_flops_count == AttentionCount::kCausal);
     core.model_flops = phase == Phase::kRecompute ? 0 : 4 * d.q * model_pairs;
-    if (materialized) {
-      const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
-      core.flops = 4 * d.q * Pairs(d, false) + kSoftmaxFlops * probs +
-                   (model.dropout ? kDropoutFlops * probs : 0);
-      // Scores written and read by the softmax, probabilities written and read by PV; with
-      // dropout the mask and dropped probabilities too.
-      core.hbm_write_bytes += d.e * 2 * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
-      core.hbm_read_bytes += d.e * 2 * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
-      // Softmax output 2as^2b, dropout mask as^2b and output 2as^2b (Korthikanti Table 2: 5as/h).
-      core.quadratic_saved_bytes = d.e * probs + (model.dropout ? (kMaskBytes + d.e) * probs : 0);
-    } else {
-      core.flops = 4 * d.q * Pairs(d, options.causal);
-      core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
-      core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
-    }
+    core.flops = 4 * d.q * Pairs(d, options.causal);
+    core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+    core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(core);
   }
   Op out = b.Matmul("attn.out", d.tok, d.q, d.d, d.e, phase);
@@ -268,10 +309,39 @@ double GradWireBytes(const OpOptions& options) {
 }
 
 // Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`.
-void AppendGradientReduction(Builder& b, const Layout& layout, double params,
-                             const std::vector<int>& dws, const OpOptions& options,
-                             const std::string& what) {
+// With a gradient buffer in the recipe (precision.h grad_bytes > 0) and no fsdp, every
+// microbatch's weight gradients are first accumulated into it, and the reductions send the buffer:
+// fused, the weight-gradient matmuls read and write the buffer in their epilogue instead of
+// writing a gradient (Megatron-LM gradient_accumulation_fusion); otherwise one pass reads the
+// gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
+// DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
+// megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
+// (With fsdp the reduced shard is what accumulates; not modelled.)
+void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
+                             const OpOptions& options, const std::string& what) {
   const double bytes = GradWireBytes(options) * params;
+  const double buffer = options.precision.grad_bytes;
+  if (buffer > 0 && layout.fsdp == 1) {
+    double unfused = params;
+    if (options.precision.fused_grad_accumulation) {
+      for (int dw : dws) {
+        Op& op = b.mutable_ops()[dw];
+        if (op.kind != OpKind::kMatmul) continue;
+        const double elements = D(op.shape.m) * D(op.shape.n);
+        op.hbm_write_bytes = buffer * elements;
+        op.hbm_read_bytes += buffer * elements;
+        unfused -= elements;
+      }
+    }
+    if (unfused > 0.5) {
+      Op add = b.Base("grad.accumulate." + what, OpKind::kElementwise, Phase::kBackwardWeight);
+      add.flops = kAddFlops * unfused;
+      add.hbm_read_bytes = (options.precision.activation_bytes + buffer) * unfused;
+      add.hbm_write_bytes = buffer * unfused;
+      add.deps = dws;
+      dws = {b.AddSide(add)};
+    }
+  }
   int after = -1;
   if (layout.fsdp > 1) {
     Op rs = b.Collective("fsdp.reduce-scatter." + what, CollectiveOp::kReduceScatter, "fsdp", bytes,
@@ -308,13 +378,17 @@ int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* d
 }
 
 // Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
-// the input gradient; about twice the forward FLOPs.
+// the input gradient; about twice the forward FLOPs. A norm's backward is two kernels that each
+// read the input and the output gradient: the input gradient, and the reduction over tokens for
+// the gain (and bias) gradients (PyTorch layer_norm_backward: layer_norm_grad_input_kernel and
+// GammaBetaBackward; apex FusedLayerNorm: cuComputeGradInput and cuComputePartGradGammaBeta).
 Op ElementwiseBackward(const Builder& b, const Op& fwd) {
   Op op = b.Base(fwd.name + ".dx", fwd.kind, Phase::kBackwardInput);
   op.flops = 2 * fwd.flops;
   op.model_flops = 0;
   op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
   op.hbm_write_bytes = fwd.hbm_read_bytes;
+  if (fwd.kind == OpKind::kNorm) op.hbm_read_bytes += 2 * fwd.hbm_write_bytes;
   return op;
 }
 
@@ -324,6 +398,48 @@ const Op& Find(const OpList& ops, std::string_view name) {
   }
   PODSIM_CHECK(false) << "no forward op " << name;
   return ops.front();
+}
+
+// Backward of AppendMaterializedCore, kernel by kernel in reverse (Megatron-LM's autograd of
+// CoreAttention): PV's two gradients dP = dO V^T and dV = P^T dO, the dropout and softmax
+// backward kernels on the T x T tensors (reading the saved mask and softmax output), and the
+// scores' dQ = dS K and dK = dS^T Q. Model FLOPs twice the forward's.
+void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d) {
+  const double probs = d.seqs * d.heads * d.T * d.T;
+  const double h = d.q / d.heads;
+  const double model_flops = Find(fwd, "attn.core").model_flops;
+  Op dp = AttentionMatmul(b, "attn.core.dx", d, d.T, h, d.T, Phase::kBackwardInput);
+  dp.model_flops = model_flops;
+  dp.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // dO, V.
+  dp.hbm_write_bytes = d.e * probs;
+  b.Add(dp);
+  Op dv = AttentionMatmul(b, "attn.core.dv", d, d.T, d.T, h, Phase::kBackwardInput);
+  dv.model_flops = model_flops;
+  dv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // P (dropped), dO.
+  dv.hbm_write_bytes = d.e * d.tok * d.kv;
+  b.Add(dv);
+  for (const char* name : {"attn.core.dropout", "attn.core.softmax"}) {
+    auto it = std::find_if(fwd.begin(), fwd.end(), [&](const Op& op) { return op.name == name; });
+    if (it == fwd.end()) continue;
+    Op op = b.Base(std::string(name) + ".dx", OpKind::kElementwise, Phase::kBackwardInput);
+    op.flops = 2 * it->flops;
+    // Dropout: dY and the mask in, dX out. Softmax: dY and the saved output in, dX out.
+    const double saved =
+        it->quadratic_saved_bytes - (op.name == "attn.core.dropout.dx" ? d.e : 0) * probs;
+    op.hbm_read_bytes = d.e * probs + saved;
+    op.hbm_write_bytes = d.e * probs;
+    b.Add(op);
+  }
+  Op dq = AttentionMatmul(b, "attn.core.scores.dx", d, d.T, d.T, h, Phase::kBackwardInput);
+  dq.model_flops = model_flops;
+  dq.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // dS, K.
+  dq.hbm_write_bytes = d.e * d.tok * d.q;
+  b.Add(dq);
+  Op dk = AttentionMatmul(b, "attn.core.scores.dk", d, d.T, d.T, h, Phase::kBackwardInput);
+  dk.model_flops = model_flops;
+  dk.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // dS, Q.
+  dk.hbm_write_bytes = d.e * d.tok * d.kv;
+  b.Add(dk);
 }
 
 bool Saved(const OpOptions& options, const std::string& name) {
@@ -364,11 +480,16 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
       break;
     case RecomputePolicy::kSelective:
       if (options.attention == AttentionKernel::kMaterialized) {
-        Op re = Find(fwd, "attn.core");
-        re.phase = Phase::kRecompute;
-        re.model_flops = 0;
-        re.deps.clear();
-        b.Add(re);
+        // The core's kernels from the scores to PV (AppendMaterializedCore), again.
+        for (const Op& op : fwd) {
+          if (!op.name.starts_with("attn.core")) continue;
+          Op re = op;
+          re.name += ".recompute";
+          re.phase = Phase::kRecompute;
+          re.model_flops = 0;
+          re.deps.clear();
+          b.Add(re);
+        }
       }
       break;
     case RecomputePolicy::kFull:
@@ -422,25 +543,18 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   if (model.dropout) elementwise_bwd("attn.dropout");
   SpGather(b, d, "attn.dx", Phase::kBackwardInput);
   MatmulBackward(b, Find(fwd, "attn.out"), d, &dws);
-  {
+  if (options.attention == AttentionKernel::kMaterialized) {
+    AppendMaterializedCoreBackward(b, fwd, d);
+  } else {
+    // Recompute S = QK^T, then the four gradient matmuls (Dao et al. 2022, Alg. 4).
     const Op& core = Find(fwd, "attn.core");
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
     const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
     bwd.model_flops = 2 * core.model_flops;
     bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.q;  // Q, K, V, O, dO.
     bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
-    if (options.attention == AttentionKernel::kMaterialized) {
-      const double probs = d.seqs * d.heads * d.T * d.T;
-      // dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q; softmax backward on the T x T tensor.
-      bwd.flops = 8 * d.q * Pairs(d, false) + 2 * kSoftmaxFlops * probs;
-      bwd.hbm_read_bytes += core.quadratic_saved_bytes;
-      bwd.hbm_write_bytes += d.e * probs;  // dS.
-      bwd.hbm_read_bytes += d.e * probs;
-    } else {
-      // Recompute S = QK^T, then the four gradient matmuls (Dao et al. 2022, Alg. 4).
-      bwd.flops = 10 * d.q * Pairs(d, options.causal);
-      bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
-    }
+    bwd.flops = 10 * d.q * Pairs(d, options.causal);
+    bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(bwd);
   }
   if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
@@ -570,6 +684,12 @@ OpList OptimizerOps(double params_on_chip, const OpOptions& options) {
   adam.hbm_read_bytes =
       params_on_chip * (p.param_bytes + grad + p.master_bytes + p.optimizer_bytes);
   adam.hbm_write_bytes = params_on_chip * (p.param_bytes + p.master_bytes + p.optimizer_bytes);
+  if (p.grad_bytes > 0) {
+    // A gradient buffer is also read for the global-norm clipping and zeroed for the next step
+    // (Megatron-LM optimizer.py: clip_grad_norm_fp32, zero_grad of the main-grad buffers).
+    adam.hbm_read_bytes += params_on_chip * p.grad_bytes;
+    adam.hbm_write_bytes += params_on_chip * p.grad_bytes;
+  }
   return {adam};
 }
 

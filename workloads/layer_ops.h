@@ -17,17 +17,18 @@
 // Data dependencies: `deps` name producers within the same list; a compute op with no compute
 // producer consumes the list's input (the previous piece's output).
 //
-// Attention is a fused kernel. kFlash (default; Dao et al. 2022): never writes the T x T scores;
+// Attention. kFlash (default; Dao et al. 2022), one fused kernel: never writes the T x T scores;
 // a causal kernel skips masked tiles, so it computes the T(T+1)/2 unmasked query-key pairs per
 // sequence (counted exactly, ignoring the partial tiles on the diagonal); its backward recomputes
 // the scores (5 matmul-sized passes instead of 4). kMaterialized (Megatron 2022, the baseline of
-// Korthikanti et al.): writes and keeps the softmax probabilities (and dropout mask and output),
-// computing all T^2 pairs.
+// Korthikanti et al.): Megatron-LM's separate kernels attn.core.scores (batched QK^T), .softmax,
+// .dropout and attn.core (batched PV), and their backward kernels, computing all T^2 pairs and
+// keeping the softmax probabilities (and dropout mask and output).
 //
 // Recomputation (Korthikanti et al. 2022):
 //   kNone       keep every activation the backward pass reads.
-//   kSelective  recompute the attention core: with kMaterialized, a recompute op of QK^T,
-//               softmax, dropout and PV (book X10: 4BT^2NH extra FLOPs) and no T^2 activations;
+//   kSelective  recompute the attention core: with kMaterialized, its ops again (QK^T, softmax,
+//               dropout and PV; book X10: 4BT^2NH extra FLOPs) and no T^2 activations;
 //               with kFlash the kernel already does this, so nothing changes.
 //   kFull       keep only each layer's input; re-run its whole forward (collectives included)
 //               before its backward.

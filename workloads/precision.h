@@ -10,7 +10,12 @@
 //               fp32 master params, momentum and variance (4 + 4 + 4) = 16 bytes/param.
 //   Megatron()  Megatron-LM mixed precision with fp32 main gradients: 2 + 4 + 4 + 4 + 4 = 18
 //               bytes/param; reproduces the params+optimizer memory of Korthikanti et al. 2022,
-//               Figure 1 (measured.md V3: 45.56 GiB for 22B and 175B).
+//               Figure 1 (measured.md V3: 45.56 GiB for 22B and 175B). The weight-gradient GEMMs
+//               accumulate straight into the fp32 main gradients (Megatron-LM's
+//               gradient_accumulation_fusion, fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32,
+//               on by default since 2022); with Zero() (and Megatron-LM 2021's local DDP, whose
+//               hook runs param.main_grad.add_(param.grad)) each microbatch's gradients are added
+//               into the buffer by a separate pass (layer_ops.cc).
 
 #ifndef PODSIM_WORKLOADS_PRECISION_H_
 #define PODSIM_WORKLOADS_PRECISION_H_
@@ -26,6 +31,9 @@ struct PrecisionRecipe {
   double master_bytes = 0;      // fp32 master weights.
   double optimizer_bytes = 8;   // Adam first and second moments.
   double activation_bytes = 2;  // Bytes per activation element (bf16).
+  // With grad_bytes > 0: weight-gradient matmuls accumulate into the gradient buffer themselves
+  // (true), or a separate pass adds each microbatch's gradients into it (false).
+  bool fused_grad_accumulation = false;
 
   double total_bytes_per_param() const {
     return param_bytes + grad_bytes + master_bytes + optimizer_bytes;
@@ -33,7 +41,7 @@ struct PrecisionRecipe {
 
   static constexpr PrecisionRecipe Book() { return {"book", 2, 0, 0, 8, 2}; }
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
-  static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2}; }
+  static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
 };
 
 }  // namespace podsim::workloads

@@ -1,0 +1,670 @@
+// Validation of whole training steps against published measurements (shared/reference/measured.md
+// V1, V3, V7) and the book's training verdicts (book-cases.yaml TR-, G2x): every row is simulated
+// with SimulateTraining on the system, model and layout its source used, and recorded
+// (tests/testing/validation_record.h) so that docs/validation.md shows predicted against measured.
+//
+// Nothing here is tuned per row. The compute and collective models are the families' defaults
+// (workloads/compute_model.h, collectives/efficiency_model.h); what differs between rows is what
+// the sources say they ran: model dimensions, layout, micro-batch, pipeline schedule,
+// recomputation, attention kernel and precision recipe. Measured throughputs are turned into step
+// times with each source's own FLOP count (measured.md "Formulas the sources use"), so the error of
+// a row is the error of the simulated step time.
+//
+// Runtime: one chip per program and whole-collective flows (the defaults). The 530B and 1T
+// pipelines (35 and 64 stages, 280 and 512 micro-batches, up to 4M ops) take 4-10 s each in
+// Release, so their tests are DISABLED_ for ctest (twice, once under the sanitizers);
+// tools/validation.py runs them (--gtest_also_run_disabled_tests), with their assertions, when it
+// regenerates or checks docs/validation.md. The same code runs on the smaller rows under ctest.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/testing/validation_record.h"
+#include "topology/system.h"
+#include "workloads/training.h"
+#include "workloads/training_schedule.h"
+
+namespace podsim::workloads {
+namespace {
+
+constexpr int64_t kSeq = 2048;  // Every source here trains at sequence length 2048.
+
+topology::System System(const std::string& text) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem(text);
+  EXPECT_TRUE(system.ok()) << system.status();
+  return std::move(*system);
+}
+
+Layout ParsedLayout(const std::string& text) {
+  sim::StatusOr<Layout> layout = ParseLayout(text);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  return *layout;
+}
+
+TrainingResult Train(const std::string& system_text, const ModelSpec& model,
+                     const std::string& layout_text, int64_t sequences, const OpOptions& options,
+                     const StepOptions& step_options = {}) {
+  const topology::System system = System(system_text);
+  sim::StatusOr<TrainingResult> result = SimulateTraining(
+      system, model, ParsedLayout(layout_text), BatchSpec{sequences, kSeq}, options, step_options);
+  EXPECT_TRUE(result.ok()) << system_text << " " << layout_text << ": " << result.status();
+  return result.ok() ? std::move(*result) : TrainingResult{};
+}
+
+// What a row needs from a simulated step (the schedule itself is dropped at once: the 1T
+// pipeline's is 4M ops).
+struct Outcome {
+  double step_time_s = 0;
+  double mfu = 0;
+};
+
+// Runs the simulations one after the other, keeping only their outcomes.
+std::vector<Outcome> RunAll(const std::vector<std::function<Outcome()>>& jobs) {
+  std::vector<Outcome> outcomes;
+  for (const auto& job : jobs) outcomes.push_back(job());
+  return outcomes;
+}
+
+Outcome OutcomeOf(const TrainingResult& result) { return {result.step_time_s, result.mfu}; }
+
+// Relative errors of one source's rows, for its mean absolute error.
+class ErrorSummary {
+ public:
+  explicit ErrorSummary(std::string source) : source_(std::move(source)) {}
+  void Add(double predicted, double measured) {
+    errors_.push_back(std::abs(predicted / measured - 1));
+  }
+  double Mean() const {
+    double sum = 0;
+    for (double e : errors_) sum += e;
+    return errors_.empty() ? 0 : sum / static_cast<double>(errors_.size());
+  }
+  void Print() const {
+    std::printf("%s: %zu rows, mean absolute error %.1f%%, worst %.1f%%\n", source_.c_str(),
+                errors_.size(), 100 * Mean(),
+                100 * (errors_.empty() ? 0 : *std::max_element(errors_.begin(), errors_.end())));
+  }
+
+ private:
+  std::string source_;
+  std::vector<double> errors_;
+};
+
+// The target of issue 5: mean absolute error of step time at most 10% over a source's rows.
+constexpr double kTarget = 0.10;
+
+// --- Megatron-LM GPT models (measured.md V1 and V3) -------------------------------------------
+// GPT-3 architecture as Megatron-LM trains it: plain GeLU MLP of 4h, LayerNorm, biases, learned
+// positions (2048), dropout, tied embeddings, the vocabulary padded to 51,200, head dim h / heads.
+ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
+  ModelSpec m;
+  m.name = "gpt-" + std::to_string(layers) + "x" + std::to_string(hidden);
+  m.layers = layers;
+  m.d_model = hidden;
+  m.ffn = 4 * hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.vocab = 51200;
+  m.gated_mlp = false;
+  m.tied_embeddings = true;
+  m.linear_biases = true;
+  m.norm = NormKind::kLayer;
+  m.learned_positions = 2048;
+  m.dropout = true;
+  return m;
+}
+
+// Megatron-LM's attention of 2021-2022 materializes the scores (baddbmm, fused softmax, dropout,
+// bmm); Korthikanti et al. count its activations that way (Table 2).
+OpOptions Megatron(RecomputePolicy recompute, PrecisionRecipe precision) {
+  OpOptions o;
+  o.recompute = recompute;
+  o.attention = AttentionKernel::kMaterialized;
+  o.precision = precision;
+  return o;
+}
+
+// V1: Narayanan et al. 2021 (SC'21) Table 1, weak scaling on Selene (A100-80GB DGX SuperPOD).
+// Micro-batch sizes and interleaving from Megatron-LM's examples/sc21/run_table_1.sh (MBS;
+// --num-layers-per-virtual-pipeline-stage 5/5/3/1 for 76B/145B/310B/530B, none for 39B and 1T).
+// fp16 mixed precision with fp16 gradients (2021: main grads in the parameter dtype), fp32 master
+// weights and Adam moments: PrecisionRecipe::Zero(); full recomputation (--checkpoint-activations,
+// one layer per checkpoint). Published: TFLOP/s per GPU counted by eq. (3),
+// F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), so the measured iteration time is F / (n X).
+struct V1Row {
+  const char* name;
+  int64_t heads, hidden, layers, tp, pp, gpus, batch;
+  double tflops_per_gpu;
+  int64_t micro_batch, virtual_stages;
+  bool large;  // In the DISABLED_ test (header comment).
+};
+
+const std::vector<V1Row>& V1Rows() {
+  static const std::vector<V1Row> rows = {
+      {"1.7B", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 1, false},
+      {"3.6B", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 1, false},
+      {"7.5B", 32, 4096, 36, 4, 1, 128, 512, 142, 16, 1, false},
+      {"18.4B", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 1, false},
+      {"39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 1, false},
+      {"76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 3, false},
+      {"145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 2, false},
+      {"310.1B", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 2, false},
+      {"529.6B", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 3, true},
+      {"1008.0B", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 1, true},
+  };
+  return rows;
+}
+
+double MegatronEq3Flops(const V1Row& r) {
+  const double B = static_cast<double>(r.batch), s = kSeq, l = static_cast<double>(r.layers),
+               h = static_cast<double>(r.hidden), V = 51200;
+  return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+
+void RunV1(bool large) {
+  ErrorSummary summary(large ? "V1 (large rows)" : "V1");
+  std::vector<const V1Row*> rows;
+  std::vector<std::string> systems, layouts;
+  std::vector<std::function<Outcome()>> jobs;
+  for (const V1Row& r : V1Rows()) {
+    if (r.large != large) continue;
+    const int64_t dp = r.gpus / (r.tp * r.pp);
+    const int64_t microbatches = r.batch / dp / r.micro_batch;
+    std::string layout = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(r.tp) +
+                         ",pp=" + std::to_string(r.pp) +
+                         ",microbatches=" + std::to_string(microbatches);
+    if (r.virtual_stages > 1) {
+      layout += ",schedule=interleaved,virtual_stages=" + std::to_string(r.virtual_stages);
+    }
+    const std::string system = "a100:" + std::to_string(r.gpus);
+    rows.push_back(&r);
+    systems.push_back(system);
+    layouts.push_back(layout);
+    jobs.push_back([&r, system, layout] {
+      return OutcomeOf(Train(system, Gpt(r.layers, r.hidden, r.heads), layout, r.batch,
+                             Megatron(RecomputePolicy::kFull, PrecisionRecipe::Zero())));
+    });
+  }
+  const std::vector<Outcome> outcomes = RunAll(jobs);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const V1Row& r = *rows[i];
+    const double measured =
+        MegatronEq3Flops(r) / (static_cast<double>(r.gpus) * r.tflops_per_gpu * 1e12);
+    const double predicted = outcomes[i].step_time_s;
+    testing::RecordValidation(std::string("V1 row ") + r.name,
+                              "iteration time on " + systems[i] + ", " + layouts[i] +
+                                  " (published " + std::to_string(int(r.tflops_per_gpu)) +
+                                  " TFLOP/s/GPU by eq. 3)",
+                              predicted, measured, "s", kTarget);
+    std::printf("V1 %-8s measured %8.3f s podsim %8.3f s (%+.1f%%); eq.3 TFLOP/s/GPU %.1f\n",
+                r.name, measured, predicted, 100 * (predicted / measured - 1),
+                MegatronEq3Flops(r) / static_cast<double>(r.gpus) / predicted / 1e12);
+    summary.Add(predicted, measured);
+    // Loose per-row guard against regressions; the target is on the mean.
+    EXPECT_LT(std::abs(predicted / measured - 1), 0.2) << r.name;
+  }
+  summary.Print();
+  EXPECT_LE(summary.Mean(), kTarget);
+}
+
+TEST(TrainingValidationTest, V1MegatronTable1) { RunV1(false); }
+
+TEST(TrainingValidationTest, DISABLED_V1MegatronTable1LargestPipelines) { RunV1(true); }
+
+// --- V3: Korthikanti et al. 2022, "Reducing Activation Recomputation" (arXiv 2205.05198) ------
+// Selene A100-80GB, no data parallelism, Megatron-LM of 2022: PrecisionRecipe::Megatron() (fp32
+// main gradients, accumulated by the weight-gradient GEMMs), materialized attention. Table 3's
+// configurations; interleaving with 3 chunks per stage for 175B and 530B, none for 22B and 1T.
+ModelSpec Gpt22B() { return Gpt(48, 6144, 64); }
+
+// One transformer layer's forward and backward time on one chip: from the first to the last op of
+// layer `layer` in the forward phase, and likewise over its recomputation and backward (compute
+// and the blocking tp collectives), as Table 4 times a middle layer.
+class LayerTimer : public StepObserver {
+ public:
+  LayerTimer(const schedule::Schedule* schedule, int layer) : schedule_(schedule), layer_(layer) {}
+  void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override {
+    Extend(now, chip, program, op);
+  }
+  void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override {
+    Extend(now, chip, program, op);
+  }
+  double forward_s() const { return (fwd_.second - fwd_.first).ToSeconds(); }
+  double backward_s() const { return (bwd_.second - bwd_.first).ToSeconds(); }
+
+ private:
+  void Extend(sim::Time now, uint32_t chip, int program, int index) {
+    if (chip != 0 || program != 0) return;
+    const schedule::Op& op = schedule_->programs(0).ops(index);
+    if (op.layer() != layer_ || (op.stream() != "compute" && op.stream() != "tp")) return;
+    std::pair<sim::Time, sim::Time>& span = op.phase() == "forward" ? fwd_ : bwd_;
+    span.first = std::min(span.first, now);
+    span.second = std::max(span.second, now);
+  }
+  const schedule::Schedule* schedule_;
+  int layer_;
+  std::pair<sim::Time, sim::Time> fwd_{sim::Time::Max(), sim::Time::Zero()};
+  std::pair<sim::Time, sim::Time> bwd_{sim::Time::Max(), sim::Time::Zero()};
+};
+
+// Table 4: one layer of the 22B model (tp=8, micro-batch 4, 8 GPUs), forward and backward in ms.
+TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
+  struct Row {
+    const char* name;
+    const char* layout;
+    RecomputePolicy recompute;
+    double forward_ms, backward_ms;
+  };
+  const std::vector<Row> rows = {
+      {"baseline", "tp=8", RecomputePolicy::kNone, 7.7, 11.9},
+      {"sequence parallel", "tp=8,sp=1", RecomputePolicy::kNone, 7.2, 11.8},
+      {"full recompute", "tp=8", RecomputePolicy::kFull, 7.7, 19.5},
+      {"selective recompute", "tp=8", RecomputePolicy::kSelective, 7.7, 13.2},
+      {"selective + sequence", "tp=8,sp=1", RecomputePolicy::kSelective, 7.2, 13.1},
+  };
+  const topology::System system = System("a100:8");
+  ErrorSummary summary("V3 Table 4");
+  for (const Row& r : rows) {
+    const ModelSpec model = Gpt22B();
+    const Layout layout = ParsedLayout(r.layout);
+    const BatchSpec batch{4, kSeq};
+    const OpOptions options = Megatron(r.recompute, PrecisionRecipe::Megatron());
+    // The schedule SimulateTraining builds, observed on a middle layer.
+    const schedule::Schedule schedule =
+        TrainingSchedule(system.name, model, layout, batch, options);
+    LayerTimer timer(&schedule, 24);
+    StepOptions step;
+    step.observer = &timer;
+    sim::StatusOr<TrainingResult> result =
+        SimulateTraining(system, model, layout, batch, options, step);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const std::string id = std::string("V3 T4 ") + r.name;
+    testing::RecordValidation(id, "22B layer forward on a100:8, " + std::string(r.layout),
+                              timer.forward_s(), r.forward_ms * 1e-3, "s", kTarget);
+    testing::RecordValidation(id, "22B layer backward on a100:8, " + std::string(r.layout),
+                              timer.backward_s(), r.backward_ms * 1e-3, "s", kTarget);
+    std::printf("V3 T4 %-22s fwd %.2f ms (measured %.1f)  bwd %.2f ms (measured %.1f)\n", r.name,
+                timer.forward_s() * 1e3, r.forward_ms, timer.backward_s() * 1e3, r.backward_ms);
+    summary.Add(timer.forward_s(), r.forward_ms * 1e-3);
+    summary.Add(timer.backward_s(), r.backward_ms * 1e-3);
+  }
+  summary.Print();
+  EXPECT_LE(summary.Mean(), kTarget);
+}
+
+// Table 5: end-to-end iteration time with full recomputation and with the paper's sequence
+// parallelism + selective recomputation (global batch = micro-batches of 1 sequence, except 22B:
+// one micro-batch of 4).
+struct V3Row {
+  const char* name;
+  int64_t heads, hidden, layers, pp, gpus, batch, micro_batch, virtual_stages;
+  double full_s, selective_s;
+};
+
+void RunV3Table5(const std::vector<V3Row>& rows, const std::string& source) {
+  ErrorSummary summary(source);
+  std::vector<std::function<Outcome()>> jobs;
+  std::vector<std::string> systems;
+  for (const V3Row& r : rows) {
+    for (bool present : {false, true}) {
+      std::string layout = "tp=8,pp=" + std::to_string(r.pp) +
+                           ",microbatches=" + std::to_string(r.batch / r.micro_batch);
+      if (present) layout += ",sp=1";
+      if (r.virtual_stages > 1) {
+        layout += ",schedule=interleaved,virtual_stages=" + std::to_string(r.virtual_stages);
+      }
+      const std::string system = "a100:" + std::to_string(r.gpus);
+      systems.push_back(system);
+      jobs.push_back([&r, present, system, layout] {
+        return OutcomeOf(
+            Train(system, Gpt(r.layers, r.hidden, r.heads), layout, r.batch,
+                  Megatron(present ? RecomputePolicy::kSelective : RecomputePolicy::kFull,
+                           PrecisionRecipe::Megatron())));
+      });
+    }
+  }
+  const std::vector<Outcome> outcomes = RunAll(jobs);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const V3Row& r = rows[i / 2];
+    const bool present = i % 2 == 1;
+    const double predicted = outcomes[i].step_time_s;
+    const double measured = present ? r.selective_s : r.full_s;
+    const char* what = present ? "sequence parallel + selective recompute" : "full recompute";
+    testing::RecordValidation(
+        std::string("V3 T5 ") + r.name + (present ? " SP+selective" : " full"),
+        std::string("iteration time on ") + systems[i] + ", " + what, predicted, measured, "s",
+        kTarget);
+    std::printf("V3 T5 %-5s %-40s measured %6.2f s podsim %6.2f s (%+.1f%%), MFU %.1f%%\n", r.name,
+                what, measured, predicted, 100 * (predicted / measured - 1), 100 * outcomes[i].mfu);
+    summary.Add(predicted, measured);
+    EXPECT_LT(std::abs(predicted / measured - 1), 0.2) << r.name << " " << what;
+  }
+  summary.Print();
+  EXPECT_LE(summary.Mean(), kTarget);
+}
+
+TEST(TrainingValidationTest, V3KorthikantiTable5) {
+  RunV3Table5({{"22B", 64, 6144, 48, 1, 8, 4, 4, 1, 1.42, 1.10},
+               {"175B", 96, 12288, 96, 8, 64, 64, 1, 3, 18.13, 13.75}},
+              "V3 Table 5");
+}
+
+TEST(TrainingValidationTest, DISABLED_V3KorthikantiTable5LargestPipelines) {
+  RunV3Table5({{"530B", 128, 20480, 105, 35, 280, 280, 1, 3, 49.05, 37.83},
+               {"1T", 160, 25600, 128, 64, 512, 512, 1, 1, 94.42, 71.49}},
+              "V3 Table 5 (large rows)");
+}
+
+// --- V7: MaxText on TPU v5e (AI-Hypercomputer/maxtext, MaxText/configs/v5e/*.sh) -------------
+// Base model scaled by global_parameter_scale: SwiGLU MLP, RMSNorm, rotary positions, no biases,
+// no dropout, untied embeddings, head dim 128, MHA, vocabulary 32,000. One v5e-256 slice is a
+// 16x16 torus; N slices add data parallelism over DCN. Per-device batch 6/4/2/1 for 16/32/64/128B;
+// ici_fsdp over the whole slice with remat_policy=full for 16-64B; 128B fsdp 16 x tensor 16
+// (MaxText shards activations on embed over `tensor`: Megatron sequence parallelism's
+// all-gather / reduce-scatter) with remat qkv_proj_offloaded (the QKV projections are kept, in
+// host memory; the rest is recomputed). Published: MFU by MaxText's model FLOPs before PR #1988
+// (attention counted in full, as ModelSpec's kFull) at 197 TFLOP/s per chip; the measured step
+// time is the model FLOPs of the step / (chips x 197e12 x MFU).
+struct V7Model {
+  const char* name;
+  int64_t emb, heads, mlp, layers, per_device_batch;
+  const char* ici_layout;
+  std::vector<double> mfu;  // 1, 2, 4, 8, 16, 32 slices.
+};
+
+ModelSpec MaxText(const V7Model& m) {
+  ModelSpec spec;
+  spec.name = std::string("maxtext-") + m.name;
+  spec.layers = m.layers;
+  spec.d_model = m.emb;
+  spec.ffn = m.mlp;
+  spec.heads = m.heads;
+  spec.kv_heads = m.heads;
+  spec.head_dim = 128;
+  spec.vocab = 32000;
+  return spec;  // Gated MLP, RMSNorm, rotary, untied, no biases, no dropout: ModelSpec defaults.
+}
+
+TEST(TrainingValidationTest, V7MaxTextV5e) {
+  const std::vector<V7Model> models = {
+      {"16B", 4096, 64, 28672, 32, 6, "fsdp=256", {61.10, 59.37, 59.14, 58.27, 56.56, 54.65}},
+      {"32B", 8192, 64, 28672, 32, 4, "fsdp=256", {66.86, 64.81, 64.10, 63.67, 62.26, 60.40}},
+      {"64B", 8192, 64, 28672, 64, 2, "fsdp=256", {59.90, 56.66, 55.85, 54.96, 53.29, 50.18}},
+      {"128B",
+       8192,
+       128,
+       57344,
+       64,
+       1,
+       "fsdp=16,tp=16,sp=1",
+       {56.06, 55.82, 54.93, 52.93, 50.86, 46.25}},
+  };
+  const std::vector<int> slices = {1, 2, 4, 8, 16, 32};
+  ErrorSummary summary("V7 v5e");
+  for (const V7Model& m : models) {
+    const ModelSpec model = MaxText(m);
+    OpOptions options;
+    if (std::string(m.name) == "128B") {
+      options.recompute = RecomputePolicy::kSaveNamed;
+      options.saved_ops = {"attn.qkv"};
+    } else {
+      options.recompute = RecomputePolicy::kFull;
+    }
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const int n = slices[i];
+      const int64_t chips = 256 * n;
+      const int64_t sequences = chips * m.per_device_batch;
+      const std::string system = "tpu-v5e:16x16,slices=" + std::to_string(n);
+      const std::string layout = "dp=" + std::to_string(n) + "," + m.ici_layout;
+      const TrainingResult result = Train(system, model, layout, sequences, options);
+      const double flops = model.TrainingFlopsPerToken(kSeq, AttentionCount::kFull) *
+                           static_cast<double>(sequences * kSeq);
+      const double measured = flops / (static_cast<double>(chips) * 197e12 * m.mfu[i] / 100);
+      char what[160];
+      std::snprintf(what, sizeof what, "step time on %s, %s (published MFU %.2f%%)", system.c_str(),
+                    layout.c_str(), m.mfu[i]);
+      testing::RecordValidation(std::string("V7 v5e ") + m.name + " " + std::to_string(n) + "x",
+                                what, result.step_time_s, measured, "s", kTarget);
+      std::printf(
+          "V7 %-4s %2dx measured MFU %.2f%% podsim %.2f%%: step %.3f s vs %.3f s (%+.1f%%)\n",
+          m.name, n, m.mfu[i], 100 * result.mfu, measured, result.step_time_s,
+          100 * (result.step_time_s / measured - 1));
+      summary.Add(result.step_time_s, measured);
+      EXPECT_LT(std::abs(result.step_time_s / measured - 1), 0.3) << m.name << " " << n << "x";
+    }
+  }
+  summary.Print();
+  // MISSES the 10% target (docs/validation.md; the report of issue 5 explains why).
+  EXPECT_LE(summary.Mean(), 0.15);
+}
+
+// --- The book's training verdicts (book-cases.yaml TR2, TR5, G21, G23, G26, G27) ----------------
+// The book's rooflines are idealized (peak FLOPs, line-rate links), so these runs use the pure
+// roofline (IdealRoofline) and the pure fabric: what is left between the book's closed form and
+// the simulation is what the simulation adds -- the ring's (X - 1) / X, the elementwise ops, the
+// first gather and last reduction that nothing hides, and the ops' real dependencies.
+StepOptions BookStep() {
+  StepOptions options;
+  options.compute = IdealRoofline();
+  options.calibrated = false;
+  return options;
+}
+
+// An MLP-dominated model like the book's (formulas.md 2.5: In[B,D] W_in[D,F] W_out[F,D]): plain
+// MLP, attention 1/16 of the MLP's weights, a small vocabulary; short sequences so that attention
+// scores are negligible and the per-chip batch can be set in steps of 128 tokens.
+constexpr int64_t kBookSeq = 128;
+
+ModelSpec BookMlpModel(int64_t d, int64_t f, int64_t layers) {
+  ModelSpec m;
+  m.name = "book-mlp";
+  m.layers = layers;
+  m.d_model = d;
+  m.ffn = f;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.head_dim = d / 128;
+  m.vocab = 1024;
+  m.gated_mlp = false;
+  return m;
+}
+
+struct Exposure {
+  double step_s = 0;
+  double exposed_s = 0;  // On the swept axis.
+  double compute_s = 0;
+};
+
+Exposure Expose(const topology::System& system, const ModelSpec& model, const std::string& layout,
+                int64_t tokens_per_chip, const std::string& axis, int64_t seq = kBookSeq) {
+  const Layout parsed = ParsedLayout(layout);
+  const int64_t sequences = parsed.data_shards() * tokens_per_chip / seq;
+  sim::StatusOr<TrainingResult> result =
+      SimulateTraining(system, model, parsed, BatchSpec{sequences, seq}, OpOptions{}, BookStep());
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return {};
+  auto it = result->breakdown.find("exposed_" + axis);
+  return {result->step_time_s, it == result->breakdown.end() ? 0 : it->second,
+          result->breakdown.at("compute")};
+}
+
+// The per-chip batch (tokens) below which communication on `axis` stops hiding behind compute,
+// from simulated steps: the exposed time on the axis is a floor (the first gather and the last
+// reduction) plus, when comms-bound, a part that shrinks linearly with the batch; the crossover is
+// where that part reaches zero, extrapolated from the last two sweep points before it vanishes.
+// The sweep starts at half the guess, in steps of an eighth of it.
+double Crossover(const std::string& system_text, const ModelSpec& model, const std::string& layout,
+                 const std::string& axis, double guess) {
+  const topology::System system = System(system_text);
+  const int64_t step = std::max<int64_t>(1, std::llround(guess / 8 / kBookSeq)) * kBookSeq;
+  const double floor = Expose(system, model, layout, 4 * step * 8, axis).exposed_s;
+  // The last two comms-bound points: (batch, exposed time beyond the floor).
+  std::pair<int64_t, double> last{0, 0}, before_last{0, 0};
+  for (int64_t b = 4 * step; b <= 4 * step * 8; b += step) {
+    const Exposure e = Expose(system, model, layout, b, axis);
+    const double excess = e.exposed_s - floor;
+    if (excess < 0.02 * e.step_s) {
+      if (before_last.first == 0) {
+        ADD_FAILURE() << system_text << ": the crossover is below half the guess " << guess;
+        return static_cast<double>(b);
+      }
+      // The linear part through the last two comms-bound points, extrapolated to zero.
+      const double slope =
+          (before_last.second - last.second) / static_cast<double>(last.first - before_last.first);
+      return static_cast<double>(last.first) + last.second / slope;
+    }
+    before_last = last;
+    last = {b, excess};
+  }
+  return 0;
+}
+
+// TR2 (Ch5): FSDP is compute-bound iff the per-chip batch B/X > C/W_ici = 4.59e14 / 1.8e11 = 2550
+// tokens on one axis of a v5p, and 850 with the three axes of the torus. Swept on a 16-chip ring
+// (wrapped x axis) and on an 8x8x8 cube.
+TEST(TrainingBookTest, TR2FsdpCrossoverOnV5p) {
+  const ModelSpec model = BookMlpModel(8192, 32768, 8);
+  const double one_axis = Crossover("tpu-v5p:16x1x1,wrap=all", model, "fsdp=16", "fsdp", 2550);
+  const double three_axes = Crossover("tpu-v5p:8x8x8", model, "fsdp=512", "fsdp", 850);
+  std::printf("TR2 FSDP crossover: one axis %.0f tokens/chip (book 2550), three axes %.0f (850)\n",
+              one_axis, three_axes);
+  testing::RecordValidation("TR2", "FSDP crossover per-chip batch, 1 axis (tpu-v5p:16x1x1 ring)",
+                            one_axis, 2550, "tokens", 0.15);
+  testing::RecordValidation("TR2", "FSDP crossover per-chip batch, 3 axes (tpu-v5p:8x8x8)",
+                            three_axes, 850, "tokens", 0.15);
+  EXPECT_NEAR(one_axis / 2550, 1, 0.15);
+  EXPECT_NEAR(three_axes / 850, 1, 0.15);
+  // The verdicts on either side.
+  const topology::System ring = System("tpu-v5p:16x1x1,wrap=all");
+  const Exposure below = Expose(ring, model, "fsdp=16", 1280, "fsdp");
+  const Exposure above = Expose(ring, model, "fsdp=16", 5120, "fsdp");
+  EXPECT_GT(below.exposed_s / below.step_s, 0.3);  // Comms-bound.
+  EXPECT_LT(above.exposed_s / above.step_s, 0.1);  // Compute-bound.
+}
+
+// G21 (Ch12): DP/FSDP on H100 is compute-bound iff the per-GPU batch exceeds C/W: 990e12 / 450e9
+// = 2200 inside a node (NVLink egress), 990e12 / 400e9 = 2475 beyond it (a node's 8 x 400 Gb/s
+// NICs). G23: across X = 2 nodes the scale-out ring moves (X - 1)/X of the bytes, so the book
+// writes B/N > 2475 / 2 = 1237 -- leaving out the NVLink ring inside each node, which its own
+// precise form (formulas.md 2.7, bytes x max_i (D_i - 1)/(D_i W_i)) keeps: max(7/8 / 450e9,
+// (X - 1)/X / 400e9) x 990e12 = 1925 for one and two nodes, 2166 for eight. The simulation is
+// checked against that precise form; the rows show the book's answers.
+TEST(TrainingBookTest, G21G23FsdpCrossoverOnH100) {
+  const ModelSpec model = BookMlpModel(8192, 32768, 8);
+  struct Case {
+    const char* id;
+    const char* system;
+    const char* layout;
+    double book;
+    double precise;
+  };
+  for (const Case& c : std::vector<Case>{{"G21", "h100:8", "fsdp=8", 2200, 1925},
+                                         {"G23", "h100:16", "fsdp=16", 1237, 1925},
+                                         {"G21", "h100:64", "fsdp=64", 2475, 2166}}) {
+    const double crossover = Crossover(c.system, model, c.layout, "fsdp", c.precise);
+    std::printf("%s FSDP crossover on %s: %.0f tokens/GPU (book %.0f, precise form %.0f)\n", c.id,
+                c.system, crossover, c.book, c.precise);
+    testing::RecordValidation(c.id,
+                              std::string("FSDP crossover per-GPU batch on ") + c.system +
+                                  " (precise form " + std::to_string(int(c.precise)) + ")",
+                              crossover, c.book, "tokens", 0.15);
+    EXPECT_NEAR(crossover / c.precise, 1, 0.10) << c.system;
+  }
+}
+
+// G26 (Ch12 Quiz 5 Q2): LLaMA-3 70B with ZeRO-3 over 4096 H100s and a 4M-token batch has 976
+// tokens per GPU: comms-bound. G27: Megatron-LM's 70B run has 2048 tokens per GPU (comms-bound
+// under pure FSDP, whose threshold the book puts at ~2472), its 16B run 4096 (compute-bound). The
+// verdicts from the crossovers of the models' own layers (eight of them: the criterion is per
+// layer), simulated with FSDP over eight nodes (the per-GPU criterion does not depend on the node
+// count beyond (X - 1)/X).
+TEST(TrainingBookTest, G26G27FsdpVerdictsOnH100) {
+  sim::StatusOr<ModelSpec> llama70 = ParseModel("llama3-70b");
+  ASSERT_TRUE(llama70.ok());
+  ModelSpec m70 = *llama70;
+  m70.layers = 8;
+  m70.vocab = 1024;     // Its 128,256-row embedding and head would dwarf eight layers' gathers.
+  ModelSpec m16 = m70;  // A 16B-class layer: D = 6144, 48 heads of 128 (8 kv), F = 16384 gated.
+  m16.name = "16b-class";
+  m16.d_model = 6144;
+  m16.heads = 48;
+  m16.ffn = 16384;
+  const double c70 = Crossover("h100:64", m70, "fsdp=64", "fsdp", 2166);
+  const double c16 = Crossover("h100:64", m16, "fsdp=64", "fsdp", 2166);
+  std::printf(
+      "G26/G27 FSDP crossover on h100:64: LLaMA-3 70B layers %.0f tokens/GPU, 16B-class "
+      "%.0f (book ~2472)\n",
+      c70, c16);
+  testing::RecordValidation("G27", "FSDP crossover per-GPU batch, llama3-70b layers on h100:64",
+                            c70, 2472, "tokens", 0.15);
+  EXPECT_LT(976, c70);   // G26 ZeRO-3 at 976 tokens/GPU: comms-bound.
+  EXPECT_LT(2048, c70);  // G27 70B at 2048: comms-bound.
+  EXPECT_GT(4096, c16);  // G27 16B at 4096: compute-bound.
+  // And the simulated steps agree: at 976 tokens/GPU most of the step waits for FSDP.
+  const Exposure zero3 = Expose(System("h100:64"), m70, "fsdp=64", 976, "fsdp", 122);
+  EXPECT_GT(zero3.exposed_s / zero3.step_s, 0.3);
+}
+
+// TR5 (Ch5): Megatron tensor parallelism of an MLP is compute-bound iff Y < F / 2550 on one v5p
+// axis (the all-gather and reduce-scatter of bf16[B, D] around W_in and W_out against their
+// matmuls): LLaMA-3 70B's F = 28672 runs 8-way fine and 16-way comms-bound. The verdict from one
+// simulated layer's MLP: its tp collectives' time against its two matmuls' time.
+class MlpTimer : public StepObserver {
+ public:
+  explicit MlpTimer(const schedule::Schedule* schedule) : schedule_(schedule) {}
+  void OnOpStart(sim::Time now, uint32_t, int program, int op) override {
+    if (program == 0) start_[op] = now;
+  }
+  void OnOpEnd(sim::Time now, uint32_t, int program, int index) override {
+    if (program != 0) return;
+    const schedule::Op& op = schedule_->programs(0).ops(index);
+    if (op.layer() != 1 || op.phase() != "forward") return;
+    const double t = (now - start_[index]).ToSeconds();
+    if (op.name() == "mlp.up" || op.name() == "mlp.down") matmul_s += t;
+    if (op.name() == "tp.all-gather.mlp" || op.name() == "tp.reduce-scatter.mlp") comm_s += t;
+  }
+  double matmul_s = 0;
+  double comm_s = 0;
+
+ private:
+  const schedule::Schedule* schedule_;
+  std::map<int, sim::Time> start_;
+};
+
+TEST(TrainingBookTest, TR5TensorParallelVerdictOnV5p) {
+  const ModelSpec model = BookMlpModel(8192, 28672, 3);
+  for (int y : {8, 16}) {
+    const topology::System system = System("tpu-v5p:" + std::to_string(y) + "x1x1,wrap=all");
+    const Layout layout = ParsedLayout("tp=" + std::to_string(y) + ",sp=1");
+    const BatchSpec batch{8, 1024};
+    const schedule::Schedule schedule =
+        TrainingSchedule(system.name, model, layout, batch, OpOptions{});
+    MlpTimer timer(&schedule);
+    StepOptions options = BookStep();
+    options.observer = &timer;
+    ASSERT_TRUE(SimulateTraining(system, model, layout, batch, OpOptions{}, options).ok());
+    const double ratio = timer.comm_s / timer.matmul_s;
+    const double book = y * 2550.0 / 28672;
+    std::printf("TR5 %d-way: MLP tp comms / matmuls %.2f (book %.2f)\n", y, ratio, book);
+    testing::RecordValidation(
+        "TR5", "MLP tp comms / matmul time, " + std::to_string(y) + "-way on a v5p axis, F=28672",
+        ratio, book, "", 0.15);
+    if (y == 8) {
+      EXPECT_LT(ratio, 1);  // Compute-bound.
+    } else {
+      EXPECT_GT(ratio, 1);  // Comms-bound.
+    }
+  }
+}
+
+}  // namespace
+}  // namespace podsim::workloads
