@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
@@ -222,28 +223,9 @@ sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
 
 double Chips(const InferInput& in) { return static_cast<double>(in.system.fabric.chip_count()); }
 
-std::string Seconds(double s) {
-  char text[32];
-  if (s == 0) return "0";
-  if (s >= 1) {
-    std::snprintf(text, sizeof text, "%.3f s", s);
-  } else if (s >= 1e-3) {
-    std::snprintf(text, sizeof text, "%.3f ms", s * 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.3f us", s * 1e6);
-  }
-  return text;
-}
-
 std::string Number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-std::string Percent(double fraction) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
   return text;
 }
 
@@ -348,17 +330,18 @@ sim::Status RunStep(const InferInput& in, CommandIo& io, bool json) {
   io.out << "step        " << workloads::InferencePhaseName(options.phase) << ", batch "
          << options.batch << ", context " << options.context << " tokens; " << DtypesText(options)
          << "\n";
-  io.out << "step time   " << Seconds(r.step_time_s) << "\n";
+  io.out << "step time   " << FormatSeconds(r.step_time_s) << "\n";
   io.out << "tokens/s    " << Number(r.tokens_per_s) << " (" << Number(r.tokens_per_s_per_chip)
          << " per chip, " << r.tokens_per_step << " tokens per step)\n";
   io.out << "breakdown\n";
   char line[160];
   for (const auto& [name, seconds] : Breakdown(r)) {
-    std::snprintf(line, sizeof line, "  %-18s %12s  %6s\n", name.c_str(), Seconds(seconds).c_str(),
-                  Percent(r.step_time_s > 0 ? seconds / r.step_time_s : 0).c_str());
+    std::snprintf(line, sizeof line, "  %-18s %12s  %6s\n", name.c_str(),
+                  FormatSeconds(seconds).c_str(),
+                  FormatPercent(r.step_time_s > 0 ? seconds / r.step_time_s : 0).c_str());
     io.out << line;
   }
-  io.out << "bottleneck  " << r.bottleneck << ", " << Percent(r.bottleneck_share)
+  io.out << "bottleneck  " << r.bottleneck << ", " << FormatPercent(r.bottleneck_share)
          << " of the step\n";
   io.out << "memory      " << FormatByteSize(r.memory.total_bytes) << " per chip: weights "
          << FormatByteSize(r.memory.weight_bytes) << ", KV cache "
@@ -440,10 +423,10 @@ sim::Status RunPareto(const InferInput& in, CommandIo& io, bool json) {
   io.out << line;
   for (size_t i = 0; i < results.size(); ++i) {
     const InferenceResult& r = results[i];
-    const std::string bottleneck = r.bottleneck + " " + Percent(r.bottleneck_share);
+    const std::string bottleneck = r.bottleneck + " " + FormatPercent(r.bottleneck_share);
     const std::optional<double> usd = cost(r);
     std::snprintf(line, sizeof line, "%8lld %12s %12s %10s %12s %5s %-18s %10s %s\n",
-                  static_cast<long long>(in.batches[i]), Seconds(r.step_time_s).c_str(),
+                  static_cast<long long>(in.batches[i]), FormatSeconds(r.step_time_s).c_str(),
                   Number(r.tokens_per_s).c_str(), Number(r.tokens_per_s_per_chip).c_str(),
                   FormatByteSize(r.memory.total_bytes).c_str(), r.memory.fits ? "yes" : "NO",
                   bottleneck.c_str(), usd ? Number(*usd).c_str() : "", optimal[i] ? "*" : "");
@@ -518,13 +501,13 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
   io.out << "requests    " << in.prefill_len << " prompt tokens, " << in.decode_len
          << " generated; " << DtypesText(in.options) << "\n";
   io.out << "prefill     " << prompts << (prompts == 1 ? " prompt" : " prompts") << " per step ("
-         << prefill_layout.ToString() << "): " << Seconds(p.step_time_s) << ", bottleneck "
-         << p.bottleneck << " " << Percent(p.bottleneck_share) << ", "
+         << prefill_layout.ToString() << "): " << FormatSeconds(p.step_time_s) << ", bottleneck "
+         << p.bottleneck << " " << FormatPercent(p.bottleneck_share) << ", "
          << FormatByteSize(p.memory.total_bytes) << " per chip, fits " << FitsText(p.memory)
          << "\n";
   io.out << "decode      batch " << batch << " at " << decode.context
-         << " cached tokens: " << Seconds(d.step_time_s) << " per token, bottleneck "
-         << d.bottleneck << " " << Percent(d.bottleneck_share) << ", "
+         << " cached tokens: " << FormatSeconds(d.step_time_s) << " per token, bottleneck "
+         << d.bottleneck << " " << FormatPercent(d.bottleneck_share) << ", "
          << FormatByteSize(decode_memory.total_bytes) << " per chip at " << longest.context + 1
          << " tokens, fits " << FitsText(decode_memory) << "\n";
   io.out << "ratio       " << Number(ratio) << " prefill chips per decode chip\n";

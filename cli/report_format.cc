@@ -11,6 +11,7 @@ namespace podsim::cli {
 
 std::string FormatSeconds(double seconds) {
   char text[32];
+  if (seconds == 0) return "0";
   if (seconds >= 1) {
     std::snprintf(text, sizeof text, "%.3f s", seconds);
   } else if (seconds >= 1e-3) {

@@ -12,7 +12,7 @@
 
 namespace podsim::cli {
 
-// "1.234 s", "12.345 ms", "3.210 us".
+// "1.234 s", "12.345 ms", "3.210 us", or "0".
 std::string FormatSeconds(double seconds);
 // "12.3%".
 std::string FormatPercent(double fraction);

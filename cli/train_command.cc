@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cli/byte_size.h"
+#include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
 #include "cli/step_trace.h"
@@ -69,48 +70,6 @@ sim::StatusOr<size_t> Choose(std::string_view flag, const std::string& text,
                                       topology::DidYouMean(text, names) + "; expected " + known);
 }
 
-// A token count: "4096", "4M" (10^6), "1Mi" (2^20), "2.5e6"; suffixes K, M, G and Ki, Mi, Gi.
-sim::StatusOr<int64_t> ParseTokens(std::string_view flag, const std::string& text) {
-  static const std::pair<std::string_view, double> kSuffixes[] = {
-      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}};
-  std::string_view number = text;
-  double scale = 1;
-  for (const auto& [suffix, factor] : kSuffixes) {
-    if (number.size() > suffix.size() && number.ends_with(suffix)) {
-      number.remove_suffix(suffix.size());
-      scale = factor;
-      break;
-    }
-  }
-  std::optional<double> value = topology::ParseNumber(number);
-  if (value) *value *= scale;
-  if (!value || *value < 1 || *value != std::floor(*value) || *value > 1e15) {
-    return sim::Status::InvalidArgument(std::string(flag) +
-                                        ": expected a whole number of tokens >= 1 like 4096, 4M "
-                                        "or 1Mi (got '" +
-                                        text + "')");
-  }
-  return static_cast<int64_t>(*value);
-}
-
-std::string Seconds(double s) {
-  char text[32];
-  if (s >= 1) {
-    std::snprintf(text, sizeof text, "%.3f s", s);
-  } else if (s >= 1e-3) {
-    std::snprintf(text, sizeof text, "%.3f ms", s * 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.3f us", s * 1e6);
-  }
-  return text;
-}
-
-std::string Percent(double fraction) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
-  return text;
-}
-
 std::string TraceSummary(const StepTraceFile& trace) {
   return std::to_string(trace.stats().traced_chips()) + " chips, " +
          std::to_string(trace.stats().slices()) + " op slices, " +
@@ -142,8 +101,8 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
 
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
-  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokens("--batch-tokens", flags.batch_tokens));
-  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokens("--seq", flags.seq));
+  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokenCount("--batch-tokens", flags.batch_tokens));
+  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokenCount("--seq", flags.seq));
   if (tokens % seq != 0) {
     return sim::Status::InvalidArgument("--batch-tokens: " + std::to_string(tokens) +
                                         " is not a whole number of sequences of --seq " +
@@ -269,15 +228,17 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "model       " << model.name << "\n";
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
-  io.out << "step time   " << Seconds(result.step_time_s) << "\n";
+  io.out << "step time   " << FormatSeconds(result.step_time_s) << "\n";
   char line[160];
   std::snprintf(line, sizeof line, "%.4g", result.tokens_per_s);
   io.out << "tokens/s    " << line << "\n";
-  io.out << "MFU         " << Percent(result.mfu) << " (HFU " << Percent(result.hfu) << ")\n";
+  io.out << "MFU         " << FormatPercent(result.mfu) << " (HFU " << FormatPercent(result.hfu)
+         << ")\n";
   io.out << "breakdown   (mean per chip)\n";
   for (const auto& [name, seconds] : result.breakdown) {
-    std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(), Seconds(seconds).c_str(),
-                  Percent(seconds / result.step_time_s).c_str());
+    std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(),
+                  FormatSeconds(seconds).c_str(),
+                  FormatPercent(seconds / result.step_time_s).c_str());
     io.out << line;
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
@@ -315,11 +276,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   const double seconds = step.step_time.ToSeconds();
   const double peak =
       static_cast<double>(system.fabric.chip_count()) * system.chip.bf16_flops_per_s * seconds;
-  std::map<std::string, double> breakdown{
-      {"compute", step.mean_compute_s}, {"bubble", step.mean_bubble_s}, {"idle", step.mean_idle_s}};
-  for (const auto& [stream, s] : step.mean_exposed_s) {
-    breakdown["exposed_" + workloads::AxisOfStream(stream)] += s;
-  }
+  const std::map<std::string, double> breakdown = workloads::MeanBreakdown(step);
   const double tokens_per_s = schedule.tokens_per_step() > 0
                                   ? static_cast<double>(schedule.tokens_per_step()) / seconds
                                   : 0;
@@ -337,11 +294,11 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   }
   io.out << "schedule    " << flags.file << " (" << schedule.description() << ")\n";
   io.out << "system      " << system.name << "\n";
-  io.out << "step time   " << Seconds(seconds) << "\n";
-  io.out << "MFU         " << Percent(step.total_model_flops / peak) << " (HFU "
-         << Percent(step.total_flops / peak) << ")\n";
+  io.out << "step time   " << FormatSeconds(seconds) << "\n";
+  io.out << "MFU         " << FormatPercent(step.total_model_flops / peak) << " (HFU "
+         << FormatPercent(step.total_flops / peak) << ")\n";
   for (const auto& [name, s] : breakdown) {
-    io.out << "  " << name << " " << Seconds(s) << "\n";
+    io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }
   if (trace) io.out << "trace       " << flags.trace << " (" << TraceSummary(*trace) << ")\n";
   return sim::Status::Ok();

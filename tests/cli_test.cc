@@ -12,25 +12,14 @@
 
 #include "cli/byte_size.h"
 #include "cli/main_command.h"
+#include "tests/testing/run_podsim.h"
 #include "traces/trace_lint.h"
 
 namespace podsim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Podsim(std::vector<std::string> args) {
-  args.insert(args.begin(), "podsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
-  return Outcome{code, out.str(), err.str()};
-}
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
 
 TEST(CliTest, BareCommandRunsTheDefaultScenario) {
   Outcome run = Podsim({});

@@ -12,24 +12,13 @@
 #include <vector>
 
 #include "cli/main_command.h"
+#include "tests/testing/run_podsim.h"
 
 namespace podsim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Podsim(std::vector<std::string> args) {
-  args.insert(args.begin(), "podsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
-  return Outcome{code, out.str(), err.str()};
-}
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
 
 std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
   args.insert(args.end(), more.begin(), more.end());

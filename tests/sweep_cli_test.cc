@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/main_command.h"
+#include "tests/testing/run_podsim.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
 #include "workloads/step_simulator.h"
@@ -18,20 +19,8 @@
 namespace podsim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Podsim(std::vector<std::string> args) {
-  args.insert(args.begin(), "podsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
-  return Outcome{code, out.str(), err.str()};
-}
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
 
 constexpr char kModel[] =
     "custom:layers=8,d_model=1024,ffn=4096,heads=16,kv_heads=16,head_dim=64,vocab=1024";

@@ -11,24 +11,13 @@
 #include <vector>
 
 #include "cli/main_command.h"
+#include "tests/testing/run_podsim.h"
 
 namespace podsim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Podsim(std::vector<std::string> args) {
-  args.insert(args.begin(), "podsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  int code = RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
-  return Outcome{code, out.str(), err.str()};
-}
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
 
 const std::vector<std::string> kTrain = {"train",     "--system", "tpu-v5p:2x2x4", "--model",
                                          "llama3-8b", "--layout", "fsdp=8,tp=2",   "--batch-tokens",

@@ -3,43 +3,11 @@
 #include <vector>
 
 #include "sim/check.h"
+#include "workloads/schedule_builder.h"
 
 namespace podsim::workloads {
 
 namespace {
-
-schedule::OpKind KindOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::kMatmul:
-      return schedule::MATMUL;
-    case OpKind::kAttention:
-      return schedule::ATTENTION;
-    case OpKind::kNorm:
-      return schedule::NORM;
-    case OpKind::kEmbedding:
-      return schedule::EMBEDDING;
-    case OpKind::kCollective:
-      return schedule::COLLECTIVE;
-    case OpKind::kLoss:
-    case OpKind::kOptimizer:  // Not in an inference step.
-    case OpKind::kElementwise:
-      break;
-  }
-  return schedule::ELEMENTWISE;
-}
-
-schedule::CollectiveKind CollectiveOf(collectives::CollectiveOp op) {
-  switch (op) {
-    case collectives::CollectiveOp::kAllGather:
-      return schedule::ALL_GATHER;
-    case collectives::CollectiveOp::kReduceScatter:
-      return schedule::REDUCE_SCATTER;
-    case collectives::CollectiveOp::kAllToAll:
-      return schedule::ALL_TO_ALL;
-    default:
-      return schedule::ALL_REDUCE;
-  }
-}
 
 // Appends `list` to `program`: its deps shifted to the program's indices, its first op (the only
 // one without deps: inference_ops.h builds one chain) waiting for `input` (-1: none). Returns the
@@ -47,30 +15,11 @@ schedule::CollectiveKind CollectiveOf(collectives::CollectiveOp op) {
 int Append(schedule::Program* program, const OpList& list, int input, int layer) {
   const int base = program->ops_size();
   for (const Op& op : list) {
-    schedule::Op* out = program->add_ops();
-    out->set_name(op.name);
-    out->set_kind(KindOf(op.kind));
-    out->set_phase(std::string(PhaseName(op.phase)));
+    schedule::Op* out =
+        AddScheduleOp(program, op, op.kind == OpKind::kCollective ? op.axis : "compute");
     out->set_layer(layer);
     for (int dep : op.deps) out->add_deps(static_cast<uint32_t>(base + dep));
     if (op.deps.empty() && input >= 0) out->add_deps(static_cast<uint32_t>(input));
-    if (op.kind == OpKind::kCollective) {
-      out->set_stream(op.axis);
-      out->set_collective(CollectiveOf(op.collective));
-      out->add_axes(op.axis);
-      out->set_bytes(op.comm_bytes);
-      continue;
-    }
-    out->set_stream("compute");
-    out->set_flops(op.flops);
-    out->set_model_flops(op.model_flops);
-    out->set_hbm_bytes(op.hbm_read_bytes + op.hbm_write_bytes);
-    if (op.kind == OpKind::kMatmul) {
-      out->mutable_shape()->set_m(op.shape.m);
-      out->mutable_shape()->set_k(op.shape.k);
-      out->mutable_shape()->set_n(op.shape.n);
-      out->mutable_shape()->set_batch(op.shape.batch);
-    }
   }
   return program->ops_size() - 1;
 }
@@ -82,11 +31,7 @@ schedule::Schedule InferenceSchedule(const std::string& system, const ModelSpec&
                                      const InferenceOptions& options) {
   schedule::Schedule out;
   out.set_system(system);
-  for (const topology::MeshAxis& axis : layout.MeshAxes()) {
-    schedule::MeshAxis* mesh = out.add_mesh();
-    mesh->set_name(axis.name);
-    mesh->set_size(axis.size);
-  }
+  AddMesh(&out, layout.MeshAxes());
   out.set_tokens_per_step(InferenceTokensPerStep(options));
   out.set_description(
       "infer " + model.name + " " + layout.ToString() + " " +

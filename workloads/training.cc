@@ -6,6 +6,15 @@ namespace podsim::workloads {
 
 std::string AxisOfStream(const std::string& stream) { return stream.substr(0, stream.find('.')); }
 
+std::map<std::string, double> MeanBreakdown(const StepResult& step) {
+  std::map<std::string, double> breakdown{
+      {"compute", step.mean_compute_s}, {"bubble", step.mean_bubble_s}, {"idle", step.mean_idle_s}};
+  for (const auto& [stream, seconds] : step.mean_exposed_s) {
+    breakdown["exposed_" + AxisOfStream(stream)] += seconds;
+  }
+  return breakdown;
+}
+
 sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const ModelSpec& model, const Layout& layout,
                                                const BatchSpec& batch, const OpOptions& options,
@@ -21,12 +30,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   result.tokens_per_s = static_cast<double>(batch.tokens()) / result.step_time_s;
   result.mfu = result.step.total_model_flops / peak;
   result.hfu = result.step.total_flops / peak;
-  result.breakdown["compute"] = result.step.mean_compute_s;
-  result.breakdown["bubble"] = result.step.mean_bubble_s;
-  result.breakdown["idle"] = result.step.mean_idle_s;
-  for (const auto& [stream, seconds] : result.step.mean_exposed_s) {
-    result.breakdown["exposed_" + AxisOfStream(stream)] += seconds;
-  }
+  result.breakdown = MeanBreakdown(result.step);
   return result;
 }
 

@@ -41,6 +41,9 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const BatchSpec& batch, const OpOptions& options,
                                                const StepOptions& step_options = {});
 
+// TrainingResult::breakdown of a simulated step (any schedule's).
+std::map<std::string, double> MeanBreakdown(const StepResult& step);
+
 // The mesh axis a stream's time is charged to: "fsdp.reduce" -> "fsdp", "pp.recv" -> "pp".
 std::string AxisOfStream(const std::string& stream);
 

@@ -5,45 +5,11 @@
 
 #include "sim/check.h"
 #include "workloads/memory.h"
+#include "workloads/schedule_builder.h"
 
 namespace podsim::workloads {
 
 namespace {
-
-schedule::OpKind KindOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::kMatmul:
-      return schedule::MATMUL;
-    case OpKind::kAttention:
-      return schedule::ATTENTION;
-    case OpKind::kNorm:
-      return schedule::NORM;
-    case OpKind::kEmbedding:
-      return schedule::EMBEDDING;
-    case OpKind::kLoss:
-      return schedule::LOSS;
-    case OpKind::kOptimizer:
-      return schedule::OPTIMIZER;
-    case OpKind::kCollective:
-      return schedule::COLLECTIVE;
-    case OpKind::kElementwise:
-      break;
-  }
-  return schedule::ELEMENTWISE;
-}
-
-schedule::CollectiveKind CollectiveOf(collectives::CollectiveOp op) {
-  switch (op) {
-    case collectives::CollectiveOp::kAllGather:
-      return schedule::ALL_GATHER;
-    case collectives::CollectiveOp::kReduceScatter:
-      return schedule::REDUCE_SCATTER;
-    case collectives::CollectiveOp::kAllToAll:
-      return schedule::ALL_TO_ALL;
-    default:
-      return schedule::ALL_REDUCE;
-  }
-}
 
 bool IsWeightGather(const Op& op) {
   return op.kind == OpKind::kCollective && op.axis == "fsdp" &&
@@ -119,32 +85,16 @@ class StageBuilder {
     for (size_t i = 0; i < list.size(); ++i) {
       const Op& op = list[i];
       if (!reductions && op.kind == OpKind::kCollective && op.axis == "dp") continue;
-      schedule::Op* out = program_->add_ops();
+      schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
       index[i] = program_->ops_size() - 1;
-      out->set_name(op.name);
-      out->set_kind(KindOf(op.kind));
-      out->set_stream(StreamOf(op));
-      out->set_phase(std::string(PhaseName(op.phase)));
       out->set_microbatch(unit.microbatch);
       out->set_layer(layer);
       for (int dep : op.deps) {
         if (index[dep] >= 0) out->add_deps(index[dep]);
       }
       if (op.kind == OpKind::kCollective) {
-        out->set_collective(CollectiveOf(op.collective));
-        out->add_axes(op.axis);
-        out->set_bytes(op.comm_bytes);
         if (IsWeightGather(op) && gather_after >= 0) out->add_deps(gather_after);
         continue;
-      }
-      out->set_flops(op.flops);
-      out->set_model_flops(op.model_flops);
-      out->set_hbm_bytes(op.hbm_read_bytes + op.hbm_write_bytes);
-      if (op.kind == OpKind::kMatmul) {
-        out->mutable_shape()->set_m(op.shape.m);
-        out->mutable_shape()->set_k(op.shape.k);
-        out->mutable_shape()->set_n(op.shape.n);
-        out->mutable_shape()->set_batch(op.shape.batch);
       }
       if (out->deps().empty() && input >= 0) out->add_deps(input);
       if (first_compute < 0) first_compute = index[i];
@@ -206,11 +156,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                     const OpOptions& options) {
   schedule::Schedule out;
   out.set_system(system);
-  for (const topology::MeshAxis& axis : layout.MeshAxes()) {
-    schedule::MeshAxis* mesh = out.add_mesh();
-    mesh->set_name(axis.name);
-    mesh->set_size(axis.size);
-  }
+  AddMesh(&out, layout.MeshAxes());
   out.set_tokens_per_step(batch.tokens());
   out.set_description("train " + model.name + " " + layout.ToString() + " batch " +
                       std::to_string(batch.sequences) + "x" + std::to_string(batch.seq));

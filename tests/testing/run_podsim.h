@@ -1,0 +1,32 @@
+// Runs the podsim command line in-process for end-to-end tests: exit code, stdout and stderr.
+
+#ifndef PODSIM_TESTS_TESTING_RUN_PODSIM_H_
+#define PODSIM_TESTS_TESTING_RUN_PODSIM_H_
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/main_command.h"
+
+namespace podsim::testing {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+// `args` without the program name, e.g. {"train", "--system", "h100:8", ...}.
+inline Outcome Podsim(std::vector<std::string> args) {
+  args.insert(args.begin(), "podsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  const int code = cli::RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return Outcome{code, out.str(), err.str()};
+}
+
+}  // namespace podsim::testing
+
+#endif  // PODSIM_TESTS_TESTING_RUN_PODSIM_H_
