@@ -18,6 +18,8 @@
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
+#include "collectives/efficiency_model.h"
+#include "collectives/rehearsal_cache.h"
 #include "scenario/scenario_build.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
@@ -153,31 +155,50 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
         ": dp*fsdp must divide the sequences and tp*pp the rest of the chips (tp a power of two "
         "dividing the heads, pp dividing the layers); change --batch-tokens or the system");
   }
+  // Memory and the lower bound of every candidate; each is independent of the others, and
+  // building the schedules of hundreds of layouts is worth spreading over the jobs.
+  std::vector<Entry> all(candidates.size());
+  {
+    boost::asio::thread_pool pool(static_cast<size_t>(jobs));
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      boost::asio::post(pool, [&system, &model, &batch, &candidates, entry = &all[i], i] {
+        entry->candidate = candidates[i];
+        workloads::OpOptions options;
+        options.recompute = entry->candidate.recompute;
+        entry->memory =
+            workloads::PeakMemory(model, entry->candidate.layout, batch, options, system.chip);
+        if (!entry->memory.fits) return;
+        const schedule::Schedule schedule = workloads::TrainingSchedule(
+            system.name, model, entry->candidate.layout, batch, options);
+        entry->lower_bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
+      });
+    }
+    pool.join();
+  }
   std::vector<Entry> fitting;
   size_t too_big = 0;
   double smallest_over = 0;  // The least memory a layout that does not fit needs.
-  for (const workloads::LayoutCandidate& candidate : candidates) {
-    workloads::OpOptions options;
-    options.recompute = candidate.recompute;
-    workloads::MemoryBreakdown memory =
-        workloads::PeakMemory(model, candidate.layout, batch, options, system.chip);
-    if (!memory.fits) {
+  for (Entry& entry : all) {
+    if (!entry.memory.fits) {
       ++too_big;
-      if (smallest_over == 0 || memory.total_bytes < smallest_over) {
-        smallest_over = memory.total_bytes;
+      if (smallest_over == 0 || entry.memory.total_bytes < smallest_over) {
+        smallest_over = entry.memory.total_bytes;
       }
       continue;
     }
-    Entry entry{candidate, memory, 0, std::nullopt, ""};
-    const schedule::Schedule schedule =
-        workloads::TrainingSchedule(system.name, model, candidate.layout, batch, options);
-    entry.lower_bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
     fitting.push_back(std::move(entry));
   }
   std::sort(fitting.begin(), fitting.end(), [](const Entry& a, const Entry& b) {
     if (a.lower_bound_s != b.lower_bound_s) return a.lower_bound_s < b.lower_bound_s;
     return a.candidate.Name() < b.candidate.Name();
   });
+
+  // Layouts share many collectives; each is rehearsed once for the whole sweep. SimulateTraining
+  // runs with the default step options, whose collective model this is.
+  collectives::RehearsalCache rehearsals(&system.fabric,
+                                         collectives::CalibratedEfficiency(system.fabric));
+  workloads::StepOptions step_options;
+  step_options.rehearsals = &rehearsals;
 
   const bool progress = !outputs.json() && !outputs.csv() && isatty(STDERR_FILENO);
   std::vector<double> best;  // Step times simulated so far, ascending.
@@ -191,11 +212,11 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     {
       boost::asio::thread_pool pool(static_cast<size_t>(jobs));
       for (size_t i = next; i < end; ++i) {
-        boost::asio::post(pool, [&system, &model, &batch, entry = &fitting[i]] {
+        boost::asio::post(pool, [&system, &model, &batch, &step_options, entry = &fitting[i]] {
           workloads::OpOptions options;
           options.recompute = entry->candidate.recompute;
-          sim::StatusOr<workloads::TrainingResult> result =
-              workloads::SimulateTraining(system, model, entry->candidate.layout, batch, options);
+          sim::StatusOr<workloads::TrainingResult> result = workloads::SimulateTraining(
+              system, model, entry->candidate.layout, batch, options, step_options);
           if (result.ok()) {
             result->schedule.Clear();  // Not needed any more; keeps the sweep's memory small.
             entry->result = std::move(*result);

@@ -84,14 +84,18 @@ struct CollectiveNetwork::Running {
 
 CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine,
                                      sim::FlowModel* model, FabricEfficiency efficiency,
-                                     NetworkMode mode)
+                                     NetworkMode mode, RehearsalCache* shared)
     : fabric_(fabric),
       engine_(engine),
       model_(model),
       efficiency_(std::move(efficiency)),
       mode_(mode),
       symmetry_(fabric),
+      shared_(shared),
       busy_(fabric->links().size(), 0) {
+  PODSIM_CHECK(shared_ == nullptr ||
+               (shared_->fabric() == fabric_ && shared_->efficiency() == efficiency_))
+      << "a shared rehearsal cache of another fabric or efficiency model";
   InstallEfficientLinks(*fabric_, efficiency_, model_);
   executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
                                                  efficiency_.per_message_overhead);
@@ -150,6 +154,11 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   std::string key = KeyOf(request);
   auto it = records_.find(key);
   if (it != records_.end()) return &it->second;
+  if (shared_ != nullptr) {
+    if (std::optional<Record> found = shared_->Find(key)) {
+      return &records_.emplace(std::move(key), std::move(*found)).first->second;
+    }
+  }
   if (rehearsal_ == nullptr) rehearsal_ = std::make_unique<Rehearsal>(fabric_, efficiency_);
   Rehearsal& r = *rehearsal_;
   CollectiveRequest alone = request;
@@ -192,6 +201,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   } else {
     record.latency = record.duration;
   }
+  if (shared_ != nullptr) shared_->Insert(key, record);
   return &records_.emplace(std::move(key), std::move(record)).first->second;
 }
 

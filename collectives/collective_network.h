@@ -32,6 +32,7 @@
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/fabric_symmetry.h"
+#include "collectives/rehearsal_cache.h"
 #include "sim/engine.h"
 #include "sim/event_handler.h"
 #include "sim/flow_model.h"
@@ -48,9 +49,12 @@ enum class NetworkMode { kFlows, kWholeCollective };
 class CollectiveNetwork {
  public:
   // Adds the fabric's links to `model` (which must have no resources yet) at the bandwidth
-  // `efficiency` leaves of their line rate. All pointers must outlive the network.
+  // `efficiency` leaves of their line rate. All pointers must outlive the network. With a
+  // `shared` cache (rehearsal_cache.h), rehearsals are looked up there first and stored there;
+  // it must be of the same fabric and efficiency (checked).
   CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
-                    FabricEfficiency efficiency, NetworkMode mode = NetworkMode::kWholeCollective);
+                    FabricEfficiency efficiency, NetworkMode mode = NetworkMode::kWholeCollective,
+                    RehearsalCache* shared = nullptr);
   ~CollectiveNetwork();
   CollectiveNetwork(const CollectiveNetwork&) = delete;
   CollectiveNetwork& operator=(const CollectiveNetwork&) = delete;
@@ -70,18 +74,13 @@ class CollectiveNetwork {
   uint64_t whole() const { return whole_; }
   uint64_t overlapped() const { return overlapped_; }
   uint64_t transfers() const;
-  // Distinct requests simulated on the idle copy, and the events that took.
+  // Distinct requests simulated on the idle copy, and the events that took (records found in
+  // the shared cache count as rehearsals, without events).
   uint64_t rehearsals() const { return records_.size() - translated_; }
   uint64_t rehearsal_events() const;
 
  private:
-  struct Record {
-    sim::Time duration;
-    std::vector<sim::ResourceId> bottleneck;  // Ascending link resources.
-    double bytes = 0;                         // Over each bottleneck link, at `rate`.
-    double rate = 0;                          // The slowest bottleneck link's bandwidth.
-    sim::Time latency;                        // duration - bytes / rate.
-  };
+  using Record = RehearsalRecord;
   struct Running;
   struct Rehearsal;
 
@@ -95,6 +94,7 @@ class CollectiveNetwork {
   FabricEfficiency efficiency_;
   NetworkMode mode_;
   FabricSymmetry symmetry_;
+  RehearsalCache* shared_;
   uint64_t translated_ = 0;
   std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;

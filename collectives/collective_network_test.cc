@@ -152,6 +152,64 @@ TEST(CollectiveNetworkTest, TranslatesShareOneRehearsal) {
   EXPECT_EQ(ends[0], *alone);
 }
 
+// A rehearsal's record does not depend on what was rehearsed before it (the rehearsal clock has
+// moved on): what lets rehearsal_cache.h share records between networks.
+TEST(CollectiveNetworkTest, RehearsalDoesNotDependOnTheRehearsalClock) {
+  topology::Fabric fabric = Torus({4, 4}, 1.3e-6);
+  const CollectiveRequest first = AllGather(AllChips(fabric), {4, 4}, 48e6);
+  const CollectiveRequest second = AllGather({0, 1, 2, 3}, {4}, 1000004);
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  CollectiveNetwork after(&fabric, &engine, &model, CalibratedEfficiency(fabric));
+  sim::StatusOr<sim::Time> before = after.IdleDuration(first);
+  ASSERT_TRUE(before.ok()) << before.status();
+  sim::StatusOr<sim::Time> late = after.IdleDuration(second);
+  sim::Engine engine2;
+  sim::FlowModel model2(&engine2);
+  CollectiveNetwork fresh(&fabric, &engine2, &model2, CalibratedEfficiency(fabric));
+  sim::StatusOr<sim::Time> early = fresh.IdleDuration(second);
+  ASSERT_TRUE(late.ok() && early.ok());
+  EXPECT_EQ(*late, *early);
+}
+
+// A network that finds its rehearsals in a shared cache runs the same collectives to the same
+// picosecond, without rehearsing.
+TEST(CollectiveNetworkTest, SharedRehearsalsChangeNoResult) {
+  topology::Fabric fabric = Torus({4, 4});
+  const std::vector<CollectiveRequest> requests = {AllGather({0, 1, 2, 3}, {4}, 1 << 22),
+                                                   AllGather({0, 4, 8, 12}, {4}, 1 << 22),
+                                                   AllGather(AllChips(fabric), {4, 4}, 1 << 24)};
+  const std::vector<sim::Time> starts = {sim::Time::Zero(), sim::Time::Microseconds(2),
+                                         sim::Time::Microseconds(5)};
+  RehearsalCache cache(&fabric, CalibratedEfficiency(fabric));
+  auto run = [&](RehearsalCache* shared, uint64_t* events) {
+    sim::Engine engine;
+    sim::FlowModel model(&engine);
+    CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric),
+                              NetworkMode::kWholeCollective, shared);
+    std::vector<sim::Time> ends(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      engine.ScheduleAt(starts[i], [&, i] {
+        sim::Status status = network.Launch(requests[i], [&, i] { ends[i] = engine.now(); });
+        EXPECT_TRUE(status.ok()) << status;
+      });
+    }
+    engine.Run();
+    *events = network.rehearsal_events();
+    return ends;
+  };
+  uint64_t events = 0;
+  const std::vector<sim::Time> alone = run(nullptr, &events);
+  EXPECT_GT(events, 0u);
+  const std::vector<sim::Time> filling = run(&cache, &events);
+  EXPECT_GT(events, 0u);
+  EXPECT_EQ(cache.size(), 3u);
+  const std::vector<sim::Time> reusing = run(&cache, &events);
+  EXPECT_EQ(events, 0u);
+  EXPECT_EQ(filling, alone);
+  EXPECT_EQ(reusing, alone);
+}
+
 TEST(CollectiveNetworkTest, BadRequestFailsAtLaunch) {
   topology::Fabric fabric = Torus({4, 4});
   sim::Engine engine;

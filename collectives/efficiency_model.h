@@ -67,6 +67,7 @@ struct FabricEfficiency {
   double LinkFactor(topology::LinkKind kind) const {
     return link_bandwidth_factor[static_cast<size_t>(kind)];
   }
+  bool operator==(const FabricEfficiency&) const = default;
 };
 
 // The pure fabric: line rate, no overheads.

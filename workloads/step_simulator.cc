@@ -122,7 +122,7 @@ class Simulation {
         network_(&system.fabric, &engine_, &model_,
                  options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
                                     : collectives::PureFabric(),
-                 options.network) {}
+                 options.network, options.rehearsals) {}
 
   sim::StatusOr<StepResult> Run();
 

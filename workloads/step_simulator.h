@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "collectives/collective_network.h"
+#include "collectives/rehearsal_cache.h"
 #include "schedule.pb.h"
 #include "sim/status.h"
 #include "sim/time.h"
@@ -70,6 +71,9 @@ struct StepOptions {
   // Compute: DefaultComputeEfficiency(chip) when not given.
   std::optional<ComputeEfficiency> compute;
   StepObserver* observer = nullptr;  // Not owned.
+  // Rehearsed collectives shared with other simulations of the same system and collective
+  // model (collectives/rehearsal_cache.h); not owned. Changes no result, only the time taken.
+  collectives::RehearsalCache* rehearsals = nullptr;
 };
 
 // Where one chip's step time went; the parts add up to the step time.
