@@ -63,25 +63,37 @@ TEST(SweepCliTest, SkippingByTheLowerBoundKeepsTheTop) {
   }
 }
 
-// The bound is a bound: for every layout, the simulated step is at least its compute alone.
-TEST(SweepCliTest, ComputeLowerBoundNeverExceedsTheStep) {
+// The bounds are bounds: for every layout, the simulated step is at least its compute alone, and
+// at least its compute and dependencies with free communication, which is the tighter of the two
+// and strictly tighter where a pipeline has a bubble.
+TEST(SweepCliTest, LowerBoundsNeverExceedTheStep) {
   sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
   ASSERT_TRUE(system.ok());
   sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kModel);
   ASSERT_TRUE(model.ok());
   const workloads::BatchSpec batch{32, 2048};
   int checked = 0;
+  int pipelines = 0;
   for (const workloads::LayoutCandidate& c : workloads::EnumerateLayouts(*system, *model, batch)) {
     workloads::OpOptions options;
     options.recompute = c.recompute;
     sim::StatusOr<workloads::TrainingResult> result =
         workloads::SimulateTraining(*system, *model, c.layout, batch, options);
     ASSERT_TRUE(result.ok()) << c.Name() << ": " << result.status();
-    const sim::Time bound = workloads::ComputeLowerBound(*system, result->schedule);
-    EXPECT_LE(bound, result->step.step_time) << c.Name();
+    const sim::Time compute = workloads::ComputeLowerBound(*system, result->schedule);
+    sim::StatusOr<sim::Time> dependency =
+        workloads::DependencyLowerBound(*system, result->schedule);
+    ASSERT_TRUE(dependency.ok()) << c.Name() << ": " << dependency.status();
+    EXPECT_LE(compute, *dependency) << c.Name();
+    EXPECT_LE(*dependency, result->step.step_time) << c.Name();
+    if (c.layout.pp > 1) {
+      EXPECT_GT(*dependency, compute) << c.Name();
+      ++pipelines;
+    }
     ++checked;
   }
   EXPECT_GT(checked, 20);
+  EXPECT_GT(pipelines, 5);
 }
 
 TEST(SweepCliTest, BadInputGetsOneClearError) {

@@ -136,6 +136,9 @@ class Simulation {
     engine_.Schedule(Time::Zero(), [this, inst, op] { Finish(inst, op); });
   }
   void StartCollective(int inst, int op);
+  // Send `op` of instance `inst` has arrived at instance `peer_inst`: ends it, and the Recv of
+  // `tag` there if that is waiting.
+  void Delivered(int inst, int op, int peer_inst, uint64_t tag);
   // The links of the routes between neighbours of each line of a rank grid (or ring).
   void FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
                    std::vector<uint32_t>* links) const;
@@ -436,6 +439,10 @@ void Simulation::StartCollective(int inst, int op) {
   if (arrived.size() < members) return;
   std::vector<std::pair<int, int>> waiters = std::move(arrived);
   barriers_.erase({set, ranks.front(), nth});
+  if (options_.free_communication) {
+    for (const auto& [i, o] : waiters) FinishSoon(i, o);
+    return;
+  }
   const Op& spec = schedule_.programs(instance.program).ops(op);
   collectives::CollectiveRequest request;
   request.op = ToCollectiveOp(spec.collective());
@@ -478,18 +485,13 @@ void Simulation::StartSend(int inst, int op) {
   request.dst = peer;
   const int peer_inst = instance_of_chip_[peer];
   const uint64_t tag = spec.tag();
-  sim::Status status = network_.Launch(request, [this, inst, op, peer_inst, tag] {
-    Finish(inst, op);
-    Instance& receiver = instances_[peer_inst];
-    auto waiting = receiver.waiting.find(tag);
-    if (waiting != receiver.waiting.end()) {
-      const int recv = waiting->second;
-      receiver.waiting.erase(waiting);
-      Finish(peer_inst, recv);
-    } else {
-      receiver.delivered[tag] = true;
-    }
-  });
+  if (options_.free_communication) {
+    engine_.Schedule(Time::Zero(),
+                     [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); });
+    return;
+  }
+  sim::Status status = network_.Launch(
+      request, [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); });
   if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
     for (const Shadow& shadow :
          SendShadowsOf(instance.program, axis, spec.peer_offset(), {instance.chip, peer})) {
@@ -502,6 +504,19 @@ void Simulation::StartSend(int inst, int op) {
     }
   }
   if (!status.ok()) Fail(status);
+}
+
+void Simulation::Delivered(int inst, int op, int peer_inst, uint64_t tag) {
+  Finish(inst, op);
+  Instance& receiver = instances_[peer_inst];
+  auto waiting = receiver.waiting.find(tag);
+  if (waiting != receiver.waiting.end()) {
+    const int recv = waiting->second;
+    receiver.waiting.erase(waiting);
+    Finish(peer_inst, recv);
+  } else {
+    receiver.delivered[tag] = true;
+  }
 }
 
 void Simulation::StartRecv(int inst, int op) {
@@ -648,6 +663,16 @@ sim::Time ComputeLowerBound(const topology::System& system, const schedule::Sche
     busiest = std::max(busiest, busy);
   }
   return busiest;
+}
+
+sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
+                                              const schedule::Schedule& schedule,
+                                              const StepOptions& options) {
+  StepOptions free = options;
+  free.free_communication = true;
+  free.observer = nullptr;
+  PODSIM_ASSIGN_OR_RETURN(StepResult step, SimulateStep(system, schedule, free));
+  return step.step_time;
 }
 
 sim::StatusOr<StepResult> SimulateStep(const topology::System& system,

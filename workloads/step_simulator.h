@@ -74,6 +74,8 @@ struct StepOptions {
   // Rehearsed collectives shared with other simulations of the same system and collective
   // model (collectives/rehearsal_cache.h); not owned. Changes no result, only the time taken.
   collectives::RehearsalCache* rehearsals = nullptr;
+  // Collectives, sends and receives take no time (DependencyLowerBound).
+  bool free_communication = false;
 };
 
 // Where one chip's step time went; the parts add up to the step time.
@@ -131,6 +133,16 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
 // well-formed (CheckSchedule) and the chips have compute figures.
 sim::Time ComputeLowerBound(const topology::System& system, const schedule::Schedule& schedule,
                             const StepOptions& options = {});
+
+// A tighter lower bound: the step simulated with free communication, so what is left is every
+// program's compute and the dependencies between ops and across chips (a pipeline's warm-up and
+// drain included). It bounds SimulateStep's step time under the same options from below: each
+// stream runs its ops in a fixed order, each as soon as its dependencies have finished, so the
+// end of every op only moves later when any op takes longer, and communication takes >= 0.
+// Fails as SimulateStep does.
+sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
+                                              const schedule::Schedule& schedule,
+                                              const StepOptions& options = {});
 
 }  // namespace podsim::workloads
 
