@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -155,27 +156,41 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
         ": dp*fsdp must divide the sequences and tp*pp the rest of the chips (tp a power of two "
         "dividing the heads, pp dividing the layers); change --batch-tokens or the system");
   }
-  // Memory and the lower bound of every candidate; each is independent of the others, and
-  // building the schedules of hundreds of layouts is worth spreading over the jobs.
+  // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
+  // communication the placement of the mesh changes nothing), so each is computed once for the
+  // candidates that differ only in their order; the rest is spread over the jobs.
   std::vector<Entry> all(candidates.size());
+  std::vector<size_t> shares(candidates.size());  // The candidate whose figures each one shares.
   {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      workloads::LayoutCandidate unplaced = candidates[i];
+      unplaced.layout.order.clear();
+      shares[i] = first.emplace(unplaced.Name(), i).first->second;
+    }
     boost::asio::thread_pool pool(static_cast<size_t>(jobs));
     for (size_t i = 0; i < candidates.size(); ++i) {
+      if (shares[i] != i) continue;
       boost::asio::post(pool, [&system, &model, &batch, &candidates, entry = &all[i], i] {
-        entry->candidate = candidates[i];
         workloads::OpOptions options;
-        options.recompute = entry->candidate.recompute;
+        options.recompute = candidates[i].recompute;
         entry->memory =
-            workloads::PeakMemory(model, entry->candidate.layout, batch, options, system.chip);
+            workloads::PeakMemory(model, candidates[i].layout, batch, options, system.chip);
         if (!entry->memory.fits) return;
-        const schedule::Schedule schedule = workloads::TrainingSchedule(
-            system.name, model, entry->candidate.layout, batch, options);
+        const schedule::Schedule schedule =
+            workloads::TrainingSchedule(system.name, model, candidates[i].layout, batch, options);
         // Fails only where the simulation would; that failure is reported when it is simulated.
         sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
         entry->lower_bound_s = bound.ok() ? bound->ToSeconds() : 0;
       });
     }
     pool.join();
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      all[i].candidate = candidates[i];
+      if (shares[i] == i) continue;
+      all[i].memory = all[shares[i]].memory;
+      all[i].lower_bound_s = all[shares[i]].lower_bound_s;
+    }
   }
   std::vector<Entry> fitting;
   size_t too_big = 0;

@@ -91,7 +91,8 @@ sim::StatusOr<std::vector<MeshAxis>> ParseMeshAxes(std::string_view text) {
 
 sim::StatusOr<MeshMapping> MapMesh(
     const System& system, const std::vector<MeshAxis>& axes,
-    const std::map<std::string, std::vector<std::string>>& explicit_pieces) {
+    const std::map<std::string, std::vector<std::string>>& explicit_pieces,
+    const std::vector<std::string>& order) {
   MeshMapping mapping;
   mapping.physical_axes = PhysicalAxes(system);
   const std::vector<PhysicalAxis>& physical = mapping.physical_axes;
@@ -116,6 +117,18 @@ sim::StatusOr<MeshMapping> MapMesh(
       return sim::Status::InvalidArgument(
           StrCat({"explicit placement for '", name, "', which is not an axis of mesh ",
                   MeshString(axes)}));
+    }
+  }
+
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& name = order[i];
+    if (std::none_of(axes.begin(), axes.end(), [&](const MeshAxis& a) { return a.name == name; })) {
+      return sim::Status::InvalidArgument(StrCat(
+          {"placement order names '", name, "', which is not an axis of mesh ", MeshString(axes)}));
+    }
+    if (std::find(order.begin(), order.begin() + static_cast<ptrdiff_t>(i), name) !=
+        order.begin() + static_cast<ptrdiff_t>(i)) {
+      return sim::Status::InvalidArgument(StrCat({"placement order names '", name, "' twice"}));
     }
   }
 
@@ -164,14 +177,20 @@ sim::StatusOr<MeshMapping> MapMesh(
     }
   }
 
-  // Automatic placement, fastest-needing axis first (a stable sort keeps the caller's order).
-  std::vector<size_t> order(axes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return TrafficRank(axes[a].name) < TrafficRank(axes[b].name);
-  });
+  // Automatic placement: the axes of `order` in that order, then the fastest-needing axis first
+  // (a stable sort keeps the caller's order).
+  auto rank = [&](size_t a) {
+    auto it = std::find(order.begin(), order.end(), axes[a].name);
+    if (it != order.end())
+      return static_cast<int>(it - order.begin()) - static_cast<int>(order.size());
+    return TrafficRank(axes[a].name);
+  };
+  std::vector<size_t> sequence(axes.size());
+  std::iota(sequence.begin(), sequence.end(), 0);
+  std::stable_sort(sequence.begin(), sequence.end(),
+                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
   size_t k = 0;
-  for (size_t i : order) {
+  for (size_t i : sequence) {
     if (explicit_pieces.count(axes[i].name)) continue;
     int need = axes[i].size;
     while (need > 1) {

@@ -77,11 +77,15 @@ std::vector<PhysicalAxis> PhysicalAxes(const System& system);
 sim::StatusOr<std::vector<MeshAxis>> ParseMeshAxes(std::string_view text);
 
 // Places `axes` on `system`. `explicit_pieces` maps some or all mesh axes to physical pieces
-// ("x", "y:4"); the others are placed automatically after them. Fails with InvalidArgument when the
-// sizes do not multiply to the chip count, a name is unknown, or an axis cannot be placed.
+// ("x", "y:4"); the others are placed automatically after them, those named in `order` first and
+// in that order (so they take the fastest links left), then the rest by their need of fast links.
+// Fails with InvalidArgument when the sizes do not multiply to the chip count, a name (in
+// `explicit_pieces` or `order`) is not a mesh axis or repeats in `order`, or an axis cannot be
+// placed.
 sim::StatusOr<MeshMapping> MapMesh(
     const System& system, const std::vector<MeshAxis>& axes,
-    const std::map<std::string, std::vector<std::string>>& explicit_pieces = {});
+    const std::map<std::string, std::vector<std::string>>& explicit_pieces = {},
+    const std::vector<std::string>& order = {});
 
 }  // namespace podsim::topology
 

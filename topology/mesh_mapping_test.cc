@@ -109,6 +109,23 @@ TEST(MeshMappingTest, ExplicitPieces) {
   for (const MeshAxisPlacement& a : split.axes) ExpectPartition(v5p, a);
 }
 
+// An order puts its axes first: dp before fsdp takes what is left of y after tp.
+TEST(MeshMappingTest, OrderPlacesItsAxesFirst) {
+  System v5p = ParseSystem("tpu-v5p:4x4x8").value();
+  sim::StatusOr<MeshMapping> m =
+      MapMesh(v5p, ParseMeshAxes("dp=4,fsdp=4,tp=8").value(), {}, {"tp", "dp"});
+  ASSERT_TRUE(m.ok()) << m.status();
+  for (const MeshAxisPlacement& a : m->axes) ExpectPartition(v5p, a);
+  EXPECT_EQ(m->axes[2].spans[0].physical_axis, "x");
+  EXPECT_EQ(m->axes[0].spans[0].physical_axis, "y");
+  EXPECT_EQ(m->axes[0].spans[0].stride, 2);
+  EXPECT_EQ(m->axes[1].spans[0].physical_axis, "z");
+  EXPECT_EQ(MapMesh(v5p, ParseMeshAxes("dp=16,tp=8").value(), {}, {"tq"}).status().message(),
+            "placement order names 'tq', which is not an axis of mesh dp=16,tp=8");
+  EXPECT_EQ(MapMesh(v5p, ParseMeshAxes("dp=16,tp=8").value(), {}, {"tp", "tp"}).status().message(),
+            "placement order names 'tp' twice");
+}
+
 TEST(MeshMappingTest, Errors) {
   System v5p = ParseSystem("tpu-v5p:4x4x8").value();
   auto error = [&](std::string_view mesh,

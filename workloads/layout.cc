@@ -17,7 +17,7 @@ constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
     "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]"
-    "[,virtual_stages=..]";
+    "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
 }  // namespace
 
@@ -42,6 +42,10 @@ std::string Layout::ToString() const {
     text += StrCat({",schedule=", PipelineScheduleName(schedule)});
   }
   if (virtual_stages != 1) text += StrCat({",virtual_stages=", Str(virtual_stages)});
+  if (!order.empty()) {
+    text += ",order=";
+    for (size_t i = 0; i < order.size(); ++i) text += StrCat({i ? "/" : "", order[i]});
+  }
   return text;
 }
 
@@ -66,7 +70,7 @@ int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stag
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages"};
+      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages", "order"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
@@ -86,6 +90,25 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
       if (!found) {
         return sim::Status::InvalidArgument(
             StrCat({where, ": schedule must be gpipe, 1f1b or interleaved (got '", value, "')"}));
+      }
+      continue;
+    }
+    if (key == "order") {
+      layout.order.clear();
+      for (size_t begin = 0; begin <= value.size();) {
+        size_t end = value.find('/', begin);
+        if (end == std::string_view::npos) end = value.size();
+        const std::string axis(value.substr(begin, end - begin));
+        if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp") {
+          return sim::Status::InvalidArgument(
+              StrCat({where, ": order lists mesh axes (dp, fsdp, tp, pp) separated by '/' (got '",
+                      value, "')"}));
+        }
+        if (std::find(layout.order.begin(), layout.order.end(), axis) != layout.order.end()) {
+          return sim::Status::InvalidArgument(StrCat({where, ": order names ", axis, " twice"}));
+        }
+        layout.order.push_back(axis);
+        begin = end + 1;
       }
       continue;
     }

@@ -45,6 +45,9 @@ struct Layout {
   int microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // Model chunks per chip; > 1 only with kInterleavedOneFOneB.
+  // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
+  // `order`); the others follow by their need of fast links. Empty: the automatic placement.
+  std::vector<std::string> order;
 
   int64_t chips() const { return int64_t{dp} * fsdp * tp * pp; }
   int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
@@ -58,8 +61,9 @@ struct Layout {
 };
 
 // Parses "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]
-// [,virtual_stages=..]"; omitted axes are 1. Errors name the key: unknown keys get a spelling
-// suggestion. Checks only the text; ValidateLayout checks it against a model and a system.
+// [,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1. Errors name the key: unknown keys
+// get a spelling suggestion. Checks only the text; ValidateLayout checks it against a model and a
+// system.
 sim::StatusOr<Layout> ParseLayout(std::string_view text);
 
 // The batch of one training step.

@@ -1,5 +1,8 @@
 #include "workloads/layout_search.h"
 
+#include <algorithm>
+#include <set>
+
 #include "topology/mesh_mapping.h"
 
 namespace podsim::workloads {
@@ -14,7 +17,51 @@ std::vector<int> Divisors(int64_t n, int64_t limit) {
   return divisors;
 }
 
+// Where each mesh axis lands: its pieces of the physical axes, in order.
+std::string PlacementKey(const topology::MeshMapping& mapping) {
+  std::string key;
+  for (const topology::MeshAxisPlacement& axis : mapping.axes) {
+    key += axis.name + ":";
+    for (const topology::AxisSpan& span : axis.spans) {
+      key += span.physical_axis + "/" + std::to_string(span.extent) + "/" +
+             std::to_string(span.stride) + ";";
+    }
+  }
+  return key;
+}
+
 }  // namespace
+
+std::vector<std::vector<std::string>> MappingOrders(const topology::System& system,
+                                                    const Layout& layout) {
+  Layout probe = layout;
+  probe.order.clear();
+  std::vector<std::string> others;  // Axes of size > 1 but tp, in the automatic order.
+  for (const char* name : {"fsdp", "dp", "pp"}) {
+    for (const topology::MeshAxis& axis : probe.MeshAxes()) {
+      if (axis.name == name && axis.size > 1) others.push_back(axis.name);
+    }
+  }
+  std::vector<std::vector<std::string>> orders;
+  std::set<std::string> seen;
+  sim::StatusOr<topology::MeshMapping> automatic = topology::MapMesh(system, probe.MeshAxes());
+  if (automatic.ok()) {
+    orders.push_back({});
+    seen.insert(PlacementKey(*automatic));
+  }
+  // Every permutation of `others`, the automatic order first.
+  std::vector<size_t> index(others.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+  do {
+    std::vector<std::string> order;
+    if (layout.tp > 1) order.push_back("tp");
+    for (size_t i : index) order.push_back(others[i]);
+    sim::StatusOr<topology::MeshMapping> mapping =
+        topology::MapMesh(system, probe.MeshAxes(), {}, order);
+    if (mapping.ok() && seen.insert(PlacementKey(*mapping)).second) orders.push_back(order);
+  } while (std::next_permutation(index.begin(), index.end()));
+  return orders;
+}
 
 std::string_view RecomputeName(RecomputePolicy policy) {
   switch (policy) {
@@ -66,13 +113,15 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
           }
         }
         for (Layout layout : layouts) {
-          for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-            layout.sp = sp;
-            if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
-            if (!topology::MapMesh(system, layout.MeshAxes()).ok()) continue;
-            // Selective recomputation changes nothing with flash attention (layer_ops.h).
-            for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
-              out.push_back(LayoutCandidate{layout, recompute});
+          if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
+          for (std::vector<std::string>& order : MappingOrders(system, layout)) {
+            layout.order = std::move(order);
+            for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+              layout.sp = sp;
+              // Selective recomputation changes nothing with flash attention (layer_ops.h).
+              for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
+                out.push_back(LayoutCandidate{layout, recompute});
+              }
             }
           }
         }

@@ -10,8 +10,7 @@
 //           it divides;
 //   dp x fsdp  every split of the remaining chips where both divide the batch;
 //   recompute  none and full (with flash attention, selective recomputes nothing: layer_ops.h).
-// The mapping onto physical axes is topology::MapMesh's automatic placement; layouts it cannot
-// place contiguously are left out.
+//   mapping  each distinct placement of the mesh on the physical axes (MappingOrders).
 
 #ifndef PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
 #define PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
@@ -32,6 +31,14 @@ struct LayoutCandidate {
   // "dp=..,fsdp=..,tp=..,pp=..[,..] recompute=..": unique per candidate, used to order ties.
   std::string Name() const;
 };
+
+// The placements a sweep tries for `layout` on `system`, as Layout::order values: the automatic
+// one (an empty order) when it places the mesh, then tp first (tensor parallelism talks every
+// layer, so it keeps the fastest links, as Megatron and the scaling book place it) followed by
+// every permutation of the other axes larger than 1, each kept only when it places the mesh
+// contiguously and differently from every order before it. Empty when nothing places it.
+std::vector<std::vector<std::string>> MappingOrders(const topology::System& system,
+                                                    const Layout& layout);
 
 // Every valid candidate, in a deterministic order.
 std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "topology/system.h"
+#include "workloads/layout_search.h"
+
 namespace podsim::workloads {
 namespace {
 
@@ -47,6 +50,8 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
   EXPECT_EQ(l.ToString(),
             "dp=2,fsdp=4,tp=8,pp=4,sp=1,microbatches=8,schedule=interleaved,virtual_stages=2");
   EXPECT_EQ(L("tp=8").ToString(), "dp=1,fsdp=1,tp=8,pp=1");
+  EXPECT_EQ(L("fsdp=4,tp=8,dp=2,order=tp/dp").order, (std::vector<std::string>{"tp", "dp"}));
+  EXPECT_EQ(L("fsdp=4,tp=8,dp=2,order=tp/dp").ToString(), "dp=2,fsdp=4,tp=8,pp=1,order=tp/dp");
   std::vector<topology::MeshAxis> axes = l.MeshAxes();
   ASSERT_EQ(axes.size(), 4u);
   EXPECT_EQ(axes[2].name, "tp");
@@ -57,7 +62,12 @@ TEST(LayoutTest, ParseErrorsNameTheKey) {
   EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
             "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
             "tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]"
-            "[,virtual_stages=..]");
+            "[,virtual_stages=..][,order=AXIS/AXIS/..]");
+  EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
+            "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp) separated "
+            "by '/' (got 'tp/sp')");
+  EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/dp/tp").status().message(),
+            "layout 'dp=2,tp=4,order=tp/dp/tp': order names tp twice");
   EXPECT_EQ(ParseLayout("tp=0").status().message(),
             "layout 'tp=0': tp must be an integer in [1, 1048576] (got '0')");
   EXPECT_EQ(ParseLayout("tp=8,tp=4").status().message(),
@@ -114,6 +124,16 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
   EXPECT_EQ(Error("tp=8,sp=1", "llama3-8b", 8, {8, 4100}),
             "layout dp=1,fsdp=1,tp=8,pp=1,sp=1: sp=1 needs tp=8 to divide seq=4100");
   EXPECT_TRUE(ValidateLayout(L("dp=2,fsdp=8,tp=16"), M("llama3-70b"), 256, batch).ok());
+}
+
+// A sweep tries each distinct placement once: on a 4x4x8 v5p, tp then fsdp then dp is the
+// automatic placement, so only tp then dp then fsdp is added.
+TEST(LayoutTest, MappingOrdersAreDistinctPlacements) {
+  topology::System v5p = topology::ParseSystem("tpu-v5p:4x4x8").value();
+  const std::vector<std::vector<std::string>> orders = MappingOrders(v5p, L("dp=4,fsdp=4,tp=8"));
+  EXPECT_EQ(orders, (std::vector<std::vector<std::string>>{{}, {"tp", "dp", "fsdp"}}));
+  EXPECT_EQ(MappingOrders(v5p, L("fsdp=16,tp=8")), (std::vector<std::vector<std::string>>{{}}));
+  EXPECT_EQ(MappingOrders(v5p, L("dp=2,fsdp=2,pp=2,tp=16")).size(), 6u);
 }
 
 TEST(LayoutTest, ShardShape) {

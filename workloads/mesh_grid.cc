@@ -8,9 +8,10 @@ namespace podsim::workloads {
 
 sim::StatusOr<MeshGrid> MeshGrid::Make(
     const topology::System& system, const std::vector<topology::MeshAxis>& axes,
-    const std::map<std::string, std::vector<std::string>>& placements) {
+    const std::map<std::string, std::vector<std::string>>& placements,
+    const std::vector<std::string>& order) {
   MeshGrid grid;
-  PODSIM_ASSIGN_OR_RETURN(grid.mapping_, topology::MapMesh(system, axes, placements));
+  PODSIM_ASSIGN_OR_RETURN(grid.mapping_, topology::MapMesh(system, axes, placements, order));
   grid.axes_ = axes;
   grid.chip_count_ = system.fabric.chip_count();
   const auto& physical = grid.mapping_.physical_axes;

@@ -25,7 +25,8 @@ class MeshGrid {
   // Maps `axes` on `system` (MapMesh's errors pass through).
   static sim::StatusOr<MeshGrid> Make(
       const topology::System& system, const std::vector<topology::MeshAxis>& axes,
-      const std::map<std::string, std::vector<std::string>>& placements = {});
+      const std::map<std::string, std::vector<std::string>>& placements = {},
+      const std::vector<std::string>& order = {});
 
   // Index of the mesh axis named `name`, or -1.
   int AxisIndex(std::string_view name) const;

@@ -93,7 +93,8 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   for (const schedule::Placement& placement : schedule.placements()) {
     placements[placement.axis()].assign(placement.pieces().begin(), placement.pieces().end());
   }
-  sim::StatusOr<MeshGrid> grid = MeshGrid::Make(system, axes, placements);
+  const std::vector<std::string> order(schedule.order().begin(), schedule.order().end());
+  sim::StatusOr<MeshGrid> grid = MeshGrid::Make(system, axes, placements, order);
   if (!grid.ok()) return sim::Status::InvalidArgument("schedule: mesh: " + grid.status().message());
   CheckedSchedule checked{std::move(*grid), {}, {}};
   const MeshGrid& g = checked.grid;
