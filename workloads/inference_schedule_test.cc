@@ -542,9 +542,8 @@ TEST(InferenceStepBookTest, AI10_PrefillTime) {
   const InferenceResult two_d =
       Simulate("tpu-v5e:4x4", "llama3-70b", "tp=8,tp2=2", Prefill(1, 8192));
   const std::string why =
-      "the book assumes 40% MFU; podsim simulates it: its compute stream is efficient, and the "
-      "tensor-parallel collectives of [8192, ...] activations over a 4x4 without wraparound are "
-      "bandwidth-bound and blocking: ";
+      "the book assumes 40% MFU; podsim simulates the step, its activations of 8192 tokens "
+      "crossing a 4x4 without wraparound in bandwidth-bound, blocking collectives: ";
   Miss("AI10", "prefill of 8192 tokens, bf16, v5e 4x4 tp=16", one_d.step_time_s, 0.91, "s", kExact,
        0.12, 0.24, why + Compute(one_d) + ", and " + Collectives(one_d));
   Miss("AI10", "prefill of 8192 tokens, bf16, v5e 4x4 tp=8,tp2=2", two_d.step_time_s, 0.91, "s",
