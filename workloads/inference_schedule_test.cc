@@ -359,7 +359,7 @@ constexpr char kI6Model[] =
 // I6 (Ch7): step = (26e9 + B x 1.34e9) / (8 x 8.2e11) on 8 v5e chips at 8192 cached tokens. The
 // ideal roofline reproduces the table within 1% up to batch 8, and within 5% above, where the
 // activations (unfused norms, residual adds, matmul inputs and outputs of [B, 5120] rows) add
-// traffic the formula leaves out. The default model is +25..32%: HBM at 0.9 (+11%) and 81
+// traffic the formula leaves out. The default model is +25..30%: HBM at 0.9 (+11%) and 81
 // blocking tp=8 all-reduces, 7.7 us each at batch 1 (recursive doubling: 4 hops, 3 exchanges of
 // 10 kB and the launch) up to ~25 us at batch 64 (multi-axis, bandwidth-bound). Batch 240 needs
 // 44 GB per chip: it does not fit, as the book's 347.6 GiB total says.
@@ -534,7 +534,7 @@ TEST(InferenceStepBookTest, AI7_QueriesPerSecondPerChip) {
 // AI10 (Ch8): prefill of 8192 tokens of LLaMA-3 70B on 16 v5e at an assumed 40% MFU: 0.91 s.
 // podsim simulates the MFU instead: its matmuls run at ~0.85 of the peak, but the 161
 // all-reduces of bf16[8192, 8192] (1D) take ~0.48 s on a 4x4 without wraparound, blocking:
-// +16% with tp=16. The 2D layout (tp=8 x tp2=2) is worse in prefill, +28%: its tp2 partial sums
+// +18% with tp=16. The 2D layout (tp=8 x tp2=2) is worse in prefill, +29%: its tp2 partial sums
 // of the MLP ([8192, 2 F/tp] reduce-scattered, [8192, F/tp] gathered, per layer) cross a single
 // link, and its tp collectives share links between parallel tp groups.
 TEST(InferenceStepBookTest, AI10_PrefillTime) {
