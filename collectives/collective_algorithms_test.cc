@@ -1,8 +1,8 @@
-// The algorithms beyond rings (tree, halving-doubling, in-switch, hierarchical), the selector, the
-// calibrated efficiency model, contention between concurrent collectives, and the book's S- and
-// G-series cases (reference/book-cases.yaml) as tables. Each row names its case; tolerances are
-// the book's tags: exact <1%, rounded +-5%, approx +-15%, empirical +-30% (hardware.md
-// Conventions). Closed forms are oracles only.
+// The algorithms beyond rings (tree, halving-doubling, recursive-doubling, in-switch,
+// hierarchical), the selector, the calibrated efficiency model, contention between concurrent
+// collectives, and the book's S- and G-series cases (reference/book-cases.yaml) as tables. Each row
+// names its case; tolerances are the book's tags: exact <1%, rounded +-5%, approx +-15%, empirical
+// +-30% (hardware.md Conventions). Closed forms are oracles only.
 
 #include <gtest/gtest.h>
 
@@ -309,6 +309,57 @@ TEST(HalvingDoublingTest, MovesTheRingVolumeInLogSteps) {
   ExpectWithin(ring, 2 * 15 * 2e-6, 0.05, "30 steps of 2 hops");
 }
 
+// Recursive doubling exchanges the whole array log2(n) times. On a star every pair's route is two
+// hops (up, down) and no two pairs share a link: log2(n) x (2 lat + V / W).
+TEST(RecursiveDoublingTest, ExchangesTheWholeArrayInLogSteps) {
+  topology::System star = Sys("switch:8,bw=4.5e10,lat=1e-6");
+  const double v = 64 * kMiB;
+  ExpectWithin(Seconds(star.fabric, {CollectiveOp::kAllReduce, v, "recursive-doubling"}),
+               3 * (2e-6 + v / 4.5e10), kIdle, "3 steps of the whole array");
+  // On a v5e 4x4 (no wraparound; 1 us per hop, 4.5e10 B/s) partners are 1, 2, 1, 2 hops apart
+  // (x, x, y, y); at 2 hops two pairs share the middle link each way: 6 us + 6 V / W.
+  topology::System v5e = Sys("tpu-v5e:4x4");
+  const double small = 8 * 1024;
+  ExpectWithin(Seconds(v5e.fabric, {CollectiveOp::kAllReduce, small, "recursive-doubling"}),
+               6e-6 + 6 * small / 4.5e10, kIdle, "6 hops and 6 arrays");
+}
+
+// On a torus the selector takes recursive doubling for the latency-bound all-reduces only: on a
+// v5e 4x4 an 8 KiB array (a decode step's [1, 4096] bf16 activations) pays 6 hop latencies
+// instead of the multi-axis algorithm's 12; at 1 MiB the multi-axis algorithm's bandwidth wins.
+TEST(SelectorTest, RecursiveDoublingOnlyWhereLatencyBound) {
+  topology::System v5e = Sys("tpu-v5e:4x4");
+  for (bool calibrated : {false, true}) {
+    SCOPED_TRACE(calibrated ? "calibrated" : "pure fabric");
+    const CollectiveResult small =
+        Simulate(v5e.fabric, {CollectiveOp::kAllReduce, 8 * 1024, "", calibrated});
+    EXPECT_EQ(small.algorithm, "recursive-doubling");
+    EXPECT_LT(small.time.ToSeconds(),
+              Seconds(v5e.fabric, {CollectiveOp::kAllReduce, 8 * 1024, "multi-axis", calibrated}));
+    const CollectiveResult large =
+        Simulate(v5e.fabric, {CollectiveOp::kAllReduce, kMiB, "", calibrated});
+    EXPECT_EQ(large.algorithm, "multi-axis");
+    EXPECT_LT(large.time.ToSeconds(), Seconds(v5e.fabric, {CollectiveOp::kAllReduce, kMiB,
+                                                           "recursive-doubling", calibrated}));
+  }
+  // Explicit ranks on a grid (a tensor-parallel group of a step) get the same choice; a group
+  // that is not a power of two, other ops, and fabrics without latency keep the torus algorithms.
+  CollectiveRequest grid;
+  grid.op = CollectiveOp::kAllReduce;
+  grid.bytes = 10 * 1024;
+  for (topology::VertexId c = 0; c < 8; ++c) grid.ranks.push_back(c);
+  grid.rank_shape = {2, 4};
+  topology::System v5e_2x4 = Sys("tpu-v5e:2x4");
+  sim::StatusOr<AlgorithmChoice> choice = ChooseAlgorithm(v5e_2x4.fabric, grid);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->algorithm, "recursive-doubling");
+  EXPECT_EQ(Simulate(Sys("torus:4x3").fabric, {CollectiveOp::kAllReduce, 12 * 1024}).algorithm,
+            "multi-axis");
+  EXPECT_EQ(Simulate(v5e.fabric, {CollectiveOp::kAllGather, 8 * 1024}).algorithm, "multi-axis");
+  EXPECT_EQ(Simulate(Sys("torus:4x4,lat=0").fabric, {CollectiveOp::kAllReduce, 8 * 1024}).algorithm,
+            "multi-axis");
+}
+
 TEST(DoubleBinaryTreeTest, TreesAreComplementary) {
   // NCCL's tree over 7: root 0 -> 4 -> {2, 6}, 2 -> {1, 3}, 6 -> 5; odd positions are leaves.
   EXPECT_EQ(BinaryTreeParents(7), (std::vector<int>{-1, 2, 4, 2, 0, 6, 4}));
@@ -522,6 +573,14 @@ TEST(AlgorithmInputTest, EachBadInputGetsOneClearError) {
   r.algorithm = "halving-doubling";
   EXPECT_EQ(message("switch:6", r),
             "--algorithm halving-doubling: needs a power-of-two number of ranks per group (got 6)");
+  r.algorithm = "recursive-doubling";
+  EXPECT_EQ(message("switch:6", r),
+            "--algorithm recursive-doubling: needs a power-of-two number of ranks per group (got "
+            "6)");
+  r.op = CollectiveOp::kReduceScatter;
+  EXPECT_EQ(message("switch:8", r),
+            "--algorithm recursive-doubling is all-reduce only (got reduce-scatter)");
+  r.op = CollectiveOp::kAllReduce;
   r.algorithm = "in-switch";
   r.bytes = 16 << 20;
   EXPECT_EQ(message("torus:4x4", r),

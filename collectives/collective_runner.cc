@@ -15,6 +15,7 @@
 #include "collectives/in_switch_reduction.h"
 #include "collectives/infiniband_sharp.h"
 #include "collectives/phased_collective.h"
+#include "collectives/recursive_doubling.h"
 #include "collectives/transfer_executor.h"
 #include "sim/engine.h"
 #include "sim/flow_model.h"
@@ -347,6 +348,42 @@ std::string MiB(double bytes) {
   return os.str();
 }
 
+// Whether a recursive-doubling all-reduce (recursive_doubling.h) beats the torus algorithm for
+// `bytes` over `plan`'s groups: its cost bounded from above -- each step as slow as its slowest
+// pair, whose route latency h hops long is paid once and whose bytes share every link of the
+// route with up to h other pairs' (h x bytes / route bandwidth) -- against the torus
+// algorithm's latency alone, a bound from below: its reduce-scatter and all-gather each take
+// floor(n/2) steps on a wrapped dimension of n chips and n - 1 on a line, one hop each. So it
+// is picked only when it is faster whatever the bandwidth terms do: small, latency-bound arrays
+// (on a v5e 4x4 without wraparound, 12 hop latencies against 6 and arrays up to ~45 kB, the
+// book's latency-bound size, formulas.md 2.2).
+bool RecursiveDoublingWins(const Fabric& fabric, const GroupPlan& plan, double bytes) {
+  const size_t n = static_cast<size_t>(plan.group_size);
+  if (n < 2 || (n & (n - 1)) != 0 || plan.groups.empty()) return false;
+  const std::vector<VertexId>& group = plan.groups.front();
+  double doubling_s = 0;
+  for (size_t d : RecursiveDoublingDistances(n)) {
+    double slowest = 0;
+    for (size_t p = 0; p < n; ++p) {
+      if ((p & d) != 0) continue;
+      const std::vector<topology::LinkIndex> route = fabric.Route(group[p], group[p + d]);
+      const double hops = static_cast<double>(route.size());
+      slowest = std::max(slowest, fabric.RouteLatency(route).ToSeconds() +
+                                      hops * bytes / fabric.RouteBandwidth(route));
+    }
+    doubling_s += slowest;
+  }
+  double torus_latency_s = 0;
+  for (const GridDim& dim : MultiAxisDims(fabric, plan)) {
+    const std::vector<VertexId>& line = dim.lines.front();
+    const int steps =
+        dim.pattern == ForwardingPattern::kBidirectionalRing ? dim.length / 2 : dim.length - 1;
+    const double hop_s = fabric.RouteLatency(fabric.Route(line[0], line[1])).ToSeconds();
+    torus_latency_s += 2 * steps * hop_s;
+  }
+  return doubling_s < torus_latency_s;
+}
+
 Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, double bytes,
               bool explicit_ranks) {
   switch (op) {
@@ -358,6 +395,16 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       return {"direct", "every rank sends to every other at once over shortest routes"};
     default:
       break;
+  }
+  // Latency-bound all-reduces on a torus: recursive doubling when it is surely faster. XLA's TPU
+  // collective implementations are not public; this is the short-message choice of MPI libraries
+  // (MPICH, Thakur et al. 2005) under the same rule, made by the cost bound above.
+  if (fabric.torus() != nullptr && op == CollectiveOp::kAllReduce &&
+      (!explicit_ranks || !plan.grid.empty()) && RecursiveDoublingWins(fabric, plan, bytes)) {
+    return {"recursive-doubling",
+            "latency-bound all-reduce of " + std::to_string(static_cast<int64_t>(bytes)) +
+                " bytes on a torus: log2(n) pairwise exchanges of the whole array beat the torus "
+                "algorithm's steps (MPICH's short-message all-reduce)"};
   }
   if (fabric.torus() != nullptr && !explicit_ranks) {
     if (plan.axes.size() > 1) {
@@ -429,7 +476,10 @@ sim::Status CheckAlgorithm(const std::string& algorithm, CollectiveOp op, const 
   if (algorithm == "multi-axis" && (fabric.torus() == nullptr || explicit_ranks)) {
     return sim::Status::InvalidArgument("--algorithm multi-axis needs a torus system and --axes");
   }
-  if (algorithm == "tree" && op != CollectiveOp::kAllReduce) return mismatch("is all-reduce only");
+  if ((algorithm == "tree" || algorithm == "recursive-doubling") &&
+      op != CollectiveOp::kAllReduce) {
+    return mismatch("is all-reduce only");
+  }
   if (algorithm == "direct" && op != CollectiveOp::kAllToAll) return mismatch("is all-to-all only");
   if (algorithm == "chain" && op != CollectiveOp::kBroadcast) return mismatch("is broadcast only");
   if (algorithm == "p2p" && op != CollectiveOp::kPointToPoint) return mismatch("is p2p only");
@@ -627,6 +677,10 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
                             HalvingDoublingPieces(groups.groups, op, request.bytes));
     collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+  } else if (algorithm == "recursive-doubling") {
+    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
+                            RecursiveDoublingPieces(groups.groups, request.bytes));
+    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
   } else if (algorithm == "hierarchical") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
@@ -703,7 +757,7 @@ sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(const Fabric& fabric,
 const std::vector<std::string>& AlgorithmNames() {
   static const std::vector<std::string> kNames = {
       "ring",      "bidi-ring",    "line",   "multi-axis", "tree", "halving-doubling",
-      "in-switch", "hierarchical", "direct", "chain",      "p2p"};
+      "in-switch", "hierarchical", "direct", "chain",      "p2p",  "recursive-doubling"};
   return kNames;
 }
 

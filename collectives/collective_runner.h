@@ -8,14 +8,21 @@
 // reduced array of one group (the book's V, nccl-tests' S).
 //
 // Algorithms: ring, bidi-ring, line, multi-axis (shard_forwarding.h, phased_collective.h), tree
-// (double_binary_tree.h), halving-doubling (halving_doubling.h), in-switch
-// (in_switch_reduction.h), hierarchical (hierarchical.h), direct, chain, p2p
-// (direct_collectives.h).
+// (double_binary_tree.h), halving-doubling (halving_doubling.h), recursive-doubling
+// (recursive_doubling.h), in-switch (in_switch_reduction.h), hierarchical (hierarchical.h),
+// direct, chain, p2p (direct_collectives.h).
 //
 // Algorithm selection (Select), in the spirit of XLA on TPUs and NCCL on GPUs:
 //   * all-gather, reduce-scatter, all-reduce on a torus: one axis -> bidirectional ring when the
 //     axis wraps, line when it does not; several axes -> the multi-axis algorithm (pieces visiting
 //     the axes in rotated orders, phased_collective.h), each axis ring or line as above.
+//   * an all-reduce on a torus over a power-of-two group so small that recursive doubling is
+//     surely faster -- its cost bounded from above (each step's slowest pair paying its route
+//     latency and sharing every link of its route) below the torus algorithm's hop latencies
+//     alone -- runs recursive doubling instead (MPICH's short-message all-reduce, Thakur et al.
+//     2005; XLA's TPU choices are not public). On a v5e slice without wraparound that is an
+//     array of up to ~45 kB, the book's latency-bound size (formulas.md 2.2): the
+//     tensor-parallel all-reduces of a decode step.
 //   * the same on switched fabrics (NVSwitch, fat trees, switch:N): a unidirectional ring in chip
 //     order, each transfer striped over the parallel NVLink routes (NCCL's ring).
 //   * GPU systems (NCCL's choices, src/graph/tuning.cc and measured.md V9):

@@ -68,7 +68,12 @@ constexpr double kAttentionFraction = 0.7;
 //     128-256 wide), scaled to the MXU width: 128 on v4/v5, 256 on v6e ("128x128 systolic array
 //     (v6e: 256x256)", hardware.md 1.1 "Chip internals"; formulas.md 4.4 "Dimensions must be >= 128
 //     (256 on v6e)"). TPU7x is assumed 256 like v6e (hardware.md does not say).
-//   HBM fraction: the GPU one (an assumption: the HBM protocol, not the core, sets it).
+//   HBM fraction: the GPU one (an assumption: the HBM protocol, not the core, sets it). No
+//     reference measures a TPU's sustained HBM bandwidth (book case I13's "~365 us" is the book's
+//     own roofline of ~600M bf16 parameters over 4 chips, 600e6 x 2 / 4 / 8.2e11 = 366 us, not a
+//     measurement). The only TPU measurements, MaxText's v5e steps (measured.md V7), take longer
+//     than podsim predicts, and more so with HBM at its full bandwidth (mean absolute error
+//     10.5% -> 10.8%, docs/validation.md), so they do not support a faster TPU HBM.
 //   overheads: 0 (an assumption: XLA compiles a step into one program, so ops pay no launch; the
 //     MXU fill bubble is ~128-256 cycles, ~0.1 us, folded into the shape curve).
 // The MaxText MFU rows (measured.md V7) are the check on these, once whole steps are simulated.
