@@ -371,6 +371,42 @@ TEST(DoubleBinaryTreeTest, TreesAreComplementary) {
   }
 }
 
+// NCCL's tree across GPU nodes: a chain through each node, the binary trees between the nodes'
+// heads, a first child attached to its parent node's second GPU (BALANCED_TREE). 3 nodes of 4:
+// tree 0 is node 0 -> {node 2 at its GPU 0, ...}, node 2 -> node 1 at its GPU 1; tree 1 mirrors
+// the node positions (odd count).
+TEST(DoubleBinaryTreeTest, NcclChainsEachNodeAndTreesTheNodes) {
+  EXPECT_EQ(NodeChainTreeParents(3, 4, 0),
+            (std::vector<int>{-1, 0, 1, 2, 9, 4, 5, 6, 0, 8, 9, 10}));
+  EXPECT_EQ(NodeChainTreeParents(3, 4, 1),
+            (std::vector<int>{8, 0, 1, 2, 1, 4, 5, 6, -1, 8, 9, 10}));
+  EXPECT_EQ(NodeChainTreeParents(16, 1, 1), ComplementaryTreeParents(16));
+
+  // On h100:16 a one-chunk tree all-reduce crosses between the nodes only on the one node-level
+  // edge of each tree, up and down: 4 of its 2 trees x 15 edges x 2 transfers. A flat tree over
+  // the 16 ranks would cross on most of its edges.
+  struct CrossNode : TransferObserver {
+    void OnTransferStarted(sim::Time, uint64_t, topology::VertexId src, topology::VertexId dst,
+                           double) override {
+      ++transfers;
+      cross += src / 8 != dst / 8;
+    }
+    void OnTransferCompleted(sim::Time, uint64_t) override {}
+    int transfers = 0;
+    int cross = 0;
+  } observer;
+  topology::System system = Sys("h100:16");
+  CollectiveRequest request;
+  request.op = CollectiveOp::kAllReduce;
+  request.bytes = 16 * 64;
+  request.algorithm = "tree";
+  request.transfer_observer = &observer;
+  sim::StatusOr<CollectiveResult> result = SimulateCollective(system.fabric, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(observer.transfers, 2 * 15 * 2);
+  EXPECT_EQ(observer.cross, 4);
+}
+
 // formulas.md 2.7: "a tree of log N hops has ... lower latency": a tiny all-reduce on 16 ranks
 // takes 2 x depth steps (depth 4 for 16) instead of the ring's 2 x 15.
 TEST(DoubleBinaryTreeTest, SmallAllReduceTakesLogDepthSteps) {
@@ -411,7 +447,8 @@ TEST(SelectorTest, PicksAsNcclWouldAndSaysWhy) {
       {"b200:8", CollectiveOp::kAllReduce, 64 * kMiB, "in-switch"},
       {"a100:8", CollectiveOp::kAllReduce, 64 * kMiB, "ring"},  // No NVLS on NVSwitch gen 2.
       {"h100:8", CollectiveOp::kAllGather, 64 * kMiB, "ring"},
-      {"h100:16", CollectiveOp::kAllReduce, 64 * 1024, "tree"},
+      {"h100:64", CollectiveOp::kAllReduce, 64 * 1024, "tree"},
+      {"h100:16", CollectiveOp::kAllReduce, 64 * 1024, "hierarchical"},
       {"h100:16", CollectiveOp::kAllReduce, 64 * kMiB, "hierarchical"},
       {"h100:64", CollectiveOp::kReduceScatter, 64 * kMiB, "hierarchical"},
       {"switch:8", CollectiveOp::kAllReduce, 64 * kMiB, "ring"},
@@ -426,16 +463,22 @@ TEST(SelectorTest, PicksAsNcclWouldAndSaysWhy) {
   }
 }
 
-// The tree/hierarchical threshold (kTreeMaxBytes, 128 KiB) sits at the simulated crossover.
+// The tree/hierarchical threshold (kTreeMaxBytes, 128 KiB; kTreeMinNodes, 8) sits at the
+// simulated crossover.
 TEST(SelectorTest, TreeThresholdIsTheSimulatedCrossover) {
-  for (const char* name : {"h100:16", "h100:64"}) {
+  auto t = [](const topology::System& system, double bytes, const char* algorithm) {
+    return Seconds(system.fabric, {CollectiveOp::kAllReduce, bytes, algorithm, true});
+  };
+  // From 8 nodes the tree wins below the threshold and loses above it.
+  topology::System eight = Sys("h100:64");
+  EXPECT_LT(t(eight, 64 * 1024, "tree"), t(eight, 64 * 1024, "hierarchical"));
+  EXPECT_GT(t(eight, 256 * 1024, "tree"), t(eight, 256 * 1024, "hierarchical"));
+  // On 2 and 4 nodes the chained tree is no shorter than the hierarchical ring, even when tiny.
+  for (const char* name : {"h100:16", "h100:32"}) {
     SCOPED_TRACE(name);
     topology::System system = Sys(name);
-    auto t = [&](double bytes, const char* algorithm) {
-      return Seconds(system.fabric, {CollectiveOp::kAllReduce, bytes, algorithm, true});
-    };
-    EXPECT_LT(t(64 * 1024, "tree"), t(64 * 1024, "hierarchical"));
-    EXPECT_GT(t(256 * 1024, "tree"), t(256 * 1024, "hierarchical"));
+    EXPECT_GE(t(system, 4 * 1024, "tree"), t(system, 4 * 1024, "hierarchical"));
+    EXPECT_GT(t(system, 64 * 1024, "tree"), t(system, 64 * 1024, "hierarchical"));
   }
 }
 
