@@ -179,6 +179,51 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
   }
 }
 
+// G19 (Ch12 Quiz4 Q3/Q4): SHARP all-reduce over X of bf16[D, F_Y], each GPU holding 2DF/Y bytes.
+// In one node T = 2DF / (Y W_link), W_link the GPU's NVLink egress; at the spine level (Y = 256:
+// one GPU per scalable unit, X = 4 on the 1024-GPU SuperPod) the reduction climbs the leaves to the
+// spines and T = 2DF / 12.8e12, 12.8e12 = 256 GPUs x 50 GB/s NIC (hardware.md 0.1: 51.2 TB/s of
+// spine over 4 SUs). The book leaves D and F symbolic; they are sized here so that the bytes, not
+// the few us of hop latency or the chunk pipeline's fill, decide the time. One X group runs: on an
+// idle non-blocking fabric the other Y-1 groups use disjoint GPU links and NICs and leave each
+// leaf-spine cable at most full (32 NICs x 50 GB/s over 16 spines' 100 GB/s cables).
+TEST(BookCaseTest, G19SharpAllReduceFromOneNodeToTheSpine) {
+  const double d = 16384;
+  const double f = 2 << 20;
+  const double array = 2 * d * f;  // bf16[D, F] in bytes: 64 GiB.
+  struct Row {
+    const char* what;
+    const char* system;
+    double y;
+    std::vector<topology::VertexId> ranks;  // The X group; empty: the whole system.
+    double expected_s;
+  };
+  const std::vector<Row> rows = {
+      {"SHARP all-reduce, Y=1 X=8, on h100:8", "h100:8", 1, {}, array / (1 * kH100Egress)},
+      {"SHARP all-reduce, Y=2 X=4, on h100:8",
+       "h100:8",
+       2,
+       {0, 1, 2, 3},
+       array / (2 * kH100Egress)},
+      {"SHARP all-reduce, Y=256 X=4 (spine), on h100:1024",
+       "h100:1024",
+       256,
+       {0, 256, 512, 768},
+       array / 12.8e12},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    topology::System system = Sys(row.system);
+    CollectiveResult result =
+        Simulate(system.fabric,
+                 {CollectiveOp::kAllReduce, array / row.y, "in-switch", false, {}, row.ranks});
+    ASSERT_EQ(result.algorithm, "in-switch");
+    ExpectWithin(result.time.ToSeconds(), row.expected_s, kExact, "G19");
+    podsim::testing::RecordValidation("G19", row.what, result.time.ToSeconds(), row.expected_s, "s",
+                                      kExact);
+  }
+}
+
 // S5 (approx): a 32 kB-shard AllGather over 3 hops is latency-bound, "3 hops ~ 3us": the pure
 // fabric is dominated by its 3 us of hop latency, far above the bandwidth term 0.7 us per hop.
 TEST(BookCaseTest, S5SmallAllGatherIsLatencyBound) {
@@ -377,6 +422,42 @@ TEST(DoubleBinaryTreeTest, TreesAreComplementary) {
   }
 }
 
+// NCCL's tree across GPU nodes: a chain through each node, the binary trees between the nodes'
+// heads, a first child attached to its parent node's second GPU (BALANCED_TREE). 3 nodes of 4:
+// tree 0 is node 0 -> {node 2 at its GPU 0, ...}, node 2 -> node 1 at its GPU 1; tree 1 mirrors
+// the node positions (odd count).
+TEST(DoubleBinaryTreeTest, NcclChainsEachNodeAndTreesTheNodes) {
+  EXPECT_EQ(NodeChainTreeParents(3, 4, 0),
+            (std::vector<int>{-1, 0, 1, 2, 9, 4, 5, 6, 0, 8, 9, 10}));
+  EXPECT_EQ(NodeChainTreeParents(3, 4, 1),
+            (std::vector<int>{8, 0, 1, 2, 1, 4, 5, 6, -1, 8, 9, 10}));
+  EXPECT_EQ(NodeChainTreeParents(16, 1, 1), ComplementaryTreeParents(16));
+
+  // On h100:16 a one-chunk tree all-reduce crosses between the nodes only on the one node-level
+  // edge of each tree, up and down: 4 of its 2 trees x 15 edges x 2 transfers. A flat tree over
+  // the 16 ranks would cross on most of its edges.
+  struct CrossNode : TransferObserver {
+    void OnTransferStarted(sim::Time, uint64_t, topology::VertexId src, topology::VertexId dst,
+                           double) override {
+      ++transfers;
+      cross += src / 8 != dst / 8;
+    }
+    void OnTransferCompleted(sim::Time, uint64_t) override {}
+    int transfers = 0;
+    int cross = 0;
+  } observer;
+  topology::System system = Sys("h100:16");
+  CollectiveRequest request;
+  request.op = CollectiveOp::kAllReduce;
+  request.bytes = 16 * 64;
+  request.algorithm = "tree";
+  request.transfer_observer = &observer;
+  sim::StatusOr<CollectiveResult> result = SimulateCollective(system.fabric, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(observer.transfers, 2 * 15 * 2);
+  EXPECT_EQ(observer.cross, 4);
+}
+
 // formulas.md 2.7: "a tree of log N hops has ... lower latency": a tiny all-reduce on 16 ranks
 // takes 2 x depth steps (depth 4 for 16) instead of the ring's 2 x 15.
 TEST(DoubleBinaryTreeTest, SmallAllReduceTakesLogDepthSteps) {
@@ -417,7 +498,8 @@ TEST(SelectorTest, PicksAsNcclWouldAndSaysWhy) {
       {"b200:8", CollectiveOp::kAllReduce, 64 * kMiB, "in-switch"},
       {"a100:8", CollectiveOp::kAllReduce, 64 * kMiB, "ring"},  // No NVLS on NVSwitch gen 2.
       {"h100:8", CollectiveOp::kAllGather, 64 * kMiB, "ring"},
-      {"h100:16", CollectiveOp::kAllReduce, 64 * 1024, "tree"},
+      {"h100:64", CollectiveOp::kAllReduce, 64 * 1024, "tree"},
+      {"h100:16", CollectiveOp::kAllReduce, 64 * 1024, "hierarchical"},
       {"h100:16", CollectiveOp::kAllReduce, 64 * kMiB, "hierarchical"},
       {"h100:64", CollectiveOp::kReduceScatter, 64 * kMiB, "hierarchical"},
       {"switch:8", CollectiveOp::kAllReduce, 64 * kMiB, "ring"},
@@ -432,16 +514,22 @@ TEST(SelectorTest, PicksAsNcclWouldAndSaysWhy) {
   }
 }
 
-// The tree/hierarchical threshold (kTreeMaxBytes, 128 KiB) sits at the simulated crossover.
+// The tree/hierarchical threshold (kTreeMaxBytes, 128 KiB; kTreeMinNodes, 8) sits at the
+// simulated crossover.
 TEST(SelectorTest, TreeThresholdIsTheSimulatedCrossover) {
-  for (const char* name : {"h100:16", "h100:64"}) {
+  auto t = [](const topology::System& system, double bytes, const char* algorithm) {
+    return Seconds(system.fabric, {CollectiveOp::kAllReduce, bytes, algorithm, true});
+  };
+  // From 8 nodes the tree wins below the threshold and loses above it.
+  topology::System eight = Sys("h100:64");
+  EXPECT_LT(t(eight, 64 * 1024, "tree"), t(eight, 64 * 1024, "hierarchical"));
+  EXPECT_GT(t(eight, 256 * 1024, "tree"), t(eight, 256 * 1024, "hierarchical"));
+  // On 2 and 4 nodes the chained tree is no shorter than the hierarchical ring, even when tiny.
+  for (const char* name : {"h100:16", "h100:32"}) {
     SCOPED_TRACE(name);
     topology::System system = Sys(name);
-    auto t = [&](double bytes, const char* algorithm) {
-      return Seconds(system.fabric, {CollectiveOp::kAllReduce, bytes, algorithm, true});
-    };
-    EXPECT_LT(t(64 * 1024, "tree"), t(64 * 1024, "hierarchical"));
-    EXPECT_GT(t(256 * 1024, "tree"), t(256 * 1024, "hierarchical"));
+    EXPECT_GE(t(system, 4 * 1024, "tree"), t(system, 4 * 1024, "hierarchical"));
+    EXPECT_GT(t(system, 64 * 1024, "tree"), t(system, 64 * 1024, "hierarchical"));
   }
 }
 
@@ -548,6 +636,25 @@ TEST(InfinibandSharpTest, LeafReductionHalvesTheCrossNodeTraffic) {
   }
 }
 
+// Across scalable units the rail leaves reduce their members and the spines reduce the leaves:
+// every hop is a flow (members up and down once per chunk, each leaf one stripe to and from every
+// spine per chunk), and the node still egresses V, V/g per NIC, as within one scalable unit.
+TEST(InfinibandSharpTest, SpineTreeReducesAcrossScalableUnits) {
+  topology::System system = Sys("h100:1024");
+  const double v = 256 * kMiB;  // 1 MiB chunks: 256 of them.
+  CollectiveResult spine =
+      Simulate(system.fabric, {CollectiveOp::kAllReduce, v, "in-switch", false, {}, {0, 256}});
+  const uint64_t chunks = 256, members = 2, leaves = 2, spines = 16;
+  EXPECT_EQ(spine.flows, 2 * members * chunks + 2 * leaves * spines * chunks);
+  ExpectWithin(spine.time.ToSeconds(), v / kNic, kExact, "one GPU per scalable unit");
+
+  topology::System two_sus = Sys("h100:512");
+  const double w = 1 * kGiB;
+  const double in_node = (7.0 / 8) * w / kH100Egress;
+  CollectiveResult whole = Simulate(two_sus.fabric, {CollectiveOp::kAllReduce, w, "in-switch"});
+  ExpectWithin(whole.time.ToSeconds(), 2 * in_node + (w / 8) / kNic, kRounded, "two whole SUs");
+}
+
 TEST(AlgorithmInputTest, OversizedDirectAllToAllIsRefusedUpFront) {
   topology::System ring = Sys("ring:512");
   CollectiveRequest request;
@@ -586,10 +693,18 @@ TEST(AlgorithmInputTest, EachBadInputGetsOneClearError) {
   EXPECT_EQ(message("torus:4x4", r),
             "--algorithm in-switch: needs a switched fabric (an NVSwitch node like h100:8, or "
             "switch:N); this system has no switch to reduce in");
-  // Across nodes in-switch is InfiniBand SHARP in the rail leaves, within one scalable unit.
+  // Across nodes in-switch is InfiniBand SHARP: in the rail leaves, and for an all-reduce over
+  // several scalable units up through the spines of one pod.
+  r.op = CollectiveOp::kReduceScatter;
   EXPECT_EQ(message("h100:512", r),
-            "--algorithm in-switch: the group spans several scalable units; SHARP aggregation in "
-            "the spine switches is not modelled (use hierarchical)");
+            "--algorithm in-switch: the group spans several scalable units, where podsim models "
+            "SHARP's spine aggregation for all-reduce only (use hierarchical)");
+  r.op = CollectiveOp::kAllReduce;
+  r.ranks = {0, 1024};
+  EXPECT_EQ(message("h100:2048", r),
+            "--algorithm in-switch: the group spans several pods; SHARP aggregation in the core "
+            "switches is not modelled (use hierarchical)");
+  r.ranks = {};
   r.bytes = 8 << 20;
   EXPECT_EQ(message("a100:8", r),
             "--algorithm in-switch: this NVSwitch generation has no NVLink SHARP (needs Hopper or "

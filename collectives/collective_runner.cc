@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -48,12 +49,16 @@ constexpr uint32_t kMaxInSwitchChunks = 256;
 constexpr double kHierarchicalChunkBytes = 4 << 20;
 constexpr uint32_t kMaxHierarchicalChunks = 16;
 
-// Largest all-reduce across nodes given to the double binary tree; larger ones go hierarchical.
-// NCCL's tuner picks by its latency + size/bandwidth model per algorithm (src/graph/tuning.cc);
-// podsim uses the crossover its own simulation shows with the calibrated model: the tree is
-// faster up to 64 KiB and slower from 256 KiB on h100:16 and h100:64 (crossing near 100 KiB and
-// 200 KiB; checked in collective_algorithms_test.cc). Larger clusters cross later (their
-// hierarchical rings get longer), which this single threshold does not follow.
+// Largest all-reduce across nodes given to the double binary tree, and the fewest nodes it must
+// span; other all-reduces go hierarchical. NCCL's tuner picks by its latency + size/bandwidth model
+// per algorithm (src/graph/tuning.cc); podsim uses the crossover its own simulation shows with the
+// calibrated model. NCCL's tree chains each node's GPUs (double_binary_tree.h), so on 2 or 4 nodes
+// its depth (7 NVLink hops of the chain and 1-2 between nodes, each way) is no shorter than the
+// hierarchical ring's steps and the tree is never faster (h100:16 and h100:32: 0.5% slower at
+// 4 KiB, 5-6% at 64 KiB); on 8 nodes it is faster up to about 120 KiB (h100:64: 85 vs 89 us at
+// 64 KiB, 104 vs 91 us at 256 KiB; checked in collective_algorithms_test.cc). Larger clusters cross
+// later (h100:128: still 121 vs 133 us at 256 KiB), which this single threshold does not follow.
+constexpr int kTreeMinNodes = 8;
 constexpr double kTreeMaxBytes = 128 << 10;
 
 uint32_t ChunkCount(double bytes, double chunk_bytes, uint32_t max_chunks) {
@@ -334,6 +339,13 @@ bool InOneNode(const Fabric& fabric, const std::vector<VertexId>& group) {
   return true;
 }
 
+// How many nodes `group` touches.
+int NodeCount(const Fabric& fabric, const std::vector<VertexId>& group) {
+  std::set<int> nodes;
+  for (VertexId chip : group) nodes.insert(fabric.NodeOf(chip));
+  return static_cast<int>(nodes.size());
+}
+
 // NVLink SHARP needs NVSwitch gen 3 (Hopper) or later: GPUs with 18 NVLinks (hardware.md 1.3
 // table: Ampere has 12 ports per GPU and NVSwitch gen 2 without NVLS).
 bool HasNvls(const Fabric& fabric) {
@@ -438,9 +450,13 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       }
       return {"ring", "inside one NVLink node: ring striped over the NVSwitches (NCCL)"};
     }
-    if (op == CollectiveOp::kAllReduce && bytes <= kTreeMaxBytes) {
-      return {"tree", "all-reduce of " + MiB(bytes) + " across nodes (<= " + MiB(kTreeMaxBytes) +
-                          "): double binary tree, log-depth latency (NCCL tree)"};
+    if (op == CollectiveOp::kAllReduce && bytes <= kTreeMaxBytes &&
+        NodeCount(fabric, group) >= kTreeMinNodes) {
+      return {"tree", "all-reduce of " + MiB(bytes) + " across " +
+                          std::to_string(NodeCount(fabric, group)) + " nodes (<= " +
+                          MiB(kTreeMaxBytes) + ", >= " + std::to_string(kTreeMinNodes) +
+                          " nodes): NCCL's tree, chains in the nodes and double binary trees "
+                          "between them, log-depth latency"};
     }
     if (HierarchicalPieces(fabric, group, op, bytes, 1).ok()) {
       return {"hierarchical",
@@ -670,9 +686,22 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     PODSIM_RETURN_IF_ERROR(CheckDirectAllToAllSize(fabric, groups));
     collective = std::make_unique<DirectAllToAll>(executor, groups.groups, request.bytes);
   } else if (algorithm == "tree") {
+    // Across GPU nodes NCCL chains each node's ranks and runs the binary trees between the nodes
+    // (double_binary_tree.h, NodeChainTreeParents); elsewhere the trees span the ranks.
+    Lines trees = groups.groups;
+    int ranks_per_node = 1;
+    if (fabric.gpu() != nullptr && trees.size() == 1 && !InOneNode(fabric, trees[0])) {
+      sim::StatusOr<NodesAndRails> split = SplitByNode(fabric, trees[0], "tree");
+      if (split.ok()) {
+        trees[0].clear();
+        for (const auto& node : split->nodes)
+          trees[0].insert(trees[0].end(), node.begin(), node.end());
+        ranks_per_node = static_cast<int>(split->rails.size());
+      }
+    }
     collective = std::make_unique<DoubleBinaryTree>(
-        executor, groups.groups, request.bytes,
-        ChunkCount(request.bytes / 2, kTreeChunkBytes, kMaxTreeChunks));
+        executor, std::move(trees), request.bytes,
+        ChunkCount(request.bytes / 2, kTreeChunkBytes, kMaxTreeChunks), ranks_per_node);
   } else if (algorithm == "halving-doubling") {
     PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
                             HalvingDoublingPieces(groups.groups, op, request.bytes));

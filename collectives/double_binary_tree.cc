@@ -30,16 +30,44 @@ std::vector<int> ComplementaryTreeParents(int n) {
   return second;
 }
 
+std::vector<int> NodeChainTreeParents(int nodes, int ranks_per_node, int tree) {
+  PODSIM_CHECK(nodes >= 1 && ranks_per_node >= 1 && (tree == 0 || tree == 1))
+      << "a tree of chains needs nodes, ranks per node and tree 0 or 1";
+  const int g = ranks_per_node;
+  const std::vector<int> first = BinaryTreeParents(nodes);
+  // The position each node holds in the binary tree it was mapped from (ComplementaryTreeParents'
+  // map, inverted), which decides whether it is its parent's first or second child.
+  std::vector<int> source(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    const int mapped = tree == 0 ? p : nodes % 2 == 0 ? (p + 1) % nodes : nodes - 1 - p;
+    source[mapped] = p;
+  }
+  const std::vector<int> node_parents = tree == 0 ? first : ComplementaryTreeParents(nodes);
+  std::vector<int> parents(static_cast<size_t>(nodes) * g, -1);
+  for (int k = 0; k < nodes; ++k) {
+    for (int i = 1; i < g; ++i) parents[k * g + i] = k * g + i - 1;
+    const int up = node_parents[k];
+    if (up < 0) continue;
+    const bool first_child = source[k] < first[source[k]];
+    parents[k * g] = up * g + (first_child && g > 1 ? 1 : 0);
+  }
+  return parents;
+}
+
 DoubleBinaryTree::DoubleBinaryTree(TransferExecutor* executor,
                                    std::vector<std::vector<topology::VertexId>> groups,
-                                   double bytes_per_group, uint32_t chunks)
+                                   double bytes_per_group, uint32_t chunks, int ranks_per_node)
     : executor_(executor), chunk_bytes_(bytes_per_group / 2 / chunks), chunks_(chunks) {
-  PODSIM_CHECK(chunks_ >= 1) << "a tree needs at least one chunk";
+  PODSIM_CHECK(chunks_ >= 1 && ranks_per_node >= 1) << "a tree needs a chunk and a rank per node";
   for (const auto& group : groups) {
     const int n = static_cast<int>(group.size());
+    PODSIM_CHECK(n % ranks_per_node == 0)
+        << "a group of " << n << " ranks is not " << ranks_per_node << " per node";
     for (int tree = 0; tree < 2; ++tree) {
       const std::vector<int> parents =
-          tree == 0 ? BinaryTreeParents(n) : ComplementaryTreeParents(n);
+          ranks_per_node > 1 ? NodeChainTreeParents(n / ranks_per_node, ranks_per_node, tree)
+          : tree == 0        ? BinaryTreeParents(n)
+                             : ComplementaryTreeParents(n);
       const int base = static_cast<int>(nodes_.size());
       nodes_.resize(nodes_.size() + n);
       for (int p = 0; p < n; ++p) nodes_[base + p].vertex = group[p];

@@ -12,6 +12,12 @@
 // The first tree is NCCL's (ncclGetBtree): the odd positions are its leaves and position 0 its
 // root, with one child; depth ceil(log2 n).
 //
+// Across GPU nodes the trees are NCCL's: a chain through each node's GPUs over NVLink and the two
+// binary trees between the nodes (NodeChainTreeParents), so only the node-level edges cross the
+// network. NCCL runs several channels whose chains start at different GPUs and NICs; podsim runs
+// one, so a large tree all-reduce across nodes leans on one or two NICs per node (the selector
+// uses the tree only for small ones).
+//
 // Depth log2(n) instead of the ring's n-1 steps: the latency advantage for small all-reduces
 // (formulas.md 2.7: "a tree of log N hops has the same bandwidth cost but lower latency").
 
@@ -32,12 +38,26 @@ namespace podsim::collectives {
 std::vector<int> BinaryTreeParents(int n);
 std::vector<int> ComplementaryTreeParents(int n);
 
+// NCCL's tree `tree` (0 or 1) for a group of GPUs laid out node by node, `ranks_per_node`
+// consecutive positions per node (NCCL src/graph/connect.cc, ncclTopoPreset and connectTrees,
+// with the BALANCED_TREE pattern NCCL's tree search tries first, src/graph/topo.h). Inside a node
+// the ranks form a chain: local rank i's parent is local rank i-1, local rank 0 is the node's head.
+// Between nodes the heads follow the node-level tree (BinaryTreeParents or
+// ComplementaryTreeParents over the node positions); a head attaches to its parent node's second
+// local rank when it is that node's first child (a lower position in the binary tree it was mapped
+// from, NCCL's parentChildType 0) and to its head otherwise, so a node's NIC traffic is spread over
+// two GPUs. With one rank per node this is the node-level tree itself. REQUIRES: nodes >= 1,
+// ranks_per_node >= 1, tree is 0 or 1.
+std::vector<int> NodeChainTreeParents(int nodes, int ranks_per_node, int tree);
+
 class DoubleBinaryTree : public Collective {
  public:
-  // All-reduce of `bytes_per_group` over every group at once, each tree's half in `chunks`.
-  // REQUIRES: chunks >= 1.
+  // All-reduce of `bytes_per_group` over every group at once, each tree's half in `chunks`. With
+  // ranks_per_node > 1 each group is laid out node by node and runs NCCL's trees of chains
+  // (NodeChainTreeParents); with 1 the trees span the ranks directly. REQUIRES: chunks >= 1;
+  // ranks_per_node divides every group's size.
   DoubleBinaryTree(TransferExecutor* executor, std::vector<std::vector<topology::VertexId>> groups,
-                   double bytes_per_group, uint32_t chunks);
+                   double bytes_per_group, uint32_t chunks, int ranks_per_node = 1);
   void Start(sim::EventHandler on_done) override;
 
  private:

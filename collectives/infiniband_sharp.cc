@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "collectives/in_switch_reduction.h"
 #include "collectives/phased_collective.h"
 #include "collectives/sequential_collective.h"
+#include "collectives/switch_tree_reduction.h"
 
 namespace podsim::collectives {
 
@@ -25,13 +28,24 @@ sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
   const size_t g = split.rails.size();
   const std::vector<std::vector<topology::VertexId>>& nodes = split.nodes;
   const std::vector<std::vector<topology::VertexId>>& rails = split.rails;
-  for (const auto& rail : rails) {
-    for (topology::VertexId chip : rail) {
-      if (gpu->LeafOf(chip) != gpu->LeafOf(rail.front())) {
-        return sim::Status::InvalidArgument(
-            "--algorithm in-switch: the group spans several scalable units; SHARP aggregation "
-            "in the spine switches is not modelled (use hierarchical)");
-      }
+  // A rail under one leaf reduces in that leaf; a rail over several leaves (several scalable
+  // units) in a tree through the spines of its pod (switch_tree_reduction.h), all-reduce only.
+  const bool one_leaf = std::all_of(rails.begin(), rails.end(), [&](const auto& rail) {
+    return std::all_of(rail.begin(), rail.end(), [&](topology::VertexId chip) {
+      return gpu->LeafOf(chip) == gpu->LeafOf(rail.front());
+    });
+  });
+  if (!one_leaf && op != CollectiveOp::kAllReduce) {
+    return sim::Status::InvalidArgument(
+        "--algorithm in-switch: the group spans several scalable units, where podsim models "
+        "SHARP's spine aggregation for all-reduce only (use hierarchical)");
+  }
+  const int pod = gpu->PodOfSu(gpu->SuOfNode(gpu->NodeOf(group.front())));
+  for (topology::VertexId chip : group) {
+    if (!one_leaf && gpu->PodOfSu(gpu->SuOfNode(gpu->NodeOf(chip))) != pod) {
+      return sim::Status::InvalidArgument(
+          "--algorithm in-switch: the group spans several pods; SHARP aggregation in the core "
+          "switches is not modelled (use hierarchical)");
     }
   }
 
@@ -49,7 +63,40 @@ sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
         ExchangePhase{ForwardingPattern::kUnidirectionalRing, nodes, node_shard});
     return std::make_unique<PhasedCollective>(executor, members, std::vector<ExchangePiece>{piece});
   };
+  auto route = [&](std::initializer_list<topology::LinkIndex> links) {
+    SwitchRoute r;
+    for (topology::LinkIndex link : links) {
+      r.links.push_back(sim::ResourceId{link});
+      r.latency += fabric.link(link).latency;
+    }
+    return r;
+  };
+  // Every rail's tree: its members grouped by leaf, each leaf reaching every spine of the pod.
+  auto through_tree = [&]() {
+    SequentialCollective::Stage stage;
+    const size_t spines = static_cast<size_t>(gpu->spines_per_pod);
+    for (const auto& rail : rails) {
+      std::map<uint32_t, TreeLeaf> by_leaf;  // Ordered by leaf: deterministic.
+      for (topology::VertexId chip : rail) {
+        TreeLeaf& leaf = by_leaf[gpu->LeafOf(chip)];
+        leaf.member_up.push_back(route({gpu->gpu_to_nic[chip], gpu->nic_to_leaf[chip]}));
+        leaf.member_down.push_back(route({gpu->leaf_to_nic[chip], gpu->nic_to_gpu[chip]}));
+      }
+      std::vector<TreeLeaf> leaves;
+      for (auto& [index, leaf] : by_leaf) {
+        for (size_t j = 0; j < spines; ++j) {
+          leaf.root_up.push_back(route({gpu->leaf_to_spine[index * spines + j]}));
+          leaf.root_down.push_back(route({gpu->spine_to_leaf[index * spines + j]}));
+        }
+        leaves.push_back(std::move(leaf));
+      }
+      stage.push_back(
+          std::make_unique<SwitchTreeReduction>(executor, std::move(leaves), rail_bytes, chunks));
+    }
+    return stage;
+  };
   auto through_leaves = [&](CollectiveOp rail_op) {
+    if (!one_leaf) return through_tree();
     SequentialCollective::Stage stage;
     for (const auto& rail : rails) {
       ReductionSwitch leaf;

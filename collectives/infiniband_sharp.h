@@ -1,4 +1,5 @@
-// InfiniBand SHARP across nodes: the rail leaf switch reduces, as NCCL's CollNet / NVLS+SHARP.
+// InfiniBand SHARP across nodes: the rail leaf switch (and above it the spines) reduce, as NCCL's
+// CollNet / NVLS+SHARP.
 //
 // For a group filling several nodes with g ranks each, all under one scalable unit (so the ranks
 // with the same local index, one rail, all hang off one rail-optimised leaf):
@@ -11,8 +12,11 @@
 //   all-gather      = an all-gather through the leaf, then the in-node all-gather.
 // The cross-node part moves V/g per NIC each way instead of a ring's 2 (m-1)/m V/g (formulas.md
 // "SHARP AllReduce": B/W instead of 2B/W). Stages follow one another with a barrier
-// (sequential_collective.h). Groups spanning several scalable units would need the spine's
-// aggregation too, which is not modelled: they get an error.
+// (sequential_collective.h). A group spanning several scalable units of one pod puts each rail on
+// several leaves: its all-reduce then runs in SHARP's aggregation tree, the leaves reducing their
+// members and the pod's spines reducing the leaves (switch_tree_reduction.h), so the node still
+// egresses all V bytes, V/g per NIC (book case G19). Reduce-scatter and all-gather across
+// scalable units, and groups across pods (core aggregation), are not modelled: they get an error.
 
 #ifndef PODSIM_COLLECTIVES_INFINIBAND_SHARP_H_
 #define PODSIM_COLLECTIVES_INFINIBAND_SHARP_H_

@@ -38,10 +38,14 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
 }
 
 void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency,
-                                       double bytes, sim::EventHandler&& on_done) {
+                                       double bytes, sim::EventHandler&& on_done,
+                                       SendTiming timing) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
+  if (timing.data_ready == sim::Time::Max()) timing.data_ready = engine_->now();
+  PODSIM_CHECK(timing.data_ready <= engine_->now() && timing.previous_done <= engine_->now())
+      << "send timing in the future";
   if (observer_ != nullptr) {
     // Name the ends by the first and last links crossed; a resource that is not a link (a
     // switch's reduction engine) is skipped, so the switch stands for it.
@@ -55,9 +59,13 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
   }
   sim::FlowSpec spec;
   spec.bytes = bytes;
-  spec.latency = latency;
   spec.route = std::move(resources);
-  auto start = [this, spec = std::move(spec), done = std::move(on_done)]() mutable {
+  auto start = [this, spec = std::move(spec), latency, timing,
+                done = std::move(on_done)]() mutable {
+    // As StartFlow: the wire owes what is left of the latency once the sender could start.
+    const sim::Time sender_starts =
+        std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
+    spec.latency = std::clamp(sender_starts + latency - engine_->now(), sim::Time::Zero(), latency);
     sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec, std::move(done));
     PODSIM_CHECK(flow.ok()) << "transfer on explicit resources: " << flow.status();
   };

@@ -55,10 +55,11 @@ class TransferExecutor {
 
   // Sends `bytes` as one flow over explicit flow-model resources (links, and resources the caller
   // added to the model, such as a switch's reduction engine), paying the per-message overhead and
-  // then `latency`. Used by algorithms that address switches directly (in_switch_reduction.h).
-  // REQUIRES: bytes >= 0 and finite; resources exist, are distinct and not empty.
+  // then `latency`, which `timing` cuts as for Send. Used by algorithms that address switches
+  // directly (in_switch_reduction.h). REQUIRES: bytes >= 0 and finite; resources exist, are
+  // distinct and not empty.
   void SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency, double bytes,
-                       sim::EventHandler&& on_done);
+                       sim::EventHandler&& on_done, SendTiming timing = {});
 
   // Attaches an observer of every transfer (not owned; null detaches).
   void SetObserver(TransferObserver* observer) { observer_ = observer; }
