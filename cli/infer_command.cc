@@ -13,6 +13,7 @@
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
+#include "cli/step_trace.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
@@ -41,6 +42,8 @@ struct InferFlags {
   std::string prefill_len;
   std::string decode_len;
   std::string chip_hour_usd;
+  std::string trace;
+  std::string trace_chips;
   bool json = false;
   bool dump_scenario = false;
 };
@@ -154,6 +157,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
     infer->set_chip_hour_usd(*price);
   }
   if (flags.json) s.mutable_outputs()->set_json(true);
+  if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
+  if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   return s;
 }
 
@@ -170,6 +175,8 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("infer.decode_len", "--decode-len");
   flags.AddFlag("infer.chip_hour_usd", "--chip-hour-usd");
   flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.trace", "--trace");
+  flags.AddFlag("outputs.trace_chips", "--trace-chips");
   return flags;
 }
 
@@ -211,14 +218,20 @@ sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::S
   return in;
 }
 
+sim::Status CheckLayout(const InferInput& in, const workloads::InferenceLayout& layout,
+                        const InferenceOptions& options) {
+  return workloads::ValidateInferenceLayout(layout, in.model, in.system.fabric.chip_count(),
+                                            options)
+      .WithContext("--layout");
+}
+
 // Checks the layout for one step before simulating it, naming the flag.
 sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
                                         const workloads::InferenceLayout& layout,
-                                        const InferenceOptions& options) {
-  PODSIM_RETURN_IF_ERROR(
-      workloads::ValidateInferenceLayout(layout, in.model, in.system.fabric.chip_count(), options)
-          .WithContext("--layout"));
-  return workloads::SimulateInference(in.system, in.model, layout, options);
+                                        const InferenceOptions& options,
+                                        const workloads::StepOptions& step_options = {}) {
+  PODSIM_RETURN_IF_ERROR(CheckLayout(in, layout, options));
+  return workloads::SimulateInference(in.system, in.model, layout, options, step_options);
 }
 
 double Chips(const InferInput& in) { return static_cast<double>(in.system.fabric.chip_count()); }
@@ -295,10 +308,39 @@ std::string DtypesText(const InferenceOptions& o) {
          std::string(workloads::DTypeName(o.kv_cache));
 }
 
-sim::Status RunStep(const InferInput& in, CommandIo& io, bool json) {
+// `outputs.trace` of one step: the file, opened once the layout is known to be valid (so a bad
+// layout leaves no file behind).
+sim::StatusOr<std::unique_ptr<StepTraceFile>> OpenTrace(const InferInput& in,
+                                                        const InferenceOptions& options,
+                                                        const scenario::Outputs& outputs,
+                                                        const scenario::SourceMap& source) {
+  PODSIM_RETURN_IF_ERROR(CheckLayout(in, in.layout, options));
+  sim::StatusOr<std::unique_ptr<StepTraceFile>> trace = StepTraceFile::Open(
+      outputs.trace(), outputs.trace_chips(), in.system,
+      workloads::InferenceSchedule(in.system.name, in.model, in.layout, options),
+      /*every_chip=*/false, std::string(workloads::InferencePhaseName(options.phase)));
+  if (trace.ok()) return trace;
+  const bool chips = trace.status().message().starts_with("--trace-chips: ");
+  return FieldError(trace.status(), source, chips ? "--trace-chips" : "--trace",
+                    chips ? "outputs.trace_chips" : "outputs.trace");
+}
+
+sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
+                    const scenario::SourceMap& source, CommandIo& io) {
+  const bool json = outputs.json();
   InferenceOptions options = in.options;
   options.batch = in.batches.front();
-  PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options));
+  workloads::StepOptions step_options;
+  std::unique_ptr<StepTraceFile> trace;
+  if (outputs.has_trace()) {
+    PODSIM_ASSIGN_OR_RETURN(trace, OpenTrace(in, options, outputs, source));
+    step_options.observer = trace->observer();
+  }
+  PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options, step_options));
+  if (trace) {
+    PODSIM_RETURN_IF_ERROR(
+        FieldError(trace->Close(r.step.step_time), source, "--trace", "outputs.trace"));
+  }
   std::optional<double> cost;
   if (in.usd_per_chip_hour && r.tokens_per_s > 0) {
     cost = workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour, r.tokens_per_s);
@@ -356,6 +398,7 @@ sim::Status RunStep(const InferInput& in, CommandIo& io, bool json) {
   io.out << "simulated   " << r.step.simulated_chips << " chip, " << r.step.ops_executed << " ops, "
          << r.step.collectives << " collectives (" << r.step.rehearsals << " distinct), "
          << r.step.events + r.step.rehearsal_events << " events\n";
+  if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
 
@@ -526,9 +569,19 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
                              CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
   const bool json = s.outputs().json();
+  // A trace follows one simulated step; a batch list or a deployment is several.
+  if (s.outputs().has_trace() && (in.disaggregated || in.batches.size() > 1)) {
+    return source.Annotate(
+        sim::Status::InvalidArgument(
+            in.disaggregated
+                ? "a trace follows one step; trace the prefill or the decode step alone"
+                : "a trace follows one step; give one batch size (got " +
+                      std::to_string(in.batches.size()) + ")"),
+        "outputs.trace");
+  }
   sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
                        : in.batches.size() > 1 ? RunPareto(in, io, json)
-                                               : RunStep(in, io, json);
+                                               : RunStep(in, s.outputs(), source, io);
   // Simulate names --layout, the one thing left to check.
   if (status.message().starts_with("--layout: ")) {
     return FieldError(status, source, "--layout", "infer.layout");
@@ -569,6 +622,12 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_option("--kv", flags->kv, "KV cache: bf16 (default) or int8");
   sub->add_option("--chip-hour-usd", flags->chip_hour_usd,
                   "Price of one chip-hour in dollars: adds the cost per million tokens");
+  sub->add_option("--trace", flags->trace,
+                  "Write a trace of the step (one batch size, not with --prefill-len): "
+                  "FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");
+  sub->add_option("--trace-chips", flags->trace_chips,
+                  "Chips to trace: 'all' or ids and ranges like 0-15,32 (default: the simulated "
+                  "chip)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");

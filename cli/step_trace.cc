@@ -39,8 +39,12 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& parts) {
 
 StepTraceObserver::StepTraceObserver(const schedule::Schedule* schedule,
                                      const workloads::MeshGrid* grid, traces::TraceSink* sink,
-                                     std::vector<bool> traced)
-    : schedule_(schedule), grid_(grid), sink_(sink), traced_(std::move(traced)) {
+                                     std::vector<bool> traced, std::string role)
+    : schedule_(schedule),
+      grid_(grid),
+      sink_(sink),
+      traced_(std::move(traced)),
+      role_(std::move(role)) {
   PODSIM_CHECK(schedule_ != nullptr && grid_ != nullptr && sink_ != nullptr)
       << "StepTraceObserver needs a schedule, a grid and a sink";
   step_track_ = sink_->AddTrack(sink_->AddProcess("system"), "step");
@@ -86,12 +90,26 @@ StepTraceObserver::Chip* StepTraceObserver::ChipOf(uint32_t chip, int program) {
   const ProgramInfo& info = Info(program);
   Chip c;
   c.program = program;
-  c.process = sink_->AddProcess(schedule_->programs(program).name() + " (chip " +
-                                std::to_string(chip) + ")");
+  c.process = sink_->AddProcess(ProcessName(chip, program));
   for (const std::string& stream : info.streams)
     c.tracks.push_back(sink_->AddTrack(c.process, stream));
   c.running_since.assign(info.streams.size(), sim::Time::Zero());
   return &chips_.emplace(chip, std::move(c)).first->second;
+}
+
+std::string StepTraceObserver::ProcessName(uint32_t chip, int program) const {
+  const schedule::Program& spec = schedule_->programs(program);
+  std::string name =
+      (role_.empty() ? "" : role_ + " ") + spec.name() + " (chip " + std::to_string(chip);
+  const char* separator = ": ";
+  for (size_t axis = 0; axis < grid_->axes().size(); ++axis) {
+    const topology::MeshAxis& mesh_axis = grid_->axes()[axis];
+    if (mesh_axis.size <= 1 || spec.where().contains(mesh_axis.name)) continue;
+    name += separator + mesh_axis.name + " " +
+            std::to_string(grid_->Coord(chip, static_cast<int>(axis)));
+    separator = ", ";
+  }
+  return name + ")";
 }
 
 uint32_t StepTraceObserver::PeerOf(uint32_t chip, const schedule::Op& op) const {
@@ -197,11 +215,9 @@ void StepTraceObserver::FinishStep(sim::Time step_time) {
   sink_->EndSlice(step_track_, step_time);
 }
 
-sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(const std::string& path,
-                                                                  std::string_view chips,
-                                                                  const topology::System& system,
-                                                                  schedule::Schedule schedule,
-                                                                  bool every_chip) {
+sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
+    const std::string& path, std::string_view chips, const topology::System& system,
+    schedule::Schedule schedule, bool every_chip, std::string role) {
   std::unique_ptr<StepTraceFile> file(new StepTraceFile());
   PODSIM_RETURN_IF_ERROR(traces::TraceFormatFromPath(path).status().WithContext("--trace"));
   PODSIM_ASSIGN_OR_RETURN(std::vector<bool> traced,
@@ -213,9 +229,16 @@ sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(const std::str
   sim::StatusOr<std::unique_ptr<traces::TraceSink>> sink = traces::OpenTraceFile(path);
   if (!sink.ok()) return sink.status().WithContext("--trace");
   file->sink_ = std::move(*sink);
-  file->observer_ = std::make_unique<StepTraceObserver>(&file->schedule_, &file->checked_->grid,
-                                                        file->sink_.get(), std::move(traced));
+  file->observer_ =
+      std::make_unique<StepTraceObserver>(&file->schedule_, &file->checked_->grid,
+                                          file->sink_.get(), std::move(traced), std::move(role));
   return file;
+}
+
+std::string StepTraceFile::Summary() const {
+  return std::to_string(observer_->traced_chips()) + " chips, " +
+         std::to_string(observer_->slices()) + " op slices, " + std::to_string(observer_->flows()) +
+         " flows";
 }
 
 sim::Status StepTraceFile::Close(sim::Time step_time) {

@@ -1,9 +1,12 @@
 // StepTraceObserver: writes a simulated step (workloads/step_simulator.h) into a trace
-// (traces/trace_sink.h), for `podsim train --trace` and `podsim replay --trace`.
+// (traces/trace_sink.h), for `podsim train|replay|infer --trace`.
 //
 // Layout of the trace:
 //  - a "system" process with one "step" slice from 0 to the end of the step;
-//  - per traced chip, one process named after its program and chip ("stage 3 (chip 1234)"), with
+//  - per traced chip, one process named after its program, chip and mesh coordinates on the axes
+//    of size > 1 that the program's `where` leaves free ("stage 3 (chip 1234: dp 5, tp 2)"),
+//    prefixed by the role of the step when the caller gives one ("decode replica (chip 0: tp 0)"),
+//    with
 //    one slice track per stream of that program in a fixed order (compute, tp, fsdp, fsdp.reduce,
 //    dp, pp, pp.recv, then any other stream in schedule order);
 //  - one slice per op (a Recv's slice spans its wait), category "op", with the op's kind, FLOPs,
@@ -50,9 +53,10 @@ class StepTraceObserver : public workloads::StepObserver {
  public:
   // `traced[c]` selects chip c (a chip that is not simulated is simply absent from the trace);
   // `grid` places the schedule's mesh on the system (it resolves the peers of sends). `schedule`,
-  // `grid` and `sink` must outlive the observer. Declares the "system" process at once.
+  // `grid` and `sink` must outlive the observer. `role` ("" or e.g. "decode") prefixes process
+  // names. Declares the "system" process at once.
   StepTraceObserver(const schedule::Schedule* schedule, const workloads::MeshGrid* grid,
-                    traces::TraceSink* sink, std::vector<bool> traced);
+                    traces::TraceSink* sink, std::vector<bool> traced, std::string role = "");
 
   void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
   void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
@@ -86,11 +90,13 @@ class StepTraceObserver : public workloads::StepObserver {
   // The chip a Send or Recv op of `chip` exchanges with.
   uint32_t PeerOf(uint32_t chip, const schedule::Op& op) const;
   bool Traced(uint32_t chip) const { return chip < traced_.size() && traced_[chip]; }
+  std::string ProcessName(uint32_t chip, int program) const;
 
   const schedule::Schedule* schedule_;
   const workloads::MeshGrid* grid_;
   traces::TraceSink* sink_;
   std::vector<bool> traced_;
+  std::string role_;
   traces::TrackId step_track_;
   std::map<int, ProgramInfo> programs_;
   std::map<uint32_t, Chip> chips_;  // Traced chips seen so far.
@@ -104,22 +110,24 @@ class StepTraceObserver : public workloads::StepObserver {
 };
 
 // A trace file of one step: the sink (traces/trace_file.h) and the observer writing into it, for
-// `podsim train|replay --trace`. Owns a copy of the schedule it traces.
+// `podsim train|replay|infer --trace`. Owns a copy of the schedule it traces.
 class StepTraceFile {
  public:
   // Opens `path` (the format from its extension) to trace `schedule` as simulated on `system`;
-  // `chips` as --trace-chips takes it (StepTraceChips). Fails with InvalidArgument for a bad
-  // extension, schedule or chip list and IoError when the file cannot be created; nothing is left
-  // on disk then.
+  // `chips` as --trace-chips takes it (StepTraceChips); `role` as StepTraceObserver takes it.
+  // Fails with InvalidArgument for a bad extension, schedule or chip list and IoError when the
+  // file cannot be created; nothing is left on disk then.
   static sim::StatusOr<std::unique_ptr<StepTraceFile>> Open(const std::string& path,
                                                             std::string_view chips,
                                                             const topology::System& system,
                                                             schedule::Schedule schedule,
-                                                            bool every_chip);
+                                                            bool every_chip, std::string role = "");
 
   // For StepOptions::observer; valid until Close().
   workloads::StepObserver* observer() { return observer_.get(); }
   const StepTraceObserver& stats() const { return *observer_; }
+  // "N chips, N op slices, N flows", for reports.
+  std::string Summary() const;
 
   // Writes the step slice and closes the file (renaming it into place). Call once, after the
   // simulation succeeded; a trace that is never closed is removed.
@@ -134,7 +142,7 @@ class StepTraceFile {
   std::unique_ptr<StepTraceObserver> observer_;
 };
 
-// The chips `podsim train|replay --trace` traces: `text` as --trace-chips takes it ("all", or
+// The chips `podsim train|replay|infer --trace` traces: `text` as --trace-chips takes it ("all", or
 // chip ids and ranges like 0-15,32); empty means every simulated chip when one chip per program
 // is simulated, and chips 0-63 with --every-chip (a full pod would not be viewable).
 sim::StatusOr<std::vector<bool>> StepTraceChips(std::string_view text, uint32_t chip_count,

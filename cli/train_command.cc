@@ -70,12 +70,6 @@ sim::StatusOr<size_t> Choose(std::string_view flag, const std::string& text,
                                       topology::DidYouMean(text, names) + "; expected " + known);
 }
 
-std::string TraceSummary(const StepTraceFile& trace) {
-  return std::to_string(trace.stats().traced_chips()) + " chips, " +
-         std::to_string(trace.stats().slices()) + " op slices, " +
-         std::to_string(trace.stats().flows()) + " flows";
-}
-
 nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
   nlohmann::ordered_json programs = nlohmann::ordered_json::array();
   for (const workloads::ProgramResult& p : step.programs) {
@@ -256,7 +250,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
          << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
-  if (trace) io.out << "trace       " << outputs.trace() << " (" << TraceSummary(*trace) << ")\n";
+  if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
 
@@ -300,7 +294,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   for (const auto& [name, s] : breakdown) {
     io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }
-  if (trace) io.out << "trace       " << flags.trace << " (" << TraceSummary(*trace) << ")\n";
+  if (trace) io.out << "trace       " << flags.trace << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
 

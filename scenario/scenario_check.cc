@@ -295,13 +295,24 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
     if (out.json()) return Invalid(source, "outputs.csv", "give json or csv, not both");
   }
   if (out.has_trace()) {
-    if (s.command_case() != Scenario::kCollective && s.command_case() != Scenario::kTrain) {
-      return Invalid(source, "outputs.trace", "only collective and train write traces");
+    if (s.command_case() != Scenario::kCollective && s.command_case() != Scenario::kTrain &&
+        s.command_case() != Scenario::kInfer) {
+      return Invalid(source, "outputs.trace", "only collective, train and infer write traces");
     }
     if (out.trace().empty()) return Invalid(source, "outputs.trace", "must not be empty");
     if (s.command_case() == Scenario::kCollective && s.collective().sweep_bytes()) {
       return Invalid(source, "outputs.trace",
                      "a trace follows one size; drop collective.sweep_bytes");
+    }
+    // A trace follows one step (cli/infer_command.cc says the same for the flags).
+    if (s.command_case() == Scenario::kInfer && s.infer().has_prefill_len()) {
+      return Invalid(source, "outputs.trace",
+                     "a trace follows one step; trace the prefill or the decode step alone");
+    }
+    if (s.command_case() == Scenario::kInfer && s.infer().batch_size() > 1) {
+      return Invalid(source, "outputs.trace",
+                     "a trace follows one step; give one batch size (got " +
+                         std::to_string(s.infer().batch_size()) + ")");
     }
   }
   if (out.has_write_schedule()) {

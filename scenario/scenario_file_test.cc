@@ -328,7 +328,7 @@ TEST(ScenarioFileTest, OutputsMustFitTheCommand) {
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
                     "topology {}\n"
                     "outputs { trace: \"t.json\" }\n"),
-            "t.textproto:3:11: outputs.trace: only collective and train write traces");
+            "t.textproto:3:11: outputs.trace: only collective, train and infer write traces");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
                     "collective { op: ALL_REDUCE bytes: 1e9 }\n"
                     "outputs {\n"

@@ -260,7 +260,7 @@ TEST(ScenarioCliTest, BadScenarioIsOneLineWithItsPositionAndExitOne) {
        "FILE:5:3: collective.algorithm: unknown algorithm 'rign'"},
       {"system { preset: 'h100:8' }\ntopology {}\n",
        {"--trace", "t.json"},
-       "--trace: only collective and train write traces"},
+       "--trace: only collective, train and infer write traces"},
       {"system { preset: 'h100:8' }\ncollective { op: ALL_REDUCE bytes: 1e9 }\n"
        "outputs { csv: true }\n",
        {},

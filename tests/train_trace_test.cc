@@ -132,16 +132,16 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
     if (ph == "s") flow_pids[e["id"].get<uint64_t>()] = pid;
     if (ph == "f" && flow_pids.at(e["id"].get<uint64_t>()) != pid) ++pp_flows;
   }
-  // "system" and one process per stage, named after its program and chip.
+  // "system" and one process per stage, named after its program, chip and coordinates on the
+  // mesh axes the stage spans (the representative has 0 on each).
   ASSERT_EQ(processes.size(), 5u);
   EXPECT_EQ(processes[1], "system");
   for (int stage = 0; stage < 4; ++stage) {
-    const std::string& name = processes[stage + 2];
-    EXPECT_TRUE(name.starts_with("stage " + std::to_string(stage) + " (chip ")) << name;
-    EXPECT_EQ(name, "stage " + std::to_string(stage) + " (chip " +
-                        std::to_string(
-                            result["simulation"]["programs"][stage]["simulated_chip"].get<int>()) +
-                        ")");
+    EXPECT_EQ(
+        processes[stage + 2],
+        "stage " + std::to_string(stage) + " (chip " +
+            std::to_string(result["simulation"]["programs"][stage]["simulated_chip"].get<int>()) +
+            ": dp 0, tp 0)");
   }
   // Streams in the fixed order; the first stage receives only gradients, the last sends only them.
   EXPECT_EQ(threads[2], (std::set<std::string>{"compute", "tp", "dp", "pp", "pp.recv"}));
@@ -169,7 +169,8 @@ TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
   for (const nlohmann::json& e : TraceEvents(Path("one.json"))) {
     if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
   }
-  EXPECT_EQ(processes, (std::set<std::string>{"system", "stage 0 (chip " + first + ")"}));
+  EXPECT_EQ(processes,
+            (std::set<std::string>{"system", "stage 0 (chip " + first + ": dp 0, tp 0)"}));
 }
 
 TEST_F(TrainTraceTest, ReplayTracesTheSameStep) {

@@ -5,7 +5,8 @@
 //
 //   node tests/trace_engine/check.mjs PATH/TO/podsim
 //
-// Runs a small pipelined training step and a collective with --trace FILE.json in a temporary
+// Runs a small pipelined training step, an inference step and a collective with --trace FILE.json
+// in a temporary
 // directory, so the test needs nothing but the podsim binary. Exit code 0: all checks pass; 1: a
 // check failed (each failure is printed); 2: usage or the engine is not installed (run
 // `npm ci --prefix tests/trace_engine`). run_check.sh skips (77) when node is missing.
@@ -160,11 +161,26 @@ try {
     '--trace', trainTrace,
   ]));
   await checkTrace('train', trainTrace, {
-    processes: [/^system$/, /^stage 0 \(chip \d+\)$/, /^stage 3 \(chip \d+\)$/],
+    processes: [/^system$/, /^stage 0 \(chip \d+: dp 0, tp 0\)$/, /^stage 3 \(chip \d+: /],
     processCount: 5,
     threads: ['step', 'compute', 'tp', 'dp', 'pp', 'pp.recv'],
     minCrossProcessFlows: 2 * 3 * 4,  // Activations and gradients, 3 stage boundaries, 4 microbatches.
     spanUs: train.step_time_s * 1e6,
+  });
+
+  // A decode step of a tensor-parallel replica: one simulated chip, compute and tp streams, flows
+  // between them.
+  const inferTrace = path.join(dir, 'infer.json');
+  const infer = JSON.parse(execFileSync(podsim, [
+    'infer', '--system', 'h100:8', '--model', 'llama3-8b', '--layout', 'tp=8', '--phase',
+    'decode', '--batch', '8', '--context', '2048', '--json', '--trace', inferTrace,
+  ]));
+  await checkTrace('infer', inferTrace, {
+    processes: [/^system$/, /^decode replica \(chip 0: tp 0\)$/],
+    processCount: 2,
+    threads: ['step', 'compute', 'tp'],
+    minCrossProcessFlows: 0,
+    spanUs: infer.step_time_s * 1e6,
   });
 
   // A collective on a torus: sends and receives per chip, a flow from each send to its receive
