@@ -160,7 +160,7 @@ void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int o
 
   // Arguments: only those that apply to the op's kind (they dominate the trace's size).
   const std::string kind = EnumName(schedule::OpKind_Name(spec.kind()));
-  std::string shape, collective, axes;
+  std::string shape, collective, axes, algorithm;
   std::vector<traces::Arg> args;
   args.push_back(traces::Arg::String("kind", kind));
   if (spec.flops() > 0) args.push_back(traces::Arg::Double("flops", spec.flops()));
@@ -180,6 +180,11 @@ void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int o
     axes = Join(spec.axes());
     args.push_back(traces::Arg::String("collective", collective));
     args.push_back(traces::Arg::String("mesh_axes", axes));
+    if (auto it = algorithms_.find({chip, op}); it != algorithms_.end()) {
+      algorithm = std::move(it->second);
+      algorithms_.erase(it);
+      args.push_back(traces::Arg::String("algorithm", algorithm));
+    }
   }
   if (spec.kind() == schedule::SEND || spec.kind() == schedule::RECV) {
     args.push_back(traces::Arg::String("mesh_axes", spec.peer_axis()));
@@ -202,6 +207,12 @@ void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int o
   sink_->BeginSlice(c->tracks[track], c->running_since[track], event);
   sink_->EndSlice(c->tracks[track], now);
   ++slices_;
+}
+
+void StepTraceObserver::OnCollectiveAlgorithm(uint32_t chip, int program, int op,
+                                              std::string_view algorithm) {
+  (void)program;
+  if (Traced(chip)) algorithms_[{chip, op}] = std::string(algorithm);
 }
 
 void StepTraceObserver::FinishStep(sim::Time step_time) {

@@ -10,8 +10,9 @@
 //    one slice track per stream of that program in a fixed order (compute, tp, fsdp, fsdp.reduce,
 //    dp, pp, pp.recv, then any other stream in schedule order);
 //  - one slice per op (a Recv's slice spans its wait), category "op", with the op's kind, FLOPs,
-//    HBM bytes, matmul shape, collective, mesh axes, bytes, phase, microbatch and layer as args
-//    (only those that apply);
+//    HBM bytes, matmul shape, collective, mesh axes, the collective's algorithm (as the network
+//    ran it: collectives/collective_runner.h), bytes, phase, microbatch and layer as args (only
+//    those that apply);
 //  - flows from each Send to its Recv when both chips are traced, and from a producer op to each
 //    consumer op on another stream of the same chip (dependencies inside a stream are implied by
 //    the order of its slices, so they get no arrow). At most one flow per dependency edge: the
@@ -60,6 +61,8 @@ class StepTraceObserver : public workloads::StepObserver {
 
   void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
   void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
+  void OnCollectiveAlgorithm(uint32_t chip, int program, int op,
+                             std::string_view algorithm) override;
 
   // Writes the "step" slice, [0, step_time]. Call once, after the simulation succeeded and before
   // the sink's Close().
@@ -104,6 +107,8 @@ class StepTraceObserver : public workloads::StepObserver {
   // sending chip, tag) -> id.
   std::map<std::pair<uint32_t, int>, std::vector<uint64_t>> pending_deps_;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> pending_sends_;
+  // Algorithms of collectives launched and not yet ended: (chip, op) -> algorithm.
+  std::map<std::pair<uint32_t, int>, std::string> algorithms_;
   uint64_t next_flow_ = 1;
   uint64_t slices_ = 0;
   uint64_t flows_ = 0;

@@ -163,8 +163,9 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   Rehearsal& r = *rehearsal_;
   CollectiveRequest alone = request;
   alone.efficiency = efficiency_;
+  AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
-                          BuildCollective(*fabric_, alone, efficiency_, r.executor.get()));
+                          BuildCollective(*fabric_, alone, efficiency_, r.executor.get(), &choice));
   // The rehearsal's clock runs on from one request to the next; durations are differences.
   const sim::Time start = r.engine.now();
   sim::Time end = sim::Time::Max();
@@ -176,6 +177,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   const LinkBytesRecorder& recorder = r.recorder;
   Record record;
   record.duration = end - start;
+  record.algorithm = std::move(choice.algorithm);
   double slowest = 0;  // Largest bytes / bandwidth over the links.
   double most = 0;     // Largest bytes.
   for (uint32_t link : recorder.touched()) {
@@ -210,7 +212,8 @@ sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest
   return record->duration;
 }
 
-sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done) {
+sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done,
+                                      std::string* algorithm) {
   if (request.per_message_overhead != sim::Time::Zero()) {
     return sim::Status::InvalidArgument(
         "a collective network applies its own per-message overhead; the request's must be 0");
@@ -222,6 +225,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   ++launched_;
   if (mode_ == NetworkMode::kWholeCollective) {
     PODSIM_ASSIGN_OR_RETURN(const Record* record, RecordOf(request));
+    if (algorithm != nullptr) *algorithm = record->algorithm;
     ++whole_;
     if (record->bottleneck.empty()) {
       engine_->Schedule(record->duration, std::move(on_done));
@@ -244,8 +248,10 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   }
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
+  AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
-                          BuildCollective(*fabric_, shared, efficiency_, executor_.get()));
+                          BuildCollective(*fabric_, shared, efficiency_, executor_.get(), &choice));
+  if (algorithm != nullptr) *algorithm = std::move(choice.algorithm);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();
   running->collective = std::move(collective);

@@ -61,8 +61,11 @@ class CollectiveNetwork {
 
   // Validates `request` as SimulateCollective does (its efficiency fields and observers are
   // ignored: the network's model applies) and starts it now: the launch latency, then its
-  // transfers. `on_done` runs when every rank has finished.
-  sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done);
+  // transfers. `on_done` runs when every rank has finished, never within this call. `algorithm`,
+  // when not null, receives the algorithm the collective runs (AlgorithmNames()), for traces;
+  // asking changes nothing.
+  sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
+                     std::string* algorithm = nullptr);
 
   // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sim/engine.h"
@@ -219,6 +220,49 @@ TEST(CollectiveNetworkTest, BadRequestFailsAtLaunch) {
   sim::Status status = network.Launch(request, [] {});
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(), "--bytes: must be > 0 (got 0)");
+}
+
+// Launch reports the algorithm it runs, as ChooseAlgorithm names it, in both modes and for a
+// translated rehearsal; asking does not change when the collective ends.
+TEST(CollectiveNetworkTest, LaunchReportsTheAlgorithmItRuns) {
+  topology::Fabric fabric = Torus({4, 4});
+  const std::vector<CollectiveRequest> requests = {
+      AllGather({0, 1, 2, 3}, {4}, 1 << 22), AllGather({4, 5, 6, 7}, {4}, 1 << 22),
+      AllGather({0, 1}, {2}, 1 << 22), AllGather(AllChips(fabric), {4, 4}, 1 << 24)};
+  for (NetworkMode mode : {NetworkMode::kWholeCollective, NetworkMode::kFlows}) {
+    const std::vector<sim::Time> unasked = RunOnNetwork(
+        fabric, requests, std::vector<sim::Time>(requests.size(), sim::Time::Zero()), mode);
+    sim::Engine engine;
+    sim::FlowModel model(&engine);
+    CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric), mode);
+    std::vector<sim::Time> ends(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      std::string algorithm;
+      ASSERT_TRUE(network
+                      .Launch(
+                          requests[i], [&, i] { ends[i] = engine.now(); }, &algorithm)
+                      .ok());
+      sim::StatusOr<AlgorithmChoice> chosen = ChooseAlgorithm(fabric, requests[i]);
+      ASSERT_TRUE(chosen.ok()) << chosen.status();
+      EXPECT_EQ(algorithm, chosen->algorithm) << i;
+    }
+    engine.Run();
+    EXPECT_EQ(ends, unasked);
+  }
+  std::string algorithm;
+  sim::Engine engine;
+  sim::FlowModel model(&engine);
+  CollectiveNetwork network(&fabric, &engine, &model, PureFabric());
+  ASSERT_TRUE(network
+                  .Launch(
+                      requests[2], [] {}, &algorithm)
+                  .ok());
+  EXPECT_EQ(algorithm, "line");
+  ASSERT_TRUE(network
+                  .Launch(
+                      requests[3], [] {}, &algorithm)
+                  .ok());
+  EXPECT_EQ(algorithm, "multi-axis");
 }
 
 }  // namespace

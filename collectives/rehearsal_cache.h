@@ -32,6 +32,7 @@ struct RehearsalRecord {
   double bytes = 0;                         // Over each bottleneck link, at `rate`.
   double rate = 0;                          // The slowest bottleneck link's bandwidth.
   sim::Time latency;                        // duration - bytes / rate.
+  std::string algorithm;                    // What the rehearsal ran (for traces).
 };
 
 class RehearsalCache {

@@ -95,6 +95,10 @@ TEST_F(InferTraceTest, TheReplicaIsNamedAfterItsRoleWithOneSlicePerOp) {
       if (e["args"]["kind"] == "collective") {
         ++collectives;
         EXPECT_EQ(e["args"]["mesh_axes"], "tp") << e;
+        // NCCL's NVLS inside one H100 node (collectives/collective_runner.h).
+        if (e["args"]["collective"] == "all-reduce") {
+          EXPECT_EQ(e["args"]["algorithm"], "in-switch") << e;
+        }
       }
     }
     if (e["ph"] == "s") ++flows;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "cli/main_command.h"
+#include "collectives/collective_runner.h"
 #include "tests/testing/run_podsim.h"
 #include "traces/trace_lint.h"
 
@@ -100,7 +102,8 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
   std::map<int, std::string> processes;
   std::map<int, std::set<std::string>> threads;
   int op_slices = 0, sends = 0, pp_flows = 0;
-  std::map<uint64_t, int> flow_pids;  // Flow id -> pid of its source.
+  std::map<std::string, int> algorithms;  // "axes algorithm" -> collective slices.
+  std::map<uint64_t, int> flow_pids;      // Flow id -> pid of its source.
   double step_end_us = 0;
   for (const nlohmann::json& e : TraceEvents(Path("step.json"))) {
     const std::string ph = e["ph"];
@@ -123,6 +126,13 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
         EXPECT_TRUE(e["args"].contains("collective")) << e;
         EXPECT_TRUE(e["args"].contains("mesh_axes")) << e;
         EXPECT_GT(e["args"]["bytes"].get<double>(), 0) << e;
+        // The algorithm the network ran, by its --algorithm name.
+        const std::vector<std::string>& names = collectives::AlgorithmNames();
+        EXPECT_NE(std::find(names.begin(), names.end(), e["args"]["algorithm"].get<std::string>()),
+                  names.end())
+            << e;
+        ++algorithms[e["args"]["mesh_axes"].get<std::string>() + " " +
+                     e["args"]["algorithm"].get<std::string>()];
       }
       if (e["args"]["kind"] == "send") ++sends;
     }
@@ -149,6 +159,10 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
   EXPECT_EQ(op_slices, result["simulation"]["ops"].get<int>());
   EXPECT_EQ(sends, 2 * 3 * 4);  // Activations and gradients, 3 boundaries, 4 microbatches.
   EXPECT_EQ(pp_flows, sends);
+  // NCCL's choices on H100 (collective_runner.h): NVLS for all-reduces inside a node (tp), the
+  // hierarchical algorithm for data-parallel reductions across nodes.
+  EXPECT_GT(algorithms["tp in-switch"], 0) << nlohmann::json(algorithms);
+  EXPECT_EQ(algorithms.size(), 2u) << nlohmann::json(algorithms);
   // The step slice ends at the step time (+1 us origin; ns resolution).
   EXPECT_NEAR(step_end_us, 1 + result["step_time_s"].get<double>() * 1e6, 1e-3);
 }

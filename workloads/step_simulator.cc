@@ -451,9 +451,21 @@ void Simulation::StartCollective(int inst, int op) {
   request.bytes = per_rank * static_cast<double>(ranks.size());
   request.ranks.assign(ranks.begin(), ranks.end());
   if (system_.fabric.torus() != nullptr) request.rank_shape = shape;
-  sim::Status status = network_.Launch(request, [this, waiters = std::move(waiters)]() mutable {
-    for (const auto& [i, o] : waiters) Finish(i, o);
-  });
+  std::string algorithm;
+  std::vector<std::pair<int, int>> observed;  // The waiters, for the observer.
+  if (options_.observer != nullptr) observed = waiters;
+  sim::Status status = network_.Launch(
+      request,
+      [this, waiters = std::move(waiters)]() mutable {
+        for (const auto& [i, o] : waiters) Finish(i, o);
+      },
+      options_.observer != nullptr ? &algorithm : nullptr);
+  if (status.ok()) {
+    for (const auto& [i, o] : observed) {
+      options_.observer->OnCollectiveAlgorithm(instances_[i].chip, instances_[i].program, o,
+                                               algorithm);
+    }
+  }
   if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
     for (const Shadow& shadow : ShadowsOf(set, instance.program, ranks, shape)) {
       collectives::CollectiveRequest copy = request;

@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/collective_network.h"
@@ -57,6 +58,12 @@ class StepObserver {
   }
   virtual void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) {
     (void)now, (void)chip, (void)program, (void)op;
+  }
+  // The algorithm a collective op runs (collectives/collective_runner.h's names), once per
+  // simulated chip of its group, when the collective launches: after OnOpStart, before OnOpEnd.
+  virtual void OnCollectiveAlgorithm(uint32_t chip, int program, int op,
+                                     std::string_view algorithm) {
+    (void)chip, (void)program, (void)op, (void)algorithm;
   }
 };
 
