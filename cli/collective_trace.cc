@@ -16,7 +16,18 @@ CollectiveTraceObserver::CollectiveTraceObserver(const topology::Fabric* fabric,
                                                  traces::TraceSink* sink,
                                                  const std::vector<bool>& traced,
                                                  std::string algorithm)
-    : fabric_(fabric), sink_(sink), traced_(traced), algorithm_(std::move(algorithm)) {
+    : fabric_(fabric),
+      sink_(sink),
+      traced_(traced),
+      algorithm_(std::move(algorithm)),
+      link_counters_(
+          fabric, sink,
+          [this](topology::VertexId chip) -> std::optional<traces::ProcessId> {
+            auto it = chips_.find(chip);
+            if (it == chips_.end()) return std::nullopt;
+            return it->second.process;
+          },
+          sim::Time::Zero()) {
   for (topology::VertexId chip = 0; chip < traced_.size(); ++chip) {
     if (!traced_[chip]) continue;
     chips_[chip].process =
@@ -86,19 +97,7 @@ void CollectiveTraceObserver::OnTransferCompleted(sim::Time now, uint64_t id) {
 
 void CollectiveTraceObserver::OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                                                      double used_bytes_per_s) {
-  if (resource.value >= fabric_->link_count()) return;  // A switch's reduction engine.
-  const topology::Link& link = fabric_->link(resource.value);
-  if (!Traced(link.src)) return;
-  auto it = link_counters_.find(resource.value);
-  if (it == link_counters_.end()) {
-    const std::string name = "link to " + fabric_->vertex_name(link.dst) + " (" +
-                             std::string(topology::LinkKindName(link.kind)) + ")";
-    it = link_counters_
-             .emplace(resource.value, sink_->AddCounterTrack(chips_[link.src].process, name,
-                                                             traces::CounterUnit::kFraction))
-             .first;
-  }
-  sink_->SetCounter(it->second, now, used_bytes_per_s / link.bandwidth_bytes_per_s);
+  link_counters_.OnResourceUsageChanged(now, resource, used_bytes_per_s);
 }
 
 sim::StatusOr<std::vector<bool>> ParseTraceChips(std::string_view text, uint32_t chip_count) {

@@ -4,7 +4,8 @@
 // "recv N" lane (a lane carries one transfer at a time, so slices always nest; a chip sending to
 // two neighbours at once uses two lanes), a flow from each send to its receive when both chips are
 // traced, and for each link direction leaving the chip a counter of its utilisation (carried rate
-// over line rate). Only reads what it observes: results are the same with or without it.
+// over line rate) at every change of its rate (link_counters.h). Only reads what it observes:
+// results are the same with or without it.
 
 #ifndef PODSIM_CLI_COLLECTIVE_TRACE_H_
 #define PODSIM_CLI_COLLECTIVE_TRACE_H_
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/link_counters.h"
 #include "collectives/transfer_observer.h"
 #include "sim/flow_observer.h"
 #include "topology/fabric.h"
@@ -56,7 +58,7 @@ class CollectiveTraceObserver : public collectives::TransferObserver, public sim
   std::string algorithm_;
   std::map<topology::VertexId, Chip> chips_;
   std::map<uint64_t, Open> open_;  // By transfer id; only transfers in flight.
-  std::map<uint32_t, traces::TrackId> link_counters_;
+  LinkCounters link_counters_;
 };
 
 // Parses --trace-chips: "all", or chip indices and ranges like "0-15,32". Default (empty): every

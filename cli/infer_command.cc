@@ -335,6 +335,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   if (outputs.has_trace()) {
     PODSIM_ASSIGN_OR_RETURN(trace, OpenTrace(in, options, outputs, source));
     step_options.observer = trace->observer();
+    step_options.flow_observer = trace->flow_observer();
   }
   PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options, step_options));
   if (trace) {

@@ -38,13 +38,22 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& parts) {
 }  // namespace
 
 StepTraceObserver::StepTraceObserver(const schedule::Schedule* schedule,
-                                     const workloads::MeshGrid* grid, traces::TraceSink* sink,
+                                     const workloads::MeshGrid* grid,
+                                     const topology::Fabric* fabric, traces::TraceSink* sink,
                                      std::vector<bool> traced, std::string role)
     : schedule_(schedule),
       grid_(grid),
       sink_(sink),
       traced_(std::move(traced)),
-      role_(std::move(role)) {
+      role_(std::move(role)),
+      link_counters_(
+          fabric, sink,
+          [this](topology::VertexId chip) -> std::optional<traces::ProcessId> {
+            auto it = chips_.find(chip);
+            if (it == chips_.end()) return std::nullopt;
+            return it->second.process;
+          },
+          kLinkWindow) {
   PODSIM_CHECK(schedule_ != nullptr && grid_ != nullptr && sink_ != nullptr)
       << "StepTraceObserver needs a schedule, a grid and a sink";
   step_track_ = sink_->AddTrack(sink_->AddProcess("system"), "step");
@@ -220,10 +229,12 @@ void StepTraceObserver::FinishStep(sim::Time step_time) {
       traces::Arg::String("schedule", schedule_->description()),
       traces::Arg::Uint("traced_chips", chips_.size()),
       traces::Arg::Uint("op_slices", slices_),
+      traces::Arg::Uint("link_counter_tracks", link_counters_.tracks()),
   };
   sink_->BeginSlice(step_track_, sim::Time::Zero(),
                     {.name = "step", .category = "step", .args = args});
   sink_->EndSlice(step_track_, step_time);
+  link_counters_.Finish(step_time);
 }
 
 sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
@@ -241,7 +252,7 @@ sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
   if (!sink.ok()) return sink.status().WithContext("--trace");
   file->sink_ = std::move(*sink);
   file->observer_ =
-      std::make_unique<StepTraceObserver>(&file->schedule_, &file->checked_->grid,
+      std::make_unique<StepTraceObserver>(&file->schedule_, &file->checked_->grid, &system.fabric,
                                           file->sink_.get(), std::move(traced), std::move(role));
   return file;
 }
@@ -249,7 +260,7 @@ sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
 std::string StepTraceFile::Summary() const {
   return std::to_string(observer_->traced_chips()) + " chips, " +
          std::to_string(observer_->slices()) + " op slices, " + std::to_string(observer_->flows()) +
-         " flows";
+         " flows, " + std::to_string(observer_->link_tracks()) + " link counters";
 }
 
 sim::Status StepTraceFile::Close(sim::Time step_time) {

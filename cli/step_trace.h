@@ -16,7 +16,18 @@
 //  - flows from each Send to its Recv when both chips are traced, and from a producer op to each
 //    consumer op on another stream of the same chip (dependencies inside a stream are implied by
 //    the order of its slices, so they get no arrow). At most one flow per dependency edge: the
-//    count is bounded by the schedule's size.
+//    count is bounded by the schedule's size;
+//  - per traced chip, one counter track per link direction leaving it that carries traffic, with
+//    its utilisation in windows of kLinkWindow (link_counters.h: the mean over each window,
+//    written when it changes). What a link carries depends on the network mode
+//    (collectives/collective_network.h): with --flows, every transfer of every collective and
+//    send crossing it, at its max-min rate; by default, whole collectives, each as one flow over
+//    its bottleneck links moving the bottleneck's bytes after the collective's latency, so a
+//    counter shows the link busy with the collectives it bottlenecks (their mean rate over the
+//    transfer part of the collective, sharing with overlapping ones) and idle during their
+//    latency and under collectives it is not a bottleneck of. In both modes the links of
+//    representatives carry the traffic of the shadow collectives of step_simulator.h too. A
+//    chip's links are counted from its first op on (every program starts at time 0).
 //
 // Streaming: a slice is written when its op ends (begin and end together), so the observer holds
 // only the start time of each stream's running op and the ids of flows not yet terminated; an op
@@ -39,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/link_counters.h"
 #include "schedule.pb.h"
 #include "sim/status.h"
 #include "sim/time.h"
@@ -54,24 +66,33 @@ class StepTraceObserver : public workloads::StepObserver {
  public:
   // `traced[c]` selects chip c (a chip that is not simulated is simply absent from the trace);
   // `grid` places the schedule's mesh on the system (it resolves the peers of sends). `schedule`,
-  // `grid` and `sink` must outlive the observer. `role` ("" or e.g. "decode") prefixes process
-  // names. Declares the "system" process at once.
+  // `grid`, `fabric` and `sink` must outlive the observer. `role` ("" or e.g. "decode") prefixes
+  // process names. Declares the "system" process at once.
   StepTraceObserver(const schedule::Schedule* schedule, const workloads::MeshGrid* grid,
-                    traces::TraceSink* sink, std::vector<bool> traced, std::string role = "");
+                    const topology::Fabric* fabric, traces::TraceSink* sink,
+                    std::vector<bool> traced, std::string role = "");
+
+  // The window of link utilisation counters: one value per microsecond per link at most, however
+  // often --flows changes a link's rate (whole collectives change it far less often).
+  static constexpr sim::Time kLinkWindow = sim::Time::Microseconds(1);
 
   void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
   void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
   void OnCollectiveAlgorithm(uint32_t chip, int program, int op,
                              std::string_view algorithm) override;
 
-  // Writes the "step" slice, [0, step_time]. Call once, after the simulation succeeded and before
-  // the sink's Close().
+  // Writes the "step" slice, [0, step_time], and the last link counter values. Call once, after
+  // the simulation succeeded and before the sink's Close().
   void FinishStep(sim::Time step_time);
+
+  // For StepOptions::flow_observer.
+  sim::FlowObserver* link_observer() { return &link_counters_; }
 
   // Slices and flows written so far (for reports and tests).
   uint64_t slices() const { return slices_; }
   uint64_t flows() const { return flows_; }
   uint32_t traced_chips() const { return static_cast<uint32_t>(chips_.size()); }
+  uint64_t link_tracks() const { return link_counters_.tracks(); }
 
  private:
   // What the observer needs of one program, computed on first use.
@@ -109,6 +130,7 @@ class StepTraceObserver : public workloads::StepObserver {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> pending_sends_;
   // Algorithms of collectives launched and not yet ended: (chip, op) -> algorithm.
   std::map<std::pair<uint32_t, int>, std::string> algorithms_;
+  LinkCounters link_counters_;
   uint64_t next_flow_ = 1;
   uint64_t slices_ = 0;
   uint64_t flows_ = 0;
@@ -118,8 +140,9 @@ class StepTraceObserver : public workloads::StepObserver {
 // `podsim train|replay|infer --trace`. Owns a copy of the schedule it traces.
 class StepTraceFile {
  public:
-  // Opens `path` (the format from its extension) to trace `schedule` as simulated on `system`;
-  // `chips` as --trace-chips takes it (StepTraceChips); `role` as StepTraceObserver takes it.
+  // Opens `path` (the format from its extension) to trace `schedule` as simulated on `system`
+  // (which must outlive the file); `chips` as --trace-chips takes it (StepTraceChips); `role` as
+  // StepTraceObserver takes it.
   // Fails with InvalidArgument for a bad extension, schedule or chip list and IoError when the
   // file cannot be created; nothing is left on disk then.
   static sim::StatusOr<std::unique_ptr<StepTraceFile>> Open(const std::string& path,
@@ -128,10 +151,11 @@ class StepTraceFile {
                                                             schedule::Schedule schedule,
                                                             bool every_chip, std::string role = "");
 
-  // For StepOptions::observer; valid until Close().
+  // For StepOptions::observer and StepOptions::flow_observer; valid until Close().
   workloads::StepObserver* observer() { return observer_.get(); }
+  sim::FlowObserver* flow_observer() { return observer_->link_observer(); }
   const StepTraceObserver& stats() const { return *observer_; }
-  // "N chips, N op slices, N flows", for reports.
+  // "N chips, N op slices, N flows, N link counters", for reports.
   std::string Summary() const;
 
   // Writes the step slice and closes the file (renaming it into place). Call once, after the

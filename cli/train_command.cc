@@ -177,6 +177,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                             workloads::TrainingSchedule(system.name, model, layout, batch, options),
                             train.every_chip()));
     step_options.observer = trace->observer();
+    step_options.flow_observer = trace->flow_observer();
   }
   PODSIM_ASSIGN_OR_RETURN(
       workloads::TrainingResult result,
@@ -263,6 +264,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
     PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,
                                                        schedule, flags.every_chip));
     step_options.observer = trace->observer();
+    step_options.flow_observer = trace->flow_observer();
   }
   PODSIM_ASSIGN_OR_RETURN(workloads::StepResult step,
                           workloads::SimulateStep(system, schedule, step_options));

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/main_command.h"
@@ -165,6 +166,52 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
   EXPECT_EQ(algorithms.size(), 2u) << nlohmann::json(algorithms);
   // The step slice ends at the step time (+1 us origin; ns resolution).
   EXPECT_NEAR(step_end_us, 1 + result["step_time_s"].get<double>() * 1e6, 1e-3);
+}
+
+// Link utilisation counters (cli/link_counters.h) on the traced chips' outgoing links, in both
+// network modes: fractions of the line rate, in time order per track, within the step.
+TEST_F(TrainTraceTest, LinkCountersShowUtilisationInBothNetworkModes) {
+  for (bool flows : {false, true}) {
+    SCOPED_TRACE(flows ? "--flows" : "whole collectives");
+    std::vector<std::string> args = With(kTrain, {"--trace", Path("step.json")});
+    if (flows) args.push_back("--flows");
+    Outcome run = Podsim(args);
+    ASSERT_EQ(run.code, 0) << run.err;
+    std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> counters;
+    double step_end_us = 0;
+    for (const nlohmann::json& e : TraceEvents(Path("step.json"))) {
+      if (e["ph"] == "C") {
+        const std::string name = e["name"];
+        EXPECT_TRUE(name.starts_with("link to ")) << e;
+        counters[{e["pid"].get<int>(), name}].emplace_back(e["ts"].get<double>(),
+                                                           e["args"]["fraction"].get<double>());
+      }
+      if (e["ph"] == "X" && e["name"] == "step") {
+        step_end_us = e["ts"].get<double>() + e["dur"].get<double>();
+      }
+    }
+    // Every stage's chip sends over NVLink (tp) and its NIC (dp, pp).
+    std::set<int> pids;
+    for (const auto& [track, values] : counters) pids.insert(track.first);
+    EXPECT_EQ(pids.size(), 4u);
+    EXPECT_NE(run.out.find(", " + std::to_string(counters.size()) + " link counters)"),
+              std::string::npos)
+        << run.out;
+    for (const auto& [track, values] : counters) {
+      double busy = 0;
+      for (size_t i = 0; i < values.size(); ++i) {
+        EXPECT_GE(values[i].second, 0) << track.second;
+        EXPECT_LE(values[i].second, 1 + 1e-9) << track.second;
+        EXPECT_LE(values[i].first, step_end_us) << track.second;
+        if (i > 0) {
+          EXPECT_LT(values[i - 1].first, values[i].first) << track.second;
+        }
+        busy = std::max(busy, values[i].second);
+      }
+      EXPECT_GT(busy, 0) << track.second;
+      EXPECT_EQ(values.back().second, 0) << track.second;  // Idle once the step is over.
+    }
+  }
 }
 
 TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {

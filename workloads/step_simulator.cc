@@ -122,7 +122,9 @@ class Simulation {
         network_(&system.fabric, &engine_, &model_,
                  options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
                                     : collectives::PureFabric(),
-                 options.network, options.rehearsals) {}
+                 options.network, options.rehearsals) {
+    if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
+  }
 
   sim::StatusOr<StepResult> Run();
 

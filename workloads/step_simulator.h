@@ -42,6 +42,7 @@
 #include "collectives/collective_network.h"
 #include "collectives/rehearsal_cache.h"
 #include "schedule.pb.h"
+#include "sim/flow_observer.h"
 #include "sim/status.h"
 #include "sim/time.h"
 #include "topology/system.h"
@@ -83,6 +84,9 @@ struct StepOptions {
   collectives::RehearsalCache* rehearsals = nullptr;
   // Collectives, sends and receives take no time (DependencyLowerBound).
   bool free_communication = false;
+  // Sees the step's shared flow model (link usage for traces), not the rehearsals of
+  // collective_network.h; only reads. Not owned.
+  sim::FlowObserver* flow_observer = nullptr;
 };
 
 // Where one chip's step time went; the parts add up to the step time.
