@@ -85,6 +85,10 @@ const StepTraceObserver::ProgramInfo& StepTraceObserver::Info(int program) {
     info.track_of_op[i] = static_cast<int>(
         std::find(info.streams.begin(), info.streams.end(), stream) - info.streams.begin());
   }
+  info.has_hbm = spec.static_hbm_bytes() > 0;
+  for (const schedule::Op& op : spec.ops()) {
+    info.has_hbm = info.has_hbm || op.hbm_alloc_bytes() > 0 || op.hbm_free_bytes() > 0;
+  }
   for (int i = 0; i < n; ++i) {
     for (uint32_t dep : spec.ops(i).deps()) {
       if (info.track_of_op[dep] != info.track_of_op[i]) info.cross_dependents[dep].push_back(i);
@@ -93,7 +97,7 @@ const StepTraceObserver::ProgramInfo& StepTraceObserver::Info(int program) {
   return programs_.emplace(program, std::move(info)).first->second;
 }
 
-StepTraceObserver::Chip* StepTraceObserver::ChipOf(uint32_t chip, int program) {
+StepTraceObserver::Chip* StepTraceObserver::ChipOf(uint32_t chip, int program, sim::Time now) {
   auto it = chips_.find(chip);
   if (it != chips_.end()) return &it->second;
   const ProgramInfo& info = Info(program);
@@ -103,6 +107,11 @@ StepTraceObserver::Chip* StepTraceObserver::ChipOf(uint32_t chip, int program) {
   for (const std::string& stream : info.streams)
     c.tracks.push_back(sink_->AddTrack(c.process, stream));
   c.running_since.assign(info.streams.size(), sim::Time::Zero());
+  if (info.has_hbm) {
+    c.hbm = sink_->AddCounterTrack(c.process, "HBM", traces::CounterUnit::kBytes);
+    c.hbm_bytes = schedule_->programs(program).static_hbm_bytes();
+    sink_->SetCounter(*c.hbm, now, c.hbm_bytes);
+  }
   return &chips_.emplace(chip, std::move(c)).first->second;
 }
 
@@ -128,13 +137,13 @@ uint32_t StepTraceObserver::PeerOf(uint32_t chip, const schedule::Op& op) const 
 
 void StepTraceObserver::OnOpStart(sim::Time now, uint32_t chip, int program, int op) {
   if (!Traced(chip)) return;
-  Chip* c = ChipOf(chip, program);
+  Chip* c = ChipOf(chip, program, now);
   c->running_since[Info(program).track_of_op[op]] = now;
 }
 
 void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int op) {
   if (!Traced(chip)) return;
-  Chip* c = ChipOf(chip, program);
+  Chip* c = ChipOf(chip, program, now);
   const ProgramInfo& info = Info(program);
   const schedule::Op& spec = schedule_->programs(program).ops(op);
   const int track = info.track_of_op[op];
@@ -216,6 +225,10 @@ void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int o
   sink_->BeginSlice(c->tracks[track], c->running_since[track], event);
   sink_->EndSlice(c->tracks[track], now);
   ++slices_;
+  if (c->hbm && (spec.hbm_alloc_bytes() > 0 || spec.hbm_free_bytes() > 0)) {
+    c->hbm_bytes += spec.hbm_alloc_bytes() - spec.hbm_free_bytes();
+    sink_->SetCounter(*c->hbm, now, c->hbm_bytes);
+  }
 }
 
 void StepTraceObserver::OnCollectiveAlgorithm(uint32_t chip, int program, int op,

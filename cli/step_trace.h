@@ -17,6 +17,9 @@
 //    consumer op on another stream of the same chip (dependencies inside a stream are implied by
 //    the order of its slices, so they get no arrow). At most one flow per dependency edge: the
 //    count is bounded by the schedule's size;
+//  - per traced chip whose program gives HBM figures (schedule.proto: static_hbm_bytes,
+//    hbm_alloc_bytes, hbm_free_bytes; training schedules do), an "HBM" counter in bytes: the
+//    program's static bytes from its first op on, then what each op holds or releases as it ends;
 //  - per traced chip, one counter track per link direction leaving it that carries traffic, with
 //    its utilisation in windows of kLinkWindow (link_counters.h: the mean over each window,
 //    written when it changes). What a link carries depends on the network mode
@@ -101,16 +104,20 @@ class StepTraceObserver : public workloads::StepObserver {
     std::vector<int> track_of_op;      // Index into streams.
     // Per op: the later ops of another stream that depend on it.
     std::vector<std::vector<int>> cross_dependents;
+    bool has_hbm = false;  // Any HBM figure in the program.
   };
   struct Chip {
     int program = 0;
     traces::ProcessId process;
     std::vector<traces::TrackId> tracks;   // Per ProgramInfo::streams.
     std::vector<sim::Time> running_since;  // Per track: start of the op running there.
+    std::optional<traces::TrackId> hbm;    // When the program gives HBM figures.
+    double hbm_bytes = 0;                  // In use now.
   };
 
   const ProgramInfo& Info(int program);
-  Chip* ChipOf(uint32_t chip, int program);
+  // The traced chip's state, its process and tracks declared at `now` on first use.
+  Chip* ChipOf(uint32_t chip, int program, sim::Time now);
   // The chip a Send or Recv op of `chip` exchanges with.
   uint32_t PeerOf(uint32_t chip, const schedule::Op& op) const;
   bool Traced(uint32_t chip) const { return chip < traced_.size() && traced_[chip]; }

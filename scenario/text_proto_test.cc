@@ -24,7 +24,7 @@ TEST(TextProtoTest, UnknownFieldOfAnySchemaSuggestsFromItsDescriptor) {
   schedule::Schedule schedule;
   EXPECT_EQ(ErrorOf("system: 'tpu-v5e:2x2'\nprograms { nme: 'p' }\n", &schedule),
             "f.textproto:2:12: unknown field 'nme' in Program (did you mean 'name'?); fields: "
-            "name, where, ops");
+            "name, where, ops, static_hbm_bytes");
   EXPECT_THAT(ErrorOf("programs { ops { kind: MATMULL } }\n", &schedule),
               StartsWith("f.textproto:1:24: unknown value 'MATMULL' for field 'kind' (did you mean "
                          "'MATMUL'?); values: MATMUL,"));

@@ -118,7 +118,7 @@ TEST(TrainCliTest, BadScheduleNamesTheLine) {
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(run.err, "podsim: error: " + file.string() +
                          ":3:12: unknown field 'nme' in Program (did you mean 'name'?); fields: "
-                         "name, where, ops\n");
+                         "name, where, ops, static_hbm_bytes\n");
   std::filesystem::remove(file);
 }
 

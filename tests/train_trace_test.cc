@@ -180,7 +180,7 @@ TEST_F(TrainTraceTest, LinkCountersShowUtilisationInBothNetworkModes) {
     std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> counters;
     double step_end_us = 0;
     for (const nlohmann::json& e : TraceEvents(Path("step.json"))) {
-      if (e["ph"] == "C") {
+      if (e["ph"] == "C" && e["name"] != "HBM") {
         const std::string name = e["name"];
         EXPECT_TRUE(name.starts_with("link to ")) << e;
         counters[{e["pid"].get<int>(), name}].emplace_back(e["ts"].get<double>(),
@@ -211,6 +211,47 @@ TEST_F(TrainTraceTest, LinkCountersShowUtilisationInBothNetworkModes) {
       EXPECT_GT(busy, 0) << track.second;
       EXPECT_EQ(values.back().second, 0) << track.second;  // Idle once the step is over.
     }
+  }
+}
+
+// The HBM counter of each stage follows the schedule's op order from the model's figures
+// (memory.h): it starts and ends at the static bytes, and its peak, reached where 1F1B holds the
+// most microbatches' activations, is the memory the report gives for the stage at its peak.
+TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemory) {
+  // GPipe is left out: its last stage holds every microbatch's logits until the backward pass,
+  // which memory.h counts once (as 1F1B holds them).
+  for (const char* schedule : {"1f1b", "interleaved,virtual_stages=2"}) {
+    SCOPED_TRACE(schedule);
+    const std::vector<std::string> args = {
+        "train",
+        "--system",
+        "h100:16",
+        "--model",
+        "llama3-8b",
+        "--layout",
+        std::string("tp=2,pp=4,dp=2,microbatches=4,schedule=") + schedule,
+        "--batch-tokens",
+        "64Ki",
+        "--seq",
+        "4096",
+        "--json",
+        "--trace",
+        Path("step.json")};
+    Outcome run = Podsim(args);
+    ASSERT_EQ(run.code, 0) << run.err;
+    const nlohmann::json result = nlohmann::json::parse(run.out);
+    std::map<int, std::vector<double>> hbm;  // pid -> values in order.
+    for (const nlohmann::json& e : TraceEvents(Path("step.json"))) {
+      if (e["ph"] == "C" && e["name"] == "HBM") hbm[e["pid"]].push_back(e["args"]["bytes"]);
+    }
+    ASSERT_EQ(hbm.size(), 4u);
+    double peak = 0;
+    for (const auto& [pid, values] : hbm) {
+      ASSERT_GT(values.size(), 2u);
+      EXPECT_NEAR(values.back() / values.front(), 1.0, 1e-9) << pid;
+      peak = std::max(peak, *std::max_element(values.begin(), values.end()));
+    }
+    EXPECT_NEAR(peak / result["memory_per_chip_bytes"].get<double>(), 1.0, 1e-9);
   }
 }
 

@@ -48,6 +48,9 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
       return bad("flops, model_flops, hbm_bytes, duration_s and bytes must be finite and >= 0");
     }
   }
+  if (!FiniteNonNegative(op.hbm_alloc_bytes()) || !FiniteNonNegative(op.hbm_free_bytes())) {
+    return bad("hbm_alloc_bytes and hbm_free_bytes must be finite and >= 0");
+  }
   if (op.kind() == schedule::COLLECTIVE) {
     if (op.collective() == schedule::COLLECTIVE_KIND_UNSPECIFIED) return bad("collective: missing");
     if (op.axes().empty()) return bad("axes: a collective spans at least one mesh axis");
@@ -119,6 +122,10 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
       where.emplace_back(axis, coord);
     }
     wheres.push_back(std::move(where));
+    if (!FiniteNonNegative(program.static_hbm_bytes())) {
+      return sim::Status::InvalidArgument(Where(program, p) +
+                                          ": static_hbm_bytes: must be finite and >= 0");
+    }
     for (int i = 0; i < program.ops_size(); ++i) PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g));
   }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sim/check.h"
+#include "topology/chip_spec.h"
 #include "workloads/memory.h"
 #include "workloads/schedule_builder.h"
 
@@ -104,6 +105,19 @@ class StageBuilder {
     return last_compute;
   }
 
+  // Adds HBM held from the end of op `op` on (activations saved for the backward) or released
+  // there. REQUIRES: op >= 0.
+  void Hold(int op, double bytes) {
+    PODSIM_CHECK(op >= 0) << "HBM held by no op";
+    schedule::Op* out = program_->mutable_ops(op);
+    out->set_hbm_alloc_bytes(out->hbm_alloc_bytes() + bytes);
+  }
+  void Release(int op, double bytes) {
+    PODSIM_CHECK(op >= 0) << "HBM released by no op";
+    schedule::Op* out = program_->mutable_ops(op);
+    out->set_hbm_free_bytes(out->hbm_free_bytes() + bytes);
+  }
+
   int Recv(const Unit& unit, int offset, uint64_t tag, double bytes) {
     schedule::Op* op = program_->add_ops();
     op->set_name(unit.forward ? "pp.recv.activations" : "pp.recv.gradients");
@@ -185,12 +199,22 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
   auto offset_to = [&](int from_virtual, int to_virtual) {
     return to_virtual % pp - from_virtual % pp;
   };
+  // HBM (memory.h, at its granularity): a layer's saved activations (LayerActivationBytes) are
+  // held from the end of its forward to the end of its backward, the embedding's and the head's
+  // saved tensors likewise; everything else StageMemory counts is held all step.
+  const double layer_saved = LayerActivationBytes(layer_fwd, options);
+  double embed_saved = 0, head_saved = 0;
+  for (const Op& op : embed_fwd) embed_saved += op.saved_bytes;
+  for (const Op& op : head_fwd) head_saved += op.saved_bytes;
 
   for (int stage = 0; stage < pp; ++stage) {
     schedule::Program* program = out.add_programs();
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
     StageBuilder builder(program);
+    const MemoryBreakdown memory =
+        StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
+    program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes);
     for (const Unit& unit : StageOrder(layout, stage)) {
       const int vs = unit.chunk * pp + stage;
       // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
@@ -204,15 +228,17 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
         int input = -1;
         if (vs == 0) {
           input = builder.Append(embed_fwd, -1, unit, -1, last_microbatch);
+          builder.Hold(input, embed_saved);
         } else {
           input = builder.Recv(unit, offset_to(vs, vs - 1),
                                tag(unit.microbatch, (vs - 1) / pp, true), boundary_bytes);
         }
         for (int l = 0; l < layers; ++l) {
           input = builder.Append(layer_fwd, input, unit, first_layer + l, last_microbatch);
+          builder.Hold(input, layer_saved);
         }
         if (vs == virtual_stages - 1) {
-          builder.Append(head_fwd, input, unit, -1, last_microbatch);
+          builder.Hold(builder.Append(head_fwd, input, unit, -1, last_microbatch), head_saved);
         } else {
           builder.Send(unit, offset_to(vs, vs + 1), tag(unit.microbatch, unit.chunk, true),
                        boundary_bytes, input);
@@ -221,15 +247,17 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
         int input = -1;
         if (vs == virtual_stages - 1) {
           input = builder.Append(head_bwd, -1, unit, -1, last_microbatch);
+          builder.Release(input, head_saved);
         } else {
           input = builder.Recv(unit, offset_to(vs, vs + 1),
                                tag(unit.microbatch, (vs + 1) / pp, false), boundary_bytes);
         }
         for (int l = layers; l-- > 0;) {
           input = builder.Append(layer_bwd, input, unit, first_layer + l, last_microbatch);
+          builder.Release(input, layer_saved);
         }
         if (vs == 0) {
-          builder.Append(embed_bwd, input, unit, -1, last_microbatch);
+          builder.Release(builder.Append(embed_bwd, input, unit, -1, last_microbatch), embed_saved);
         } else {
           builder.Send(unit, offset_to(vs, vs - 1), tag(unit.microbatch, unit.chunk, false),
                        boundary_bytes, input);
