@@ -6,12 +6,9 @@
 
 namespace podsim::collectives {
 
-namespace {
-
 using Lines = std::vector<std::vector<topology::VertexId>>;
 
-// Partner pairs at `distance` positions within every group.
-Lines Pairs(const Lines& groups, size_t distance) {
+Lines PartnerPairs(const Lines& groups, size_t distance) {
   Lines pairs;
   for (const auto& group : groups) {
     for (size_t p = 0; p < group.size(); ++p) {
@@ -20,8 +17,6 @@ Lines Pairs(const Lines& groups, size_t distance) {
   }
   return pairs;
 }
-
-}  // namespace
 
 sim::StatusOr<std::vector<ExchangePiece>> HalvingDoublingPieces(const Lines& groups,
                                                                 CollectiveOp op, double bytes) {
@@ -41,12 +36,12 @@ sim::StatusOr<std::vector<ExchangePiece>> HalvingDoublingPieces(const Lines& gro
   if (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllReduce) {
     for (size_t d : halving) {
       size /= 2;
-      piece.phases.push_back(ExchangePhase{pair, Pairs(groups, d), size});
+      piece.phases.push_back(ExchangePhase{pair, PartnerPairs(groups, d), size});
     }
   }
   if (op == CollectiveOp::kAllGather || op == CollectiveOp::kAllReduce) {
     for (auto it = halving.rbegin(); it != halving.rend(); ++it) {
-      piece.phases.push_back(ExchangePhase{pair, Pairs(groups, *it), size});
+      piece.phases.push_back(ExchangePhase{pair, PartnerPairs(groups, *it), size});
       size *= 2;
     }
   }

@@ -26,6 +26,12 @@ namespace podsim::collectives {
 sim::StatusOr<std::vector<ExchangePiece>> HalvingDoublingPieces(
     const std::vector<std::vector<topology::VertexId>>& groups, CollectiveOp op, double bytes);
 
+// The exchanges of one step of halving-doubling or recursive doubling: in every group, the ranks
+// at positions p and p + distance for each p with (p & distance) == 0. REQUIRES: distance is a
+// power of two below the groups' (power-of-two) size.
+std::vector<std::vector<topology::VertexId>> PartnerPairs(
+    const std::vector<std::vector<topology::VertexId>>& groups, size_t distance);
+
 }  // namespace podsim::collectives
 
 #endif  // PODSIM_COLLECTIVES_HALVING_DOUBLING_H_

@@ -2,26 +2,12 @@
 
 #include <string>
 
+#include "collectives/halving_doubling.h"
 #include "sim/check.h"
 
 namespace podsim::collectives {
 
-namespace {
-
 using Lines = std::vector<std::vector<topology::VertexId>>;
-
-// Partner pairs at `distance` positions within every group.
-Lines Pairs(const Lines& groups, size_t distance) {
-  Lines pairs;
-  for (const auto& group : groups) {
-    for (size_t p = 0; p < group.size(); ++p) {
-      if ((p & distance) == 0) pairs.push_back({group[p], group[p + distance]});
-    }
-  }
-  return pairs;
-}
-
-}  // namespace
 
 std::vector<size_t> RecursiveDoublingDistances(size_t n) {
   PODSIM_CHECK(n > 0 && (n & (n - 1)) == 0) << "recursive doubling over " << n << " ranks";
@@ -43,7 +29,7 @@ sim::StatusOr<std::vector<ExchangePiece>> RecursiveDoublingPieces(const Lines& g
   const ForwardingPattern pair = ForwardingPattern::kUnidirectionalRing;
   ExchangePiece piece;
   for (size_t d : RecursiveDoublingDistances(n)) {
-    piece.phases.push_back(ExchangePhase{pair, Pairs(groups, d), bytes});
+    piece.phases.push_back(ExchangePhase{pair, PartnerPairs(groups, d), bytes});
   }
   if (piece.phases.empty()) {  // One rank per group: nothing moves.
     piece.phases.push_back(ExchangePhase{pair, groups, 0});

@@ -20,6 +20,7 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
+using podsim::testing::ReadFile;
 
 TEST(CliTest, BareCommandRunsTheDefaultScenario) {
   Outcome run = Podsim({});
@@ -128,13 +129,6 @@ TEST(CliTest, TopologyJsonForEverySystemForm) {
     EXPECT_EQ(run.code, 0) << system << ": " << run.err;
     EXPECT_TRUE(nlohmann::json::accept(run.out)) << system;
   }
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 std::string TempPath(const std::string& name) {

@@ -17,14 +17,10 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
+using podsim::testing::With;
 
 const std::vector<std::string> kInfer = {"infer",      "--system", "tpu-v5e:4x4", "--model",
                                          "llama3-70b", "--layout", "tp=16"};
-
-std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
 
 TEST(InferCliTest, JsonHasTheStableKeys) {
   Outcome run = Podsim(With(kInfer, {"--phase", "decode", "--batch", "8", "--context", "2048",

@@ -23,18 +23,8 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
-
-std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using podsim::testing::ReadFile;
+using podsim::testing::With;
 
 // A decode step of a 2-way data-parallel, 4-way tensor-parallel replica on 8 GPUs.
 const std::vector<std::string> kDecode = {

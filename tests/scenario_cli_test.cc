@@ -19,11 +19,7 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
-
-std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
+using podsim::testing::With;
 
 // A path of this process only: test binaries of several builds may run at once.
 std::string TempPath(const std::string& name) {

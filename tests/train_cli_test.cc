@@ -18,15 +18,11 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
+using podsim::testing::With;
 
 const std::vector<std::string> kTrain = {"train",     "--system", "tpu-v5p:2x2x4", "--model",
                                          "llama3-8b", "--layout", "fsdp=8,tp=2",   "--batch-tokens",
                                          "64Ki",      "--seq",    "4096"};
-
-std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
 
 TEST(TrainCliTest, JsonHasTheStableKeys) {
   Outcome run = Podsim(With(kTrain, {"--json"}));

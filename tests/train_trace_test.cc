@@ -27,18 +27,8 @@ namespace {
 
 using podsim::testing::Outcome;
 using podsim::testing::Podsim;
-
-std::vector<std::string> With(std::vector<std::string> args, std::vector<std::string> more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using podsim::testing::ReadFile;
+using podsim::testing::With;
 
 // A pipelined step on 16 GPUs: 4 stages (programs) of tp=2 x dp=2, so compute, tp, dp, pp and
 // pp.recv streams, and sends between stages.

@@ -3,6 +3,7 @@
 #ifndef PODSIM_TESTS_TESTING_RUN_PODSIM_H_
 #define PODSIM_TESTS_TESTING_RUN_PODSIM_H_
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +26,21 @@ inline Outcome Podsim(std::vector<std::string> args) {
   std::ostringstream out, err;
   const int code = cli::RunMain(static_cast<int>(argv.size()), argv.data(), out, err);
   return Outcome{code, out.str(), err.str()};
+}
+
+// `args` followed by `more`.
+inline std::vector<std::string> With(std::vector<std::string> args,
+                                     const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The whole file at `path` ("" when it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
 }
 
 }  // namespace podsim::testing
