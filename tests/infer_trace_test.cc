@@ -31,20 +31,7 @@ const std::vector<std::string> kDecode = {
     "infer",   "--system", "h100:8",  "--model", "llama3-8b", "--layout", "tp=4,dp=2",
     "--phase", "decode",   "--batch", "16",      "--context", "2048"};
 
-class InferTraceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("podsim_infer_trace_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
-};
+class InferTraceTest : public podsim::testing::TempDirTest {};
 
 TEST_F(InferTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
   for (const std::vector<std::string>& args :

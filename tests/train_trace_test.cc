@@ -44,20 +44,7 @@ const std::vector<std::string> kTrain = {"train",
                                          "--seq",
                                          "4096"};
 
-class TrainTraceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("podsim_train_trace_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
-};
+class TrainTraceTest : public podsim::testing::TempDirTest {};
 
 nlohmann::json TraceEvents(const std::string& path) {
   return nlohmann::json::parse(ReadFile(path))["traceEvents"];

@@ -3,6 +3,9 @@
 #ifndef PODSIM_TESTS_TESTING_RUN_PODSIM_H_
 #define PODSIM_TESTS_TESTING_RUN_PODSIM_H_
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -42,6 +45,25 @@ inline std::string ReadFile(const std::string& path) {
   buffer << in.rdbuf();
   return buffer.str();
 }
+
+// A test with a fresh directory of its own (named after the test, under the system's temporary
+// directory), removed afterwards; Path(name) is a file in it.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() /
+        ("podsim_" +
+         std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
 
 }  // namespace podsim::testing
 
