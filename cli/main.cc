@@ -1,5 +1,9 @@
 #include <iostream>
 
 #include "cli/main_command.h"
+#include "sim/atomic_file.h"
 
-int main(int argc, char** argv) { return podsim::cli::RunMain(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  podsim::sim::InstallInterruptCleanup();
+  return podsim::cli::RunMain(argc, argv, std::cout, std::cerr);
+}

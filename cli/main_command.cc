@@ -1,10 +1,13 @@
 #include "cli/main_command.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <ostream>
 #include <vector>
 
+#include "cli/argument_check.h"
 #include "cli/collective_command.h"
 #include "cli/command.h"
 #include "cli/infer_command.h"
@@ -16,6 +19,12 @@
 namespace podsim::cli {
 
 int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  // Errors reach the user as a Status, in one line; protobuf's own log lines would add others.
+  google::protobuf::SetLogHandler(nullptr);
+  if (sim::Status arguments = CheckArguments(argc, argv); !arguments.ok()) {
+    err << "podsim: error: " << arguments.message() << "\n";
+    return 1;
+  }
   CLI::App app{"podsim: discrete-event simulator of accelerator pods"};
   app.set_version_flag("--version", "podsim 0.1.0");
   app.require_subcommand(0, 1);

@@ -2,11 +2,11 @@
 
 #include <google/protobuf/text_format.h>
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "scenario/text_proto.h"
+#include "sim/atomic_file.h"
 
 namespace podsim::cli {
 
@@ -29,6 +29,7 @@ sim::StatusOr<schedule::Schedule> ReadScheduleFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return sim::Status::IoError(path + ": cannot open the schedule file");
   const std::streamoff size = in.tellg();
+  if (size < 0) return sim::Status::IoError(path + ": cannot read the schedule file");
   if (size > kMaxScheduleBytes) {
     return sim::Status::InvalidArgument(path + ": larger than 1 GiB; not a schedule podsim reads");
   }
@@ -40,6 +41,7 @@ sim::StatusOr<schedule::Schedule> ReadScheduleFile(const std::string& path) {
     if (!schedule.ParseFromString(data)) {
       return sim::Status::ParseError(path + ": not a binary podsim.schedule.Schedule");
     }
+    PODSIM_RETURN_IF_ERROR(scenario::CheckStringFields(schedule, path));
     return schedule;
   }
   PODSIM_RETURN_IF_ERROR(scenario::ParseTextProto(data, path, &schedule));
@@ -55,21 +57,7 @@ sim::Status WriteScheduleFile(const std::string& path, const schedule::Schedule&
   } else if (!google::protobuf::TextFormat::PrintToString(schedule, &data)) {
     return sim::Status::IoError(path + ": cannot print the schedule");
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << data;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return sim::Status::IoError(path + ": cannot write");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return sim::Status::IoError(path + ": cannot rename " + tmp + " into place");
-  }
-  return sim::Status::Ok();
+  return sim::WriteFileAtomically(path, data);
 }
 
 }  // namespace podsim::cli

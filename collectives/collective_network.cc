@@ -173,6 +173,9 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   r.engine.Schedule(efficiency_.launch_latency,
                     [&] { collective->Start([&] { end = r.engine.now(); }); });
   r.engine.Run();
+  if (r.engine.passed_horizon()) {
+    return sim::PassedHorizonError("the " + std::string(CollectiveOpName(request.op)));
+  }
   PODSIM_CHECK(end != sim::Time::Max()) << "a collective never completed in rehearsal";
   const LinkBytesRecorder& recorder = r.recorder;
   Record record;

@@ -853,6 +853,11 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     });
   }
   engine.Run();
+  if (engine.passed_horizon()) {
+    return sim::PassedHorizonError(requests.size() == 1
+                                       ? "the " + std::string(CollectiveOpName(requests[0].op))
+                                       : std::string("the concurrent collectives"));
+  }
 
   std::vector<CollectiveResult> results;
   for (size_t i = 0; i < requests.size(); ++i) {

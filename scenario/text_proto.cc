@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/text_check.h"
 #include "topology/names.h"
 
 namespace podsim::scenario {
@@ -308,6 +309,58 @@ void MapFields(const pb::Message& message, const pb::TextFormat::ParseInfoTree& 
   }
 }
 
+// The first string field under `prefix` that is not valid UTF-8 or holds a control character
+// (newlines are allowed in descriptions only), as "[file:line:col: ]path: problem"; `tree` (may
+// be null) gives the position.
+sim::Status CheckStrings(const pb::Message& message, const pb::TextFormat::ParseInfoTree* tree,
+                         const std::string& filename, const std::string& prefix) {
+  const pb::Reflection* reflection = message.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const pb::FieldDescriptor* field : fields) {
+    const std::string path = prefix.empty() ? field->name() : prefix + "." + field->name();
+    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int j = 0; j < count; ++j) {
+      const int index = field->is_repeated() ? j : -1;
+      std::string where = path;
+      if (field->is_repeated()) {
+        where += '[';
+        where += std::to_string(j);
+        where += ']';
+      }
+      if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const pb::Message& nested = field->is_repeated()
+                                        ? reflection->GetRepeatedMessage(message, field, j)
+                                        : reflection->GetMessage(message, field);
+        const pb::TextFormat::ParseInfoTree* nested_tree =
+            tree == nullptr ? nullptr : tree->GetTreeForNested(field, index);
+        PODSIM_RETURN_IF_ERROR(CheckStrings(nested, nested_tree, filename, where));
+        continue;
+      }
+      if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_STRING) continue;
+      std::string scratch;
+      const std::string& value =
+          field->is_repeated() ? reflection->GetRepeatedStringReference(message, field, j, &scratch)
+                               : reflection->GetStringReference(message, field, &scratch);
+      const sim::Status status =
+          sim::ValidateText(where, value, /*allow_newlines=*/field->name() == "description");
+      if (status.ok()) continue;
+      std::string position = filename;
+      if (tree != nullptr) {
+        const pb::TextFormat::ParseLocation at = tree->GetLocation(field, index);
+        if (at.line >= 0) {
+          position += ':';
+          position += std::to_string(at.line + 1);
+          position += ':';
+          position += std::to_string(at.column + 1);
+        }
+      }
+      return status.WithContext(position);
+    }
+  }
+  return sim::Status::Ok();
+}
+
 }  // namespace
 
 sim::Status ParseTextProto(std::string_view text, std::string_view filename, pb::Message* message,
@@ -322,7 +375,7 @@ sim::Status ParseTextProto(std::string_view text, std::string_view filename, pb:
   pb::TextFormat::ParseInfoTree tree;
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
-  if (source != nullptr) parser.WriteLocationsTo(&tree);
+  parser.WriteLocationsTo(&tree);
   pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
   if (!parser.Parse(&input, message)) {
     const pb::Descriptor* root = message->GetDescriptor();
@@ -335,11 +388,16 @@ sim::Status ParseTextProto(std::string_view text, std::string_view filename, pb:
     return sim::Status::ParseError(name + ":" + std::to_string(at.line + 1) + ":" +
                                    std::to_string(at.column + 1) + ": " + rewritten);
   }
+  PODSIM_RETURN_IF_ERROR(CheckStrings(*message, &tree, name, ""));
   if (source != nullptr) {
     *source = SourceMap(name);
     MapFields(*message, tree, "", source);
   }
   return sim::Status::Ok();
+}
+
+sim::Status CheckStringFields(const pb::Message& message, std::string_view filename) {
+  return CheckStrings(message, nullptr, std::string(filename), "");
 }
 
 }  // namespace podsim::scenario

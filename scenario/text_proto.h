@@ -26,10 +26,15 @@ namespace podsim::scenario {
 
 // Parses `text` into `message` (cleared first); `filename` is used in messages only. Returns
 // ParseError with the first error as above, OutOfRange for text over 2 GiB (protobuf's limit).
-// With `source`, also records where each written field starts (SourceMap paths: "a.b",
+// InvalidArgument for a string that CheckStringFields refuses. With `source`, also records where each written field starts (SourceMap paths: "a.b",
 // "a.list[2]") in a SourceMap of `filename`.
 sim::Status ParseTextProto(std::string_view text, std::string_view filename,
                            google::protobuf::Message* message, SourceMap* source = nullptr);
+
+// OK, or InvalidArgument "<filename>: <field path>: ..." for the first string field that is not
+// valid UTF-8 or holds a control character (newlines are allowed in `description` fields).
+// ParseTextProto applies it already; this is for messages read in binary.
+sim::Status CheckStringFields(const google::protobuf::Message& message, std::string_view filename);
 
 }  // namespace podsim::scenario
 

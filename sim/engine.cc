@@ -19,7 +19,7 @@ void Engine::RunUntil(Time limit) {
 bool Engine::Loop(Time limit) {
   PODSIM_CHECK(!running_) << "Run() called from inside an event handler";
   running_ = true;
-  stop_requested_ = false;
+  stop_requested_ = passed_horizon_;
   while (!queue_.empty() && !stop_requested_ && queue_.NextTime() <= limit) {
     EventQueue::Event event = queue_.PopNext();
     PODSIM_CHECK(event.time >= now_) << "event at " << event.time << " is before now " << now_;
@@ -33,6 +33,12 @@ bool Engine::Loop(Time limit) {
   stop_requested_ = false;
   for (Observer* observer : observers_) observer->OnRunEnd(now_);
   return stopped;
+}
+
+Status PassedHorizonError(std::string_view what) {
+  return Status::OutOfRange(std::string(what) +
+                            " takes longer than podsim can represent (2^63 ps, about 106 days of "
+                            "simulated time); check the sizes, rates and durations of the input");
 }
 
 }  // namespace podsim::sim

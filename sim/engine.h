@@ -5,6 +5,10 @@
 // sequence of Schedule calls yields the same sequence of executed events, byte for byte.
 //
 // Time never goes backwards: scheduling in the past is a programmer error and aborts.
+//
+// The horizon (time.h): an event due at Time::Max() -- a time too far to represent -- is not
+// scheduled. The engine records it (passed_horizon()) and every Run/RunUntil returns at once from
+// then on, so the simulation that asked for it can report an OutOfRange error instead of a time.
 // Parallelism in podsim comes from running independent Engines side by side (sweeps), never from
 // threads inside one.
 
@@ -12,12 +16,15 @@
 #define PODSIM_SIM_ENGINE_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "sim/check.h"
 #include "sim/event_queue.h"
 #include "sim/observer.h"
+#include "sim/status.h"
 #include "sim/time.h"
 
 namespace podsim::sim {
@@ -30,18 +37,26 @@ class Engine {
 
   Time now() const { return now_; }
 
-  // Runs `handler` after `delay`. REQUIRES: delay >= 0.
+  // Runs `handler` after `delay`. REQUIRES: delay >= 0. Past the horizon: returns an id that
+  // names no event and sets passed_horizon().
   template <typename F>
   EventId Schedule(Time delay, F&& handler) {
     PODSIM_CHECK(delay >= Time::Zero()) << "negative delay " << delay;
-    return queue_.Insert(now_ + delay, std::forward<F>(handler));
+    return ScheduleAt(now_ + delay, std::forward<F>(handler));
   }
-  // Runs `handler` at absolute time `time`. REQUIRES: time >= now().
+  // Runs `handler` at absolute time `time`. REQUIRES: time >= now(). Past the horizon, as Schedule.
   template <typename F>
   EventId ScheduleAt(Time time, F&& handler) {
     PODSIM_CHECK(time >= now_) << "event scheduled in the past: at " << time << ", now " << now_;
+    if (time == Time::Max()) {
+      passed_horizon_ = true;
+      stop_requested_ = true;
+      return EventId{};
+    }
     return queue_.Insert(time, std::forward<F>(handler));
   }
+  // Whether an event was ever asked for at Time::Max() (see the horizon above).
+  bool passed_horizon() const { return passed_horizon_; }
   // Cancels a pending event; returns false if it ran already or was cancelled.
   bool Cancel(EventId id) { return queue_.Cancel(id); }
   bool IsPending(EventId id) const { return queue_.IsPending(id); }
@@ -69,9 +84,15 @@ class Engine {
   Time now_ = Time::Zero();
   uint64_t executed_ = 0;
   bool stop_requested_ = false;
+  bool passed_horizon_ = false;
   bool running_ = false;
   std::vector<Observer*> observers_;
 };
+
+// The OutOfRange error of a simulation whose engine passed the horizon: "<what> takes longer
+// than podsim can represent (2^63 ps, about 106 days of simulated time); check the sizes, rates
+// and durations of the input".
+Status PassedHorizonError(std::string_view what);
 
 }  // namespace podsim::sim
 

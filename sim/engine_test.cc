@@ -82,6 +82,25 @@ TEST(EngineTest, RunUntilStopsAtLimitAndAdvancesClock) {
   EXPECT_EQ(ran, 2);
 }
 
+// issue 16 D2: an event past the horizon is refused and ends the run, never wraps or aborts.
+TEST(EngineTest, EventAtTheHorizonEndsTheRunAndIsReported) {
+  Engine engine;
+  int ran = 0;
+  engine.Schedule(Time::Nanoseconds(1), [&] {
+    ++ran;
+    EventId never = engine.Schedule(Time::FromSecondsCeil(1e30), [&] { ran += 100; });
+    EXPECT_FALSE(never.valid());
+    engine.Schedule(Time::Nanoseconds(1), [&] { ran += 10; });
+  });
+  EXPECT_FALSE(engine.passed_horizon());
+  engine.Run();
+  EXPECT_TRUE(engine.passed_horizon());
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(engine.now(), Time::Nanoseconds(1));
+  engine.Run();  // Stays stopped.
+  EXPECT_EQ(ran, 1);
+}
+
 TEST(EngineTest, StopEndsRunAfterCurrentEvent) {
   Engine engine;
   int ran = 0;

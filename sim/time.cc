@@ -14,8 +14,8 @@ namespace {
 constexpr double kTwoTo63 = 9223372036854775808.0;
 
 Time FromPicoseconds(double ps, double original_seconds) {
-  PODSIM_CHECK(std::isfinite(ps) && ps >= 0 && ps < kTwoTo63)
-      << "time of " << original_seconds << " s is not representable in picoseconds";
+  PODSIM_CHECK(!std::isnan(ps) && ps >= 0) << "time of " << original_seconds << " s";
+  if (ps >= kTwoTo63) return Time::Max();
   return Time::Picoseconds(static_cast<int64_t>(ps));
 }
 
@@ -31,12 +31,15 @@ Time Time::FromSecondsRounded(double seconds) {
 
 Time Time::operator+(Time other) const {
   int64_t sum = 0;
-  PODSIM_CHECK(!__builtin_add_overflow(ps_, other.ps_, &sum))
-      << "time overflow: " << ps_ << " ps + " << other.ps_ << " ps";
+  if (__builtin_add_overflow(ps_, other.ps_, &sum)) {
+    PODSIM_CHECK(ps_ > 0) << "time overflow: " << ps_ << " ps + " << other.ps_ << " ps";
+    return Max();
+  }
   return Time(sum);
 }
 
 Time Time::operator-(Time other) const {
+  if (*this == Max() && other != Max()) return Max();
   int64_t difference = 0;
   PODSIM_CHECK(!__builtin_sub_overflow(ps_, other.ps_, &difference))
       << "time overflow: " << ps_ << " ps - " << other.ps_ << " ps";

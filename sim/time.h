@@ -4,6 +4,12 @@
 // machines). 2^63 ps is about 106 days of simulated time, far beyond any step we model. Durations
 // derived from rates are rounded *up* to whole picoseconds (FromSecondsCeil), so a transfer never
 // completes before its bytes could have moved.
+//
+// The horizon. Time::Max() stands for "never": a duration too long to represent (a size over a
+// rate of 1e-300 B/s, an op of 1e10 s) converts to Max(), and sums saturate there instead of
+// wrapping. The engine refuses to schedule an event at Max() and reports that the simulation
+// passed the horizon (Engine::passed_horizon()), which each simulation turns into an OutOfRange
+// error naming what it simulated. So no input can reach an overflow check.
 
 #ifndef PODSIM_SIM_TIME_H_
 #define PODSIM_SIM_TIME_H_
@@ -30,10 +36,11 @@ class Time {
   static constexpr Time Milliseconds(int64_t ms) { return Time(Scaled(ms, 1'000'000'000)); }
   static constexpr Time Seconds(int64_t s) { return Time(Scaled(s, 1'000'000'000'000)); }
 
-  // Rounds up to the next whole picosecond. REQUIRES: seconds is finite, >= 0 and representable.
+  // Rounds up to the next whole picosecond; Max() for +infinity or anything at or past 2^63 ps.
+  // REQUIRES: seconds is not NaN and >= 0.
   static Time FromSecondsCeil(double seconds);
-  // Rounds to the nearest picosecond; for user-given constants such as link latencies.
-  // REQUIRES: seconds is finite, >= 0 and representable.
+  // Rounds to the nearest picosecond, saturating as FromSecondsCeil; for user-given constants
+  // such as link latencies. REQUIRES: seconds is not NaN and >= 0.
   static Time FromSecondsRounded(double seconds);
 
   constexpr int64_t picoseconds() const { return ps_; }
@@ -42,7 +49,9 @@ class Time {
 
   constexpr auto operator<=>(const Time&) const = default;
 
-  // Arithmetic aborts on overflow (PODSIM_CHECK): a wrapped time would silently reorder events.
+  // A sum past Max() is Max() (the horizon); a sum below the smallest time aborts (PODSIM_CHECK:
+  // a wrapped time would silently reorder events). Max() minus a finite time is Max(); other
+  // differences abort on overflow.
   Time operator+(Time other) const;
   Time operator-(Time other) const;
   Time& operator+=(Time other) { return *this = *this + other; }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace podsim::sim {
 namespace {
 
@@ -40,10 +43,24 @@ TEST(TimeTest, ToStringPicksAUnit) {
   EXPECT_EQ(Time::Seconds(2).ToString(), "2 s");
 }
 
-TEST(TimeDeathTest, OverflowAborts) {
-  EXPECT_DEATH(Time::Max() + Time::Picoseconds(1), "time overflow");
-  EXPECT_DEATH(Time::FromSecondsCeil(-1.0), "not representable");
-  EXPECT_DEATH(Time::FromSecondsCeil(1e10), "not representable");
+// issue 16 D2: times past the horizon saturate at Max() ("never") for the engine to refuse.
+TEST(TimeTest, UnrepresentableTimesSaturateAtTheHorizon) {
+  EXPECT_EQ(Time::FromSecondsCeil(1e10), Time::Max());
+  EXPECT_EQ(Time::FromSecondsCeil(std::numeric_limits<double>::infinity()), Time::Max());
+  EXPECT_EQ(Time::FromSecondsRounded(1e300), Time::Max());
+  EXPECT_LT(Time::FromSecondsCeil(9.2e6), Time::Max());  // 106 days fit.
+  EXPECT_EQ(Time::Max() + Time::Picoseconds(1), Time::Max());
+  EXPECT_EQ(Time::Seconds(9'000'000) + Time::Seconds(9'000'000), Time::Max());
+  EXPECT_EQ(Time::Max() - Time::Seconds(1), Time::Max());
+  EXPECT_EQ(Time::Seconds(3) - Time::Seconds(1), Time::Seconds(2));
+}
+
+TEST(TimeDeathTest, NegativeOrNanSecondsAndNegativeOverflowAbort) {
+  EXPECT_DEATH(Time::FromSecondsCeil(-1.0), "time of -1 s");
+  EXPECT_DEATH(Time::FromSecondsCeil(std::nan("")), "time of");
+  EXPECT_DEATH(Time::Picoseconds(std::numeric_limits<int64_t>::min()) + Time::Picoseconds(-1),
+               "time overflow");
+  EXPECT_DEATH(Time::Zero() - Time::Max() - Time::Seconds(1), "time overflow");
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST_F(InferTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
       sim::Status lint = std::string(name).ends_with(".json") ? traces::LintChromeJson(trace)
                                                               : traces::LintPerfetto(trace);
       EXPECT_TRUE(lint.ok()) << lint;
-      EXPECT_FALSE(std::filesystem::exists(Path(name) + ".tmp"));
+      EXPECT_TRUE(Temporaries().empty());
     }
   }
 }

@@ -66,7 +66,7 @@ TEST(TrainCliTest, WrittenScheduleReplaysToTheSameStep) {
     EXPECT_EQ(j["step_time_s"].get<double>(), step) << name;
     EXPECT_NEAR(j["tokens_per_s"].get<double>() * step, 65536, 1e-6);
   }
-  EXPECT_FALSE(std::filesystem::exists(dir / "step.pb.tmp"));
+  EXPECT_TRUE(podsim::testing::HiddenFiles(dir).empty());
   std::filesystem::remove_all(dir);
 }
 

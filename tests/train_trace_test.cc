@@ -63,7 +63,7 @@ TEST_F(TrainTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
     sim::Status lint = std::string(name).ends_with(".json") ? traces::LintChromeJson(trace)
                                                             : traces::LintPerfetto(trace);
     EXPECT_TRUE(lint.ok()) << lint;
-    EXPECT_FALSE(std::filesystem::exists(Path(name) + ".tmp"));
+    EXPECT_TRUE(Temporaries().empty());
   }
   // The same with every chip simulated (and the default of chips 0-63 traced).
   const std::string every = Podsim(With(kTrain, {"--json", "--every-chip"})).out;

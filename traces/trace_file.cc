@@ -1,11 +1,8 @@
 #include "traces/trace_file.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <utility>
 
+#include "sim/atomic_file.h"
 #include "traces/chrome_json_writer.h"
 #include "traces/perfetto_writer.h"
 
@@ -16,21 +13,18 @@ namespace {
 // Owns the temporary file and the writer on it; forwards every call, and renames on Close.
 class FileTraceSink final : public TraceSink {
  public:
-  FileTraceSink(std::string path, std::string temp_path, std::unique_ptr<std::ofstream> file,
-                TraceFormat format)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), file_(std::move(file)) {
+  FileTraceSink(std::unique_ptr<sim::AtomicFile> file, TraceFormat format)
+      : file_(std::move(file)) {
     if (format == TraceFormat::kPerfetto) {
-      writer_ = std::make_unique<PerfettoWriter>(file_.get());
+      writer_ = std::make_unique<PerfettoWriter>(&file_->stream());
     } else {
-      writer_ = std::make_unique<ChromeJsonWriter>(file_.get());
+      writer_ = std::make_unique<ChromeJsonWriter>(&file_->stream());
     }
   }
   ~FileTraceSink() override {
-    if (!renamed_) {
-      writer_.reset();
-      file_.reset();
-      std::remove(temp_path_.c_str());
-    }
+    // The writer goes first: it may still write to the file's stream. An uncommitted file
+    // removes its temporary.
+    writer_.reset();
   }
 
   ProcessId AddProcess(std::string_view name) override { return writer_->AddProcess(name); }
@@ -52,23 +46,13 @@ class FileTraceSink final : public TraceSink {
   }
 
   sim::Status Close() override {
-    PODSIM_RETURN_IF_ERROR(writer_->Close().WithContext(path_));
-    file_->close();
-    if (!*file_) return sim::Status::IoError(path_ + ": closing the trace file failed");
-    if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-      return sim::Status::IoError(path_ + ": cannot rename " + temp_path_ + ": " +
-                                  std::strerror(errno));
-    }
-    renamed_ = true;
-    return sim::Status::Ok();
+    PODSIM_RETURN_IF_ERROR(writer_->Close().WithContext(file_->path()));
+    return file_->Commit();
   }
 
  private:
-  std::string path_;
-  std::string temp_path_;
-  std::unique_ptr<std::ofstream> file_;
+  std::unique_ptr<sim::AtomicFile> file_;
   std::unique_ptr<TraceSink> writer_;
-  bool renamed_ = false;
 };
 
 }  // namespace
@@ -86,14 +70,8 @@ sim::StatusOr<TraceFormat> TraceFormatFromPath(std::string_view path) {
 
 sim::StatusOr<std::unique_ptr<TraceSink>> OpenTraceFile(const std::string& path) {
   PODSIM_ASSIGN_OR_RETURN(TraceFormat format, TraceFormatFromPath(path));
-  std::string temp_path = path + ".tmp";
-  auto file = std::make_unique<std::ofstream>(temp_path, std::ios::binary | std::ios::trunc);
-  if (!*file) {
-    return sim::Status::IoError(path + ": cannot create " + temp_path + ": " +
-                                std::strerror(errno));
-  }
-  return std::unique_ptr<TraceSink>(
-      std::make_unique<FileTraceSink>(path, std::move(temp_path), std::move(file), format));
+  PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<sim::AtomicFile> file, sim::AtomicFile::Create(path));
+  return std::unique_ptr<TraceSink>(std::make_unique<FileTraceSink>(std::move(file), format));
 }
 
 }  // namespace podsim::traces

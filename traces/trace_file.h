@@ -1,9 +1,9 @@
 // Trace files: choosing a format from the file name and writing it atomically.
 //
-// OpenTraceFile writes to "<path>.tmp" and renames it to <path> in Close(), so a run that fails
-// or aborts never leaves a half-written trace under the requested name (a stale .tmp may remain
-// after a crash; the next run overwrites it). Destroying the sink without a successful Close()
-// removes the temporary file.
+// OpenTraceFile writes through a sim::AtomicFile (a unique temporary beside <path>, renamed onto
+// it in Close()), so a run that fails or is interrupted never leaves a half-written trace under
+// the requested name nor a temporary, and two runs writing one path never mix their bytes.
+// Destroying the sink without a successful Close() removes the temporary file.
 
 #ifndef PODSIM_TRACES_TRACE_FILE_H_
 #define PODSIM_TRACES_TRACE_FILE_H_

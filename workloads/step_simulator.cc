@@ -648,6 +648,7 @@ sim::StatusOr<StepResult> Simulation::Run() {
   }
   engine_.Run();
   PODSIM_RETURN_IF_ERROR(error_);
+  if (engine_.passed_horizon()) return sim::PassedHorizonError("the step");
   for (const Instance& instance : instances_) {
     if (instance.remaining == 0) continue;
     const schedule::Program& program = schedule_.programs(instance.program);

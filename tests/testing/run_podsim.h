@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -46,6 +47,17 @@ inline std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
+// Names of the files in `dir` that start with "." (sim::AtomicFile's temporaries), sorted.
+inline std::vector<std::string> HiddenFiles(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(".")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // A test with a fresh directory of its own (named after the test, under the system's temporary
 // directory), removed afterwards; Path(name) is a file in it.
 class TempDirTest : public ::testing::Test {
@@ -61,6 +73,8 @@ class TempDirTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  // Names in the directory that start with "." (sim::AtomicFile's temporaries), sorted.
+  std::vector<std::string> Temporaries() const { return HiddenFiles(dir_); }
 
   std::filesystem::path dir_;
 };
