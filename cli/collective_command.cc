@@ -198,6 +198,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   request.axes.assign(c.axes().begin(), c.axes().end());
   request.algorithm = c.algorithm();
   request.calibrated = !c.ideal();
+  request.max_transfers = io.max_transfers;
   const bool p2p = *op == collectives::CollectiveOp::kPointToPoint;
   if (p2p && (!c.has_src() || !c.has_dst())) {
     return source.Annotate(sim::Status::InvalidArgument("--op p2p needs --src and --dst"),

@@ -8,6 +8,7 @@
 #ifndef PODSIM_CLI_COMMAND_H_
 #define PODSIM_CLI_COMMAND_H_
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string_view>
@@ -23,6 +24,8 @@ namespace podsim::cli {
 struct CommandIo {
   std::ostream& out;  // Results: the text report or the one JSON object of --json.
   std::ostream& err;  // Errors and warnings.
+  // --max-transfers: the work bound of each simulation (collectives::kDefaultMaxTransfers).
+  uint64_t max_transfers;
 };
 
 struct Command {

@@ -14,6 +14,7 @@
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_trace.h"
+#include "collectives/collective_runner.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
@@ -59,6 +60,7 @@ struct InferInput {
   int64_t prefill_len = 0;
   int64_t decode_len = 0;
   std::optional<double> usd_per_chip_hour;
+  uint64_t max_transfers = collectives::kDefaultMaxTransfers;  // --max-transfers.
 };
 
 sim::Status BadFlag(std::string_view flag, const std::string& what) {
@@ -149,9 +151,9 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   }
   if (!flags.chip_hour_usd.empty()) {
     std::optional<double> price = topology::ParseNumber(flags.chip_hour_usd);
-    if (!price || !(*price > 0)) {
+    if (!price || !(*price > 0 && *price <= 1e6)) {
       return BadFlag("--chip-hour-usd",
-                     "expected a price per chip-hour in dollars > 0, like 1.2 (got '" +
+                     "expected a price per chip-hour in dollars > 0 and <= 1e6, like 1.2 (got '" +
                          flags.chip_hour_usd + "')");
     }
     infer->set_chip_hour_usd(*price);
@@ -229,8 +231,9 @@ sim::Status CheckLayout(const InferInput& in, const workloads::InferenceLayout& 
 sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
                                         const workloads::InferenceLayout& layout,
                                         const InferenceOptions& options,
-                                        const workloads::StepOptions& step_options = {}) {
+                                        workloads::StepOptions step_options = {}) {
   PODSIM_RETURN_IF_ERROR(CheckLayout(in, layout, options));
+  step_options.max_transfers = in.max_transfers;
   return workloads::SimulateInference(in.system, in.model, layout, options, step_options);
 }
 
@@ -569,6 +572,7 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
 sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
                              CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
+  in.max_transfers = io.max_transfers;
   const bool json = s.outputs().json();
   // A trace follows one simulated step; a batch list or a deployment is several.
   if (s.outputs().has_trace() && (in.disaggregated || in.batches.size() > 1)) {

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "cli/argument_check.h"
@@ -15,6 +17,8 @@
 #include "cli/sweep_command.h"
 #include "cli/topology_command.h"
 #include "cli/train_command.h"
+#include "collectives/collective_runner.h"
+#include "topology/names.h"
 
 namespace podsim::cli {
 
@@ -28,6 +32,12 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App app{"podsim: discrete-event simulator of accelerator pods"};
   app.set_version_flag("--version", "podsim 0.1.0");
   app.require_subcommand(0, 1);
+  // Options of every command, given after the command's name (CLI11 fallthrough).
+  app.fallthrough();
+  std::string max_transfers_text;
+  app.add_option("--max-transfers", max_transfers_text,
+                 "work bound of one simulation, in point-to-point transfers (default 5e6: "
+                 "seconds and a few GB); raise it for larger exact runs, like 1e9");
   std::vector<Command> commands;
   // Commands register here, one line each.
   commands.push_back(AddTopologyCommand(app));
@@ -43,7 +53,18 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::ParseError& e) {
     return app.exit(e, out, err) == 0 ? 0 : 2;
   }
-  CommandIo io{out, err};
+  uint64_t max_transfers = collectives::kDefaultMaxTransfers;
+  if (!max_transfers_text.empty()) {
+    const std::optional<double> limit = topology::ParseNumber(max_transfers_text);
+    if (!limit || !(*limit >= 1 && *limit <= 1e15)) {
+      err << "podsim: error: --max-transfers: expected a number of transfers from 1 to 1e15, "
+             "like 1e8 (got '"
+          << max_transfers_text << "')\n";
+      return 1;
+    }
+    max_transfers = static_cast<uint64_t>(*limit);
+  }
+  CommandIo io{out, err, max_transfers};
   auto parsed = std::find_if(commands.begin(), commands.end(),
                              [](const Command& c) { return c.subcommand->parsed(); });
   sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,17 @@ struct SweepFlags {
 // wave, those whose bound exceeds the K-th best step time so far are skipped. The wave size does
 // not depend on --jobs, so neither does which layouts are simulated nor the output.
 constexpr size_t kWave = 8;
+
+// A pool of min(jobs, tasks) threads; an error, not an abort, where the system refuses threads.
+sim::StatusOr<std::unique_ptr<boost::asio::thread_pool>> MakePool(int jobs, size_t tasks) {
+  const size_t threads = std::max<size_t>(1, std::min(static_cast<size_t>(jobs), tasks));
+  try {
+    return std::make_unique<boost::asio::thread_pool>(threads);
+  } catch (const std::system_error& e) {
+    return sim::Status::OutOfRange("--jobs: cannot start " + std::to_string(threads) +
+                                   " threads (" + e.what() + "); use fewer");
+  }
+}
 
 struct Entry {
   workloads::LayoutCandidate candidate;
@@ -168,7 +180,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       unplaced.layout.order.clear();
       shares[i] = first.emplace(unplaced.Name(), i).first->second;
     }
-    boost::asio::thread_pool pool(static_cast<size_t>(jobs));
+    PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<boost::asio::thread_pool> pool_owner,
+                            MakePool(jobs, candidates.size()));
+    boost::asio::thread_pool& pool = *pool_owner;
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (shares[i] != i) continue;
       boost::asio::post(pool, [&system, &model, &batch, &candidates, entry = &all[i], i] {
@@ -216,6 +230,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                                          collectives::CalibratedEfficiency(system.fabric));
   workloads::StepOptions step_options;
   step_options.rehearsals = &rehearsals;
+  step_options.max_transfers = io.max_transfers;
 
   const bool progress = !outputs.json() && !outputs.csv() && isatty(STDERR_FILENO);
   std::vector<double> best;  // Step times simulated so far, ascending.
@@ -227,7 +242,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     if (!sweep.exhaustive() && kth > 0 && fitting[next].lower_bound_s > kth) break;
     const size_t end = std::min(fitting.size(), next + kWave);
     {
-      boost::asio::thread_pool pool(static_cast<size_t>(jobs));
+      PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<boost::asio::thread_pool> pool_owner,
+                              MakePool(jobs, end - next));
+      boost::asio::thread_pool& pool = *pool_owner;
       for (size_t i = next; i < end; ++i) {
         boost::asio::post(pool, [&system, &model, &batch, &step_options, entry = &fitting[i]] {
           workloads::OpOptions options;

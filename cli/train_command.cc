@@ -51,8 +51,9 @@ struct ReplayFlags {
   bool json = false;
 };
 
-workloads::StepOptions StepOptionsOf(bool every_chip, bool flows) {
+workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, const CommandIo& io) {
   workloads::StepOptions options;
+  options.max_transfers = io.max_transfers;
   if (every_chip) options.chips = workloads::SimulatedChips::kEveryChip;
   if (flows) options.network = collectives::NetworkMode::kFlows;
   return options;
@@ -165,7 +166,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   const workloads::OpOptions options = scenario::OpOptionsOf(train);
   const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
-  workloads::StepOptions step_options = StepOptionsOf(train.every_chip(), train.flows());
+  workloads::StepOptions step_options = StepOptionsOf(train.every_chip(), train.flows(), io);
   std::unique_ptr<StepTraceFile> trace;
   if (outputs.has_trace()) {
     // The trace needs the schedule before the run; SimulateTraining builds the same one.
@@ -258,7 +259,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
 sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(schedule::Schedule schedule, ReadScheduleFile(flags.file));
   PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(schedule.system()));
-  workloads::StepOptions step_options = StepOptionsOf(flags.every_chip, flags.flows);
+  workloads::StepOptions step_options = StepOptionsOf(flags.every_chip, flags.flows, io);
   std::unique_ptr<StepTraceFile> trace;
   if (!flags.trace.empty()) {
     PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,

@@ -105,6 +105,10 @@ CollectiveNetwork::~CollectiveNetwork() = default;
 
 uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
+uint64_t CollectiveNetwork::all_transfers() const {
+  return executor_->transfers() + (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
+}
+
 uint64_t CollectiveNetwork::rehearsal_events() const {
   return rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events();
 }

@@ -77,6 +77,8 @@ class CollectiveNetwork {
   uint64_t whole() const { return whole_; }
   uint64_t overlapped() const { return overlapped_; }
   uint64_t transfers() const;
+  // transfers() plus those of the rehearsals: the work the network has done so far.
+  uint64_t all_transfers() const;
   // Distinct requests simulated on the idle copy, and the events that took (records found in
   // the shared cache count as rehearsals, without events).
   uint64_t rehearsals() const { return records_.size() - translated_; }

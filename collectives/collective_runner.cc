@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -661,6 +662,49 @@ sim::Status CheckDirectAllToAllSize(const Fabric& fabric, const GroupPlan& group
   return sim::Status::Ok();
 }
 
+// Transfers of phased pieces: a ring line of L members forwards L-1 shards per member and chunk,
+// a bidirectional ring or a line up to twice that (shard_forwarding.h).
+double EstimatedTransfers(const std::vector<ExchangePiece>& pieces) {
+  double transfers = 0;
+  for (const ExchangePiece& piece : pieces) {
+    for (const ExchangePhase& phase : piece.phases) {
+      const double per_member = phase.pattern == ForwardingPattern::kUnidirectionalRing ? 1.0 : 2.0;
+      for (const auto& line : phase.lines) {
+        const double members = static_cast<double>(line.size());
+        transfers += per_member * members * (members - 1) * phase.chunks;
+      }
+    }
+  }
+  return transfers;
+}
+
+// Transfers of the algorithms that are not phased, from their groups and chunk counts.
+double EstimatedTransfers(const GroupPlan& groups, double chunks, double per_rank_and_chunk) {
+  double ranks = 0;
+  for (const auto& group : groups.groups) ranks += static_cast<double>(group.size());
+  return ranks * chunks * per_rank_and_chunk;
+}
+
+sim::Status CheckTransfers(const CollectiveRequest& request, const Plan& plan, double estimate) {
+  if (estimate <= static_cast<double>(request.max_transfers)) return sim::Status::Ok();
+  return TooManyTransfers("the " + std::string(CollectiveOpName(request.op)) + " (" +
+                              plan.choice.algorithm + " over " +
+                              std::to_string(plan.groups.groups.size()) + " group(s) of " +
+                              std::to_string(plan.groups.group_size) + " ranks)",
+                          estimate, request.max_transfers);
+}
+
+// A phased collective of `pieces`, once their transfers fit the request's work bound.
+sim::StatusOr<std::unique_ptr<Collective>> MakePhased(TransferExecutor* executor,
+                                                      const CollectiveRequest& request,
+                                                      const Plan& plan,
+                                                      std::vector<ExchangePiece> pieces,
+                                                      bool pipeline = false) {
+  PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(pieces)));
+  return std::unique_ptr<Collective>(std::make_unique<PhasedCollective>(
+      executor, Members(plan.groups), std::move(pieces), pipeline));
+}
+
 sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
                                                  const CollectiveRequest& request, const Plan& plan,
                                                  const FabricEfficiency& efficiency,
@@ -670,6 +714,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
   const CollectiveOp op = request.op;
   std::unique_ptr<Collective> collective;
   if (algorithm == "p2p") {
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, 1));
     collective = std::make_unique<PointToPoint>(executor, request.src, request.dst, request.bytes);
   } else if (algorithm == "chain") {
     // The chain starts at the root: rotate each group so it comes first.
@@ -681,9 +726,12 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     uint32_t chunks =
         static_cast<uint32_t>(std::clamp(std::ceil(request.bytes / kBroadcastChunkBytes), 1.0,
                                          static_cast<double>(kMaxBroadcastChunks)));
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, chunks, 1)));
     collective = std::make_unique<ChainBroadcast>(executor, chains, request.bytes, chunks);
   } else if (algorithm == "direct") {
     PODSIM_RETURN_IF_ERROR(CheckDirectAllToAllSize(fabric, groups));
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(
+        request, plan, EstimatedTransfers(groups, 1, std::max(0, groups.group_size - 1))));
     collective = std::make_unique<DirectAllToAll>(executor, groups.groups, request.bytes);
   } else if (algorithm == "tree") {
     // Across GPU nodes NCCL chains each node's ranks and runs the binary trees between the nodes
@@ -699,17 +747,19 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
         ranks_per_node = static_cast<int>(split->rails.size());
       }
     }
-    collective = std::make_unique<DoubleBinaryTree>(
-        executor, std::move(trees), request.bytes,
-        ChunkCount(request.bytes / 2, kTreeChunkBytes, kMaxTreeChunks), ranks_per_node);
+    const uint32_t chunks = ChunkCount(request.bytes / 2, kTreeChunkBytes, kMaxTreeChunks);
+    // Two trees, each reducing up and broadcasting down: at most 4 sends per rank and chunk.
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, chunks, 4)));
+    collective = std::make_unique<DoubleBinaryTree>(executor, std::move(trees), request.bytes,
+                                                    chunks, ranks_per_node);
   } else if (algorithm == "halving-doubling") {
     PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
                             HalvingDoublingPieces(groups.groups, op, request.bytes));
-    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+    return MakePhased(executor, request, plan, std::move(pieces));
   } else if (algorithm == "recursive-doubling") {
     PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
                             RecursiveDoublingPieces(groups.groups, request.bytes));
-    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces));
+    return MakePhased(executor, request, plan, std::move(pieces));
   } else if (algorithm == "hierarchical") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
@@ -719,33 +769,43 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
                             HierarchicalPieces(fabric, groups.groups[0], op, request.bytes,
                                                ChunkCount(request.bytes, kHierarchicalChunkBytes,
                                                           kMaxHierarchicalChunks)));
-    collective = std::make_unique<PhasedCollective>(executor, Members(groups), std::move(pieces),
-                                                    /*pipeline=*/true);
+    return MakePhased(executor, request, plan, std::move(pieces), /*pipeline=*/true);
   } else if (algorithm == "in-switch") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
           "--algorithm in-switch: needs a switched fabric with one group (no --axes)");
     }
     if (fabric.gpu() != nullptr && !InOneNode(fabric, groups.groups[0])) {
+      // Up the leaf-spine tree and back down, inside the node too: at most 4 per rank and chunk.
+      PODSIM_RETURN_IF_ERROR(CheckTransfers(
+          request, plan,
+          EstimatedTransfers(
+              groups, ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks), 4)));
       return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes,
                                  kInSwitchChunkBytes, kMaxInSwitchChunks);
     }
     PODSIM_ASSIGN_OR_RETURN(
         std::vector<ReductionSwitch> switches,
         ReductionSwitches(fabric, groups.groups[0], efficiency, executor->model()));
-    collective = std::make_unique<InSwitchReduction>(
-        executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
-        ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks));
+    const uint32_t chunks = ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks);
+    // Up to the switch and back down: 2 transfers per rank and chunk.
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, chunks, 2)));
+    collective =
+        std::make_unique<InSwitchReduction>(executor, op, static_cast<uint32_t>(groups.group_size),
+                                            std::move(switches), request.bytes, chunks);
   } else if (algorithm == "multi-axis" ||
              (fabric.torus() != nullptr && request.algorithm.empty() && request.ranks.empty())) {
-    collective = std::make_unique<PhasedCollective>(
-        executor, Members(groups), MultiAxisPieces(fabric, groups, op, request.bytes));
+    // A lower bound first, before the pieces are built: each member forwards at least once per
+    // step of every axis (on a pod of a million chips the pieces alone take gigabytes).
+    double steps = 0;
+    for (int axis : groups.axes) steps += fabric.shape()[axis] - 1;
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, 1, steps)));
+    return MakePhased(executor, request, plan, MultiAxisPieces(fabric, groups, op, request.bytes));
   } else {
     ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
                                 : algorithm == "bidi-ring" ? ForwardingPattern::kBidirectionalRing
                                                            : ForwardingPattern::kLine;
-    collective = std::make_unique<PhasedCollective>(
-        executor, Members(groups), GroupRingPieces(groups, op, request.bytes, pattern));
+    return MakePhased(executor, request, plan, GroupRingPieces(groups, op, request.bytes, pattern));
   }
   return collective;
 }
@@ -762,6 +822,15 @@ bool SameEfficiency(const FabricEfficiency& a, const FabricEfficiency& b) {
 }
 
 }  // namespace
+
+sim::Status TooManyTransfers(std::string_view what, double estimate, uint64_t limit) {
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "about %.3g point-to-point transfers, over the %.3g left",
+                estimate, static_cast<double>(limit));
+  return sim::Status::OutOfRange(std::string(what) + " would simulate " + figures +
+                                 " of the run's work bound (--max-transfers, default 5e6, "
+                                 "raises it)");
+}
 
 void InstallEfficientLinks(const Fabric& fabric, const FabricEfficiency& efficiency,
                            sim::FlowModel* model) {

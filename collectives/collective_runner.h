@@ -53,6 +53,16 @@
 
 namespace podsim::collectives {
 
+// The default work bound of one simulation, in point-to-point transfers: at the 0.4-0.65 us per
+// transfer measured on the 2-core reference machine (ring:1024 ring all-reduce, 2.1M transfers
+// in 0.84 s; gb200:72 --every-chip --flows, 2e7 in 12.8 s) at most about 3 s. `--max-transfers`
+// raises it.
+inline constexpr uint64_t kDefaultMaxTransfers = 5'000'000;
+
+// OutOfRange "<what> would simulate about <estimate> point-to-point transfers, over the <limit>
+// left of the run's work bound (--max-transfers, ... raises it)".
+sim::Status TooManyTransfers(std::string_view what, double estimate, uint64_t limit);
+
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
   double bytes = 0;  // V: the whole array of one group; > 0.
@@ -84,6 +94,10 @@ struct CollectiveRequest {
   // transfer of this collective, and every flow and link usage of the shared flow model.
   TransferObserver* transfer_observer = nullptr;
   sim::FlowObserver* flow_observer = nullptr;
+  // Work bound, checked before the transfers are built: the algorithm's estimated transfer count
+  // (EstimatedTransfers) may not exceed it; OutOfRange naming the estimate, the limit and
+  // --max-transfers otherwise.
+  uint64_t max_transfers = kDefaultMaxTransfers;
 };
 
 struct CollectiveResult {

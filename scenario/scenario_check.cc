@@ -24,7 +24,8 @@ constexpr int64_t kMaxSeq = int64_t{1} << 24;
 constexpr int64_t kMaxBatchTokens = int64_t{1} << 40;
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 constexpr int kMaxBatchPoints = 64;  // Batch sizes of one infer command (each a whole step).
-constexpr int64_t kMaxJobs = 1024;
+// Threads of one sweep: more than any machine podsim runs on has cores.
+constexpr int64_t kMaxJobs = 256;
 constexpr int64_t kMaxTop = 1 << 20;
 
 std::vector<std::string_view> Split(std::string_view text, char separator) {
@@ -243,10 +244,11 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
                          std::to_string(infer.prefill_len() + infer.decode_len()) + ")");
     }
   }
-  if (infer.has_chip_hour_usd() &&
-      !(std::isfinite(infer.chip_hour_usd()) && infer.chip_hour_usd() > 0)) {
-    return Invalid(source, "infer.chip_hour_usd",
-                   "must be a price > 0 (got " + FormatNumber(infer.chip_hour_usd()) + ")");
+  // No accelerator rents for a million dollars an hour; the bound keeps the cost finite.
+  if (infer.has_chip_hour_usd() && !(infer.chip_hour_usd() > 0 && infer.chip_hour_usd() <= 1e6)) {
+    return Invalid(
+        source, "infer.chip_hour_usd",
+        "must be a price > 0 and <= 1e6 dollars (got " + FormatNumber(infer.chip_hour_usd()) + ")");
   }
   return sim::Status::Ok();
 }

@@ -222,7 +222,7 @@ TEST(ScenarioFileTest, OutOfRangeValueNamesFieldAndValue) {
                     "  batch_tokens: 1048576 seq: 4096\n"
                     "  jobs: 0\n"
                     "}\n"),
-            "t.textproto:5:3: sweep.jobs: must be an integer in [1, 1024] (got 0)");
+            "t.textproto:5:3: sweep.jobs: must be an integer in [1, 256] (got 0)");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5p:4x4x4\" }\n"
                     "sweep {\n"
                     "  model { preset: \"llama3-8b\" }\n"

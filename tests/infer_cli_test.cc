@@ -163,8 +163,13 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "int8\n"},
       {With(kInfer,
             {"--phase", "decode", "--batch", "1", "--context", "10", "--chip-hour-usd", "-1"}),
-       "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0, like 1.2 "
-       "(got '-1')\n"},
+       "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0 and <= 1e6, "
+       "like 1.2 (got '-1')\n"},
+      // issue 16 D12: a price that would make the cost infinite.
+      {With(kInfer,
+            {"--phase", "decode", "--batch", "1", "--context", "10", "--chip-hour-usd", "1e308"}),
+       "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0 and <= 1e6, "
+       "like 1.2 (got '1e308')\n"},
       {With(kInfer, {"--prefill-len", "100", "--decode-len", "0", "--batch", "1"}),
        "podsim: error: --decode-len: expected tokens from 1 to 16777216 (got '0')\n"},
       {With(kInfer, {"--prefill-len", "100", "--decode-len", "10", "--batch", "1,2"}),

@@ -32,6 +32,15 @@ double TorusSliceBisection(const Fabric& f) {
 }  // namespace
 
 int DiameterHops(const Fabric& fabric) {
+  if (const TorusLayout* t = fabric.torus()) {
+    // Dimension-order routes take the shorter way round each wrapped axis (Fabric::Route), so
+    // the farthest chip of a slice is half of every wrapped axis and all of every open one away;
+    // between slices a route is 4 hops over the hosts and the DCN.
+    int hops = 0;
+    for (int a = 0; a < t->axes(); ++a) hops += t->wraps[a] ? t->shape[a] / 2 : t->shape[a] - 1;
+    return t->slices > 1 ? std::max(hops, 4) : hops;
+  }
+  // Other fabrics route through a bounded number of switch levels: every route is short.
   const uint32_t chips = fabric.chip_count();
   size_t longest = 0;
   for (VertexId src : {VertexId{0}, chips - 1}) {

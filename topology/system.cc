@@ -1,5 +1,7 @@
 #include "topology/system.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <vector>
@@ -34,11 +36,23 @@ std::vector<std::string_view> Split(std::string_view text, char separator) {
   }
 }
 
+// A whole number however large: told apart from other text to name the limit it passes.
+bool AllDigits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
 sim::StatusOr<std::vector<int>> ParseShape(std::string_view text, int max_axes,
                                            std::string_view example) {
   std::vector<int> shape;
   for (std::string_view part : Split(text, 'x')) {
     std::optional<int64_t> extent = ParseCount(part, kMaxAxis);
+    if (!extent && AllDigits(part)) {
+      return sim::Status::OutOfRange(
+          StrCat({"bad shape '", text, "': axis length ", std::string(part),
+                  " is over podsim's limit of ", std::to_string(kMaxAxis)}));
+    }
     if (!extent || *extent < 1) {
       return sim::Status::ParseError(StrCat({"bad shape '", text, "': expected axis lengths >= 1 ",
                                              "joined by 'x', like ", example}));
@@ -54,6 +68,11 @@ sim::StatusOr<std::vector<int>> ParseShape(std::string_view text, int max_axes,
 
 sim::StatusOr<int> ParseSize(std::string_view text, std::string_view what) {
   std::optional<int64_t> count = ParseCount(text, kMaxAxis);
+  if (!count && AllDigits(text)) {
+    return sim::Status::OutOfRange(
+        StrCat({"bad ", what, " count '", text, "': over podsim's limit of ",
+                std::to_string(kMaxAxis), " chips"}));
+  }
   if (!count || *count < 1) {
     return sim::Status::ParseError(
         StrCat({"bad ", what, " count '", text, "': expected a whole number >= 1"}));

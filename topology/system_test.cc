@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "topology/fabric_metrics.h"
 
 namespace podsim::topology {
@@ -104,9 +106,15 @@ TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
        "system 'torus:4x4x4x4': bad shape '4x4x4x4': at most 3 axes, like 4x4 "
        "or 4x4x8"},
       {"ring:0", "system 'ring:0': bad chip count '0': expected a whole number >= 1"},
+      // issue 16 D14: a size past the limit names the limit.
+      {"ring:100000000",
+       "system 'ring:100000000': bad chip count '100000000': over podsim's limit of 1048576 chips"},
+      {"torus:4x99999999999999999999",
+       "system 'torus:4x99999999999999999999': bad shape '4x99999999999999999999': axis length "
+       "99999999999999999999 is over podsim's limit of 1048576"},
       {"switch:99999999999",
-       "system 'switch:99999999999': bad chip count '99999999999': expected "
-       "a whole number >= 1"},
+       "system 'switch:99999999999': bad chip count '99999999999': over podsim's limit of "
+       "1048576 chips"},
       {"torus:1024x1024x1024",
        "system 'torus:1024x1024x1024': a torus of more than 1048576 chips "
        "is beyond podsim's limit"},
@@ -138,6 +146,23 @@ TEST(MetricsTest, TorusDiameterBisectionInjection) {
   // Half the slices' hosts: 2 slices x 32 hosts x 2.5e10.
   EXPECT_DOUBLE_EQ(BisectionBytesPerS(slices.fabric), 2 * 32 * 2.5e10);
   EXPECT_EQ(DiameterHops(slices.fabric), 16);
+}
+
+// issue 16 D4: the torus diameter is a closed form (linear time on ring:1048576); it must equal
+// the longest route over all pairs.
+TEST(MetricsTest, TorusDiameterClosedFormEqualsLongestRoute) {
+  for (const char* text :
+       {"ring:7", "ring:8", "torus:3x5x2", "torus:4x4x4,wrap=xz", "tpu-v5e:4x4", "tpu-v5p:2x2x4",
+        "tpu-v5e:4x2,slices=2", "tpu-v5p:4x4x4,wrap=none", "torus:6x1x3"}) {
+    System system = ParseSystem(text).value();
+    size_t longest = 0;
+    for (VertexId src = 0; src < system.fabric.chip_count(); ++src) {
+      for (VertexId dst = 0; dst < system.fabric.chip_count(); ++dst) {
+        longest = std::max(longest, system.fabric.Route(src, dst).size());
+      }
+    }
+    EXPECT_EQ(DiameterHops(system.fabric), static_cast<int>(longest)) << text;
+  }
 }
 
 TEST(MetricsTest, GpuBisectionMatchesHardwareReference) {

@@ -1,6 +1,8 @@
 #include "workloads/schedule_check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -70,12 +72,89 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
       return bad("peer_axis: the program's `where` must fix '" + op.peer_axis() +
                  "' so every chip has a peer");
     }
-    const int peer = it->second + op.peer_offset();
+    const int64_t peer = int64_t{it->second} + op.peer_offset();  // Both are int32: no overflow.
     if (peer < 0 || peer >= grid.axes()[axis].size) {
       return bad("peer_offset: coordinate " + std::to_string(peer) + " is outside '" +
                  op.peer_axis() + "' (size " + std::to_string(grid.axes()[axis].size) + ")");
     }
     if (op.kind() == schedule::SEND && !(op.bytes() > 0)) return bad("bytes: must be > 0");
+  }
+  return sim::Status::Ok();
+}
+
+// One program's collectives over one set of mesh axes, in program order (op indices).
+using CollectiveSequences = std::map<std::vector<int>, std::vector<int>>;
+
+CollectiveSequences SequencesOf(const Program& program, const MeshGrid& grid) {
+  CollectiveSequences sequences;
+  for (int i = 0; i < program.ops_size(); ++i) {
+    const Op& op = program.ops(i);
+    if (op.kind() != schedule::COLLECTIVE) continue;
+    std::vector<int> axes;
+    for (const std::string& name : op.axes()) axes.push_back(grid.AxisIndex(name));
+    std::sort(axes.begin(), axes.end());
+    sequences[axes].push_back(i);
+  }
+  return sequences;
+}
+
+std::string Describe(const Program& program, int i) {
+  const Op& op = program.ops(i);
+  char bytes[32];
+  std::snprintf(bytes, sizeof bytes, "%.17g", op.bytes());
+  return schedule::CollectiveKind_Name(op.collective()) + " of " + bytes + " bytes (op " +
+         std::to_string(i) + " '" + op.name() + "')";
+}
+
+// The members of a group meet at their n-th collective over the group's axes (the step
+// simulator's barrier), so they must agree on what each one is: its kind and bytes.
+sim::Status CheckGroupsAgree(const schedule::Schedule& schedule, const CheckedSchedule& checked) {
+  const MeshGrid& g = checked.grid;
+  std::vector<CollectiveSequences> sequences;
+  std::set<std::vector<int>> axis_sets;
+  for (const Program& program : schedule.programs()) {
+    sequences.push_back(SequencesOf(program, g));
+    for (const auto& [axes, ops] : sequences.back()) axis_sets.insert(axes);
+  }
+  std::set<std::tuple<std::vector<int>, int, int>> agreed;  // (axes, program, program)
+  std::vector<int> group_program(g.chip_count());
+  for (const std::vector<int>& axes : axis_sets) {
+    std::fill(group_program.begin(), group_program.end(), -1);
+    for (uint32_t chip = 0; chip < g.chip_count(); ++chip) {
+      uint32_t first = chip;  // The group's member at coordinate 0 on its axes.
+      for (int axis : axes) first = g.ChipWith(first, axis, 0);
+      const int p = checked.program_of_chip[chip];
+      int& q = group_program[first];
+      if (q < 0) q = p;
+      if (q == p || !agreed.insert({axes, std::min(p, q), std::max(p, q)}).second) continue;
+      static const std::vector<int> kNone;
+      auto ops_of = [&](int program) -> const std::vector<int>& {
+        auto it = sequences[program].find(axes);
+        return it == sequences[program].end() ? kNone : it->second;
+      };
+      const std::vector<int>& mine = ops_of(p);
+      const std::vector<int>& theirs = ops_of(q);
+      std::string names;
+      for (int axis : axes) names += (names.empty() ? "" : ",") + g.axes()[axis].name;
+      const Program& a = schedule.programs(q);
+      const Program& b = schedule.programs(p);
+      const std::string pair = "schedule: programs '" + a.name() + "' and '" + b.name() +
+                               "' meet in groups over " + names + " (chips " +
+                               std::to_string(first) + " and " + std::to_string(chip) + ")";
+      for (size_t n = 0; n < std::min(mine.size(), theirs.size()); ++n) {
+        const Op& x = a.ops(theirs[n]);
+        const Op& y = b.ops(mine[n]);
+        if (x.collective() == y.collective() && x.bytes() == y.bytes()) continue;
+        return sim::Status::InvalidArgument(
+            pair + " but disagree on their collective " + std::to_string(n) +
+            " over them: " + Describe(a, theirs[n]) + " against " + Describe(b, mine[n]));
+      }
+      if (mine.size() != theirs.size()) {
+        return sim::Status::InvalidArgument(pair + " but run " + std::to_string(theirs.size()) +
+                                            " and " + std::to_string(mine.size()) +
+                                            " collectives over them");
+      }
+    }
   }
   return sim::Status::Ok();
 }
@@ -189,6 +268,7 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
                                           std::to_string(tag) + " has no matching send");
     }
   }
+  PODSIM_RETURN_IF_ERROR(CheckGroupsAgree(schedule, checked));
   return checked;
 }
 

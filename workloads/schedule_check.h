@@ -12,6 +12,9 @@
 //     offset other than 0 that stays inside the axis for every chip of the program (the axis must
 //     be fixed by `where`), and bytes > 0 (sends); every send has exactly one receive with its
 //     tag and the opposite offset in the program of the peer chips, and vice versa.
+//   * groups: the members of a collective's group (chips differing only on its axes) meet at
+//     their n-th collective over that axis set, so their programs must list the same collectives
+//     over it, of the same kind and bytes, in the same order.
 
 #ifndef PODSIM_WORKLOADS_SCHEDULE_CHECK_H_
 #define PODSIM_WORKLOADS_SCHEDULE_CHECK_H_

@@ -161,6 +161,10 @@ class Simulation {
   // The category a wait for op `op` of instance `inst` is charged to.
   void Charge(Instance& instance, int op, Time duration);
   StepResult Collect();
+  // What is left of options_.max_transfers after the transfers simulated so far.
+  uint64_t TransfersLeft() const {
+    return options_.max_transfers - std::min(options_.max_transfers, network_.all_transfers());
+  }
 
   const topology::System& system_;
   const schedule::Schedule& schedule_;
@@ -453,6 +457,7 @@ void Simulation::StartCollective(int inst, int op) {
   request.bytes = per_rank * static_cast<double>(ranks.size());
   request.ranks.assign(ranks.begin(), ranks.end());
   if (system_.fabric.torus() != nullptr) request.rank_shape = shape;
+  request.max_transfers = TransfersLeft();
   std::string algorithm;
   std::vector<std::pair<int, int>> observed;  // The waiters, for the observer.
   if (options_.observer != nullptr) observed = waiters;
@@ -497,6 +502,7 @@ void Simulation::StartSend(int inst, int op) {
   request.bytes = std::ceil(spec.bytes());
   request.src = instance.chip;
   request.dst = peer;
+  request.max_transfers = TransfersLeft();
   const int peer_inst = instance_of_chip_[peer];
   const uint64_t tag = spec.tag();
   if (options_.free_communication) {

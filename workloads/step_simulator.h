@@ -87,6 +87,9 @@ struct StepOptions {
   // Sees the step's shared flow model (link usage for traces), not the rehearsals of
   // collective_network.h; only reads. Not owned.
   sim::FlowObserver* flow_observer = nullptr;
+  // Work bound of the whole step, in point-to-point transfers (rehearsals and flows together):
+  // each collective is checked against what is left before its transfers are built.
+  uint64_t max_transfers = collectives::kDefaultMaxTransfers;
 };
 
 // Where one chip's step time went; the parts add up to the step time.

@@ -169,12 +169,57 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
        "schedule: program 0 'p' op 0 'a': hbm_alloc_bytes and hbm_free_bytes must be finite "
        "and >= 0"},
+      // issue 16 D8: a peer offset near INT32_MAX does not overflow.
+      {"system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'pp' size: 2 }\n"
+       "programs { name: 'p' where { key: 'pp' value: 1 } ops { name: 's' kind: SEND "
+       "stream: 'pp' peer_axis: 'pp' peer_offset: 2147483647 bytes: 8 } }"
+       "programs { name: 'q' where { key: 'pp' value: 0 } }",
+       "schedule: program 0 'p' op 0 's': peer_offset: coordinate 2147483648 is outside 'pp' "
+       "(size 2)"},
   };
   for (const Case& c : cases) {
     sim::StatusOr<StepResult> result = SimulateStep(system, Parse(c.text));
     ASSERT_FALSE(result.ok()) << c.text;
     EXPECT_EQ(result.status().message(), c.error);
   }
+}
+
+// issue 16 D7: members of a group that disagree on their n-th collective are refused before
+// the simulation, whichever program comes first.
+TEST(StepSimulatorTest, GroupMembersMustAgreeOnEachCollective) {
+  topology::System system = System("tpu-v5e:2x2");
+  const std::string mesh =
+      "system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } "
+      "mesh { name: 'tp' size: 2 }\n";
+  auto program = [](const std::string& name, int tp, const std::string& ops) {
+    return "programs { name: '" + name + "' where { key: 'tp' value: " + std::to_string(tp) +
+           " } " + ops + "}\n";
+  };
+  const std::string reduce =
+      "ops { name: 'ar' kind: COLLECTIVE stream: 'tp' collective: ALL_REDUCE axes: 'tp' "
+      "bytes: 1000000 }";
+  const std::string gather =
+      "ops { name: 'ag' kind: COLLECTIVE stream: 'tp' collective: ALL_GATHER axes: 'tp' "
+      "bytes: 2000000000 }";
+  sim::StatusOr<StepResult> result =
+      SimulateStep(system, Parse(mesh + program("a", 0, reduce) + program("b", 1, gather)));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "schedule: programs 'a' and 'b' meet in groups over tp (chips 0 and 1) but disagree "
+            "on their collective 0 over them: ALL_REDUCE of 1000000 bytes (op 0 'ar') against "
+            "ALL_GATHER of 2000000000 bytes (op 0 'ag')");
+  result = SimulateStep(system, Parse(mesh + program("b", 1, gather) + program("a", 0, reduce)));
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("disagree on their collective 0"), std::string::npos);
+  result = SimulateStep(system,
+                        Parse(mesh + program("a", 0, reduce + reduce) + program("b", 1, reduce)));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "schedule: programs 'a' and 'b' meet in groups over tp (chips 0 and 1) but run 2 and "
+            "1 collectives over them");
+  // Agreeing members, and collectives over axes the programs do not share, are fine.
+  EXPECT_TRUE(
+      SimulateStep(system, Parse(mesh + program("a", 0, reduce) + program("b", 1, reduce))).ok());
 }
 
 }  // namespace
