@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of fuzz/ (docs/fuzzing.md) under ASan + UBSan.
+#
+#   tools/fuzz.sh [SECONDS_PER_TARGET] [RUNS]
+#
+# Configures and builds build-fuzz (clang, PODSIM_FUZZ=ON, PODSIM_SANITIZE=ON) if needed, then
+# runs each target one after the other for SECONDS_PER_TARGET (default 60) or RUNS executions,
+# whichever comes first, on its seed corpus, regressions and dictionary. New inputs and crash
+# reproducers go to a scratch folder ($PODSIM_FUZZ_OUT, default build-fuzz/fuzz-out/<target>/),
+# never into fuzz/corpus. Exits 1 if any target crashed, hung (-timeout=10 s per input) or ran
+# out of memory (-rss_limit_mb=2048); copy the reproducer into fuzz/regressions/<target>/.
+#
+# Environment: PODSIM_FUZZ_TARGETS="system layout" runs only those; PODSIM_FUZZ_BUILD picks the
+# build folder; PODSIM_FUZZ_BUILD_JOBS limits the build's parallelism; PODSIM_FUZZ_ARGS adds
+# libFuzzer flags (e.g. "-jobs=2 -workers=2").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+runs=${2:-}
+build=${PODSIM_FUZZ_BUILD:-build-fuzz}
+out=${PODSIM_FUZZ_OUT:-$build/fuzz-out}
+targets=${PODSIM_FUZZ_TARGETS:-system byte_size layout model scenario schedule_text schedule_binary}
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  # -O1 -g1, as the ASan step of .ci/run: line tables for the reports, a faster compile.
+  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPODSIM_FUZZ=ON \
+    -DPODSIM_SANITIZE=ON -DPODSIM_BUILD_TESTS=OFF -DPODSIM_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
+fi
+cmake --build "$build" --target podsim_fuzzers ${PODSIM_FUZZ_BUILD_JOBS:+-j "$PODSIM_FUZZ_BUILD_JOBS"}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+summary=()
+for target in $targets; do
+  binary="$build/fuzz/${target}_fuzzer"
+  scratch="$out/$target"
+  mkdir -p "$scratch/corpus" "$scratch/crashes"
+  log="$scratch/log.txt"
+  flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+         -dict="fuzz/$target.dict" -artifact_prefix="$scratch/crashes/")
+  [ -n "$runs" ] && flags+=(-runs="$runs")
+  # shellcheck disable=SC2086  # PODSIM_FUZZ_ARGS is a list of flags.
+  echo "+ $binary ${flags[*]} ${PODSIM_FUZZ_ARGS:-} $scratch/corpus fuzz/corpus/$target fuzz/regressions/$target"
+  status=0
+  # shellcheck disable=SC2086
+  "$binary" "${flags[@]}" ${PODSIM_FUZZ_ARGS:-} "$scratch/corpus" "fuzz/corpus/$target" \
+    "fuzz/regressions/$target" >"$log" 2>&1 || status=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+  crashes=$(find "$scratch/crashes" -type f | sort)
+  if [ "$status" -ne 0 ] || [ -n "$crashes" ]; then
+    failed+=("$target")
+    echo "FAILED $target (exit $status); log: $log" >&2
+    grep -E -m 12 "ERROR: |runtime error|fuzz check failed|Check failed|SUMMARY|^    #[0-4] " \
+      "$log" >&2 || tail -20 "$log" >&2
+    [ -n "$crashes" ] && echo "reproducers: $crashes" >&2
+  fi
+  summary+=("$(printf '%-16s %12s execs %6ss  %s' "$target" "${execs:-?}" "${took:-?}" \
+    "$([ "$status" -eq 0 ] && [ -z "$crashes" ] && echo ok || echo FAILED)")")
+done
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]}" >&2
+  exit 1
+fi
