@@ -34,6 +34,8 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.require_subcommand(0, 1);
   // Options of every command, given after the command's name (CLI11 fallthrough).
   app.fallthrough();
+  // A flag given twice is an error, never silently the last one (subcommands inherit this).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   std::string max_transfers_text;
   app.add_option("--max-transfers", max_transfers_text,
                  "work bound of one simulation, in point-to-point transfers (default 5e6: "

@@ -102,8 +102,9 @@ sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::Sour
 sim::Status DumpOrRun(const sim::StatusOr<scenario::Scenario>& scenario,
                       const scenario::SourceMap& flags, bool dump, CommandIo& io) {
   if (!scenario.ok()) return scenario.status();
-  if (!dump) return RunScenario(*scenario, flags, io);
+  // Flags get the checks of a scenario file, named after the flags.
   PODSIM_RETURN_IF_ERROR(scenario::ValidateScenario(*scenario, flags));
+  if (!dump) return RunScenario(*scenario, flags, io);
   io.out << scenario::DumpScenario(*scenario);
   return sim::Status::Ok();
 }

@@ -324,6 +324,10 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
     if (out.write_schedule().empty()) {
       return Invalid(source, "outputs.write_schedule", "must not be empty");
     }
+    if (out.has_trace() && out.trace() == out.write_schedule()) {
+      return Invalid(source, "outputs.write_schedule",
+                     "is also outputs.trace ('" + out.trace() + "'); write them to two files");
+    }
   }
   if (out.has_trace_chips()) {
     if (!out.has_trace()) {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -87,7 +88,30 @@ extern "C" void OnInterrupt(int signal_number) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
+StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& requested) {
+  // Through a symbolic link, the file it names is replaced and the link stays.
+  std::string path = requested;
+  struct stat info {};
+  if (lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+    char* resolved = realpath(path.c_str(), nullptr);
+    if (resolved != nullptr) {
+      path = resolved;
+      std::free(resolved);
+    }
+  }
+  if (stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) return Status::IoError(requested + ": is a folder, not a file");
+    // A device or a pipe (/dev/null, /dev/stdout) is written in place: there is nothing to
+    // replace, and renaming onto it would replace the device itself.
+    if (!S_ISREG(info.st_mode)) {
+      std::unique_ptr<AtomicFile> file(new AtomicFile(requested, "", -1));
+      file->stream_.open(path, std::ios::binary);
+      if (!file->stream_) {
+        return Status::IoError(requested + ": cannot open: " + std::strerror(errno));
+      }
+      return file;
+    }
+  }
   const size_t slash = path.find_last_of('/');
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -124,13 +148,12 @@ StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path
 }
 
 AtomicFile::AtomicFile(std::string path, std::string temp_path, int slot)
-    : path_(std::move(path)),
-      temp_path_(std::move(temp_path)),
-      slot_(slot),
-      stream_(temp_path_, std::ios::binary | std::ios::trunc) {}
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), slot_(slot) {
+  if (slot_ >= 0) stream_.open(temp_path_, std::ios::binary | std::ios::trunc);
+}
 
 AtomicFile::~AtomicFile() {
-  if (committed_) return;
+  if (committed_ || slot_ < 0) return;
   BlockInterrupts blocked;
   stream_.close();
   std::remove(temp_path_.c_str());
@@ -143,10 +166,13 @@ Status AtomicFile::Commit() {
   const bool written = static_cast<bool>(stream_);
   stream_.close();
   if (!written || !stream_) return Status::IoError(path_ + ": writing failed");
+  if (slot_ < 0) {  // Written in place.
+    committed_ = true;
+    return Status::Ok();
+  }
   BlockInterrupts blocked;
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    return Status::IoError(path_ + ": cannot rename " + temp_path_ +
-                           " into place: " + std::strerror(errno));
+    return Status::IoError(path_ + ": cannot replace it: " + std::strerror(errno));
   }
   committed_ = true;
   ReleaseSlot(slot_);

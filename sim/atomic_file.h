@@ -6,7 +6,8 @@
 // is one run's whole file), and a failed run leaves nothing: the destructor removes an
 // uncommitted temporary. InstallInterruptCleanup() extends that to SIGINT and SIGTERM: the
 // handler removes every live temporary, says so on stderr, and ends the process with the
-// signal's default action.
+// signal's default action. Through a symbolic link the file it names is replaced (the link
+// stays); a device or pipe target (/dev/null) is written in place; a folder is an IoError.
 //
 // Thread safety: AtomicFiles may be created, written and committed from several threads (each
 // object by one thread at a time); the registry the signal handler reads is lock-free.

@@ -93,19 +93,20 @@ TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
   };
   const std::vector<Case> cases = {
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "-1"},
-       "podsim: error: --bytes: must be > 0 (got -1)\n"},
+       "podsim: error: --bytes: must be > 0 and at most 1e15 (got -1)\n"},
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "12parsecs"},
        "podsim: error: --bytes: expected a size like 1048576, 1e9, 64KiB, 16GiB or 1.5GB (got "
        "'12parsecs')\n"},
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduce", "--bytes", "1GiB",
         "--axes", "z"},
-       "podsim: error: --axes: the system has no axis 'z' (its axes are x, y)\n"},
+       "podsim: error: --axes: the system has no axis 'z' (did you mean 'x'?); its axes are x, "
+       "y\n"},
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduse", "--bytes", "1GiB"},
        "podsim: error: --op: unknown collective 'all-reduse'; expected one of all-gather, "
        "reduce-scatter, all-reduce, all-to-all, broadcast, p2p\n"},
       {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,9", "--dst",
         "1,0,0", "--bytes", "1MiB"},
-       "podsim: error: --src: coordinate 2 must be 0..3 (got '9')\n"},
+       "podsim: error: --src: coordinate 2 must be 0..3 (got \"0,0,9\")\n"},
   };
   for (const Case& c : cases) {
     Outcome run = Podsim(c.args);
@@ -169,8 +170,8 @@ TEST(CliTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
   run = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "1MiB",
                 "--trace", TempPath("t.json"), "--trace-chips", "3-1"});
   EXPECT_EQ(run.err,
-            "podsim: error: --trace-chips: expected 'all' or chip indices and ranges from 0 to 7 "
-            "like 0-15,32 (got '3-1')\n");
+            "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 7 "
+            "like \"0-15,32\" (got \"3-1\")\n");
   EXPECT_FALSE(std::filesystem::exists(TempPath("t.json")));
 }
 

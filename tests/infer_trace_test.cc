@@ -129,8 +129,8 @@ TEST_F(InferTraceTest, SeveralStepsOrBadArgumentsFailWithoutWritingAFile) {
   run = Podsim(With(decode, {"--batch", "8", "--trace", Path("t.json"), "--trace-chips", "8"}));
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(run.err,
-            "podsim: error: --trace-chips: expected 'all' or chip indices and ranges from 0 to 7 "
-            "like 0-15,32 (got '8')\n");
+            "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 7 "
+            "like \"0-15,32\" (got \"8\")\n");
   // A layout that does not fit the model fails before the file is created.
   run =
       Podsim({"infer", "--system", "h100:8", "--model", "llama3-8b", "--layout", "tp=3", "--phase",

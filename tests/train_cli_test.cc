@@ -81,7 +81,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "selective, full\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,tp=2",
         "--batch-tokens", "64Ki", "--seq", "4096"},
-       "podsim: error: layout dp=1,fsdp=4,tp=2,pp=1: dp*fsdp*tp*pp = 8 must equal the 16 chips "
+       "podsim: error: --layout: layout dp=1,fsdp=4,tp=2,pp=1: dp*fsdp*tp*pp = 8 must equal the 16 "
+       "chips "
        "of the system\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=8,tp=2",
         "--batch-tokens", "1000", "--seq", "4096"},

@@ -296,9 +296,10 @@ TEST_F(TrainTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
                          ".perfetto-trace (Perfetto) or .json (Chrome JSON)\n");
   run = Podsim(With(kTrain, {"--trace", Path("step.json"), "--trace-chips", "0-99"}));
   EXPECT_EQ(run.code, 1);
-  EXPECT_EQ(run.err,
-            "podsim: error: --trace-chips: expected 'all' or chip indices and ranges from 0 to 15 "
-            "like 0-15,32 (got '0-99')\n");
+  EXPECT_EQ(
+      run.err,
+      "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 15 "
+      "like \"0-15,32\" (got \"0-99\")\n");
   // A layout that fails leaves no trace behind either.
   run = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "tp=3",
                 "--batch-tokens", "64Ki", "--seq", "4096", "--trace", Path("step.json")});

@@ -1,5 +1,6 @@
 #include "workloads/layout.h"
 
+#include <cstdio>
 #include <string>
 
 #include "topology/names.h"
@@ -137,6 +138,14 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     return sim::Status::InvalidArgument(StrCat(
         {where, ": virtual_stages=", Str(layout.virtual_stages), " needs schedule=interleaved"}));
   }
+  // No system has more chips (topology/system.cc), and the products stay in range: chips() is
+  // int64 and data_shards() int.
+  constexpr double kMaxChips = 1 << 20;
+  const double chips = static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp;
+  if (chips > kMaxChips) {
+    return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp is over podsim's limit of ",
+                                           Str(static_cast<int64_t>(kMaxChips)), " chips"}));
+  }
   return layout;
 }
 
@@ -181,6 +190,21 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   if (batch.sequences < 1 || batch.seq < 1) {
     return fail(StrCat({"batch must have >= 1 sequence of >= 1 token (got ", Str(batch.sequences),
                         " x ", Str(batch.seq), ")"}));
+  }
+  // Each layer runs about 36 ops per microbatch (forward, backward, their collectives); the
+  // schedule is built before it is simulated, so its size is bounded first (~200 B an op).
+  constexpr double kOpsPerLayerAndMicrobatch = 36;
+  constexpr double kMaxScheduleOps = 4e6;
+  const double ops = kOpsPerLayerAndMicrobatch * static_cast<double>(model.layers) *
+                     static_cast<double>(layout.microbatches);
+  if (ops > kMaxScheduleOps) {
+    char figures[64];
+    std::snprintf(figures, sizeof figures, "about %.3g ops, over podsim's limit of %.3g", ops,
+                  kMaxScheduleOps);
+    return sim::Status::OutOfRange(
+        StrCat({"layout ", layout.ToString(), ": ", Str(model.layers), " layers x ",
+                Str(layout.microbatches), " microbatches make a schedule of ", figures,
+                "; use fewer microbatches"}));
   }
   const int64_t split = int64_t{layout.data_shards()} * layout.microbatches;
   if (batch.sequences % split != 0) {

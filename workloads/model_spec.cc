@@ -1,5 +1,6 @@
 #include "workloads/model_spec.h"
 
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -210,6 +211,27 @@ sim::Status ValidateModel(const ModelSpec& m) {
           StrCat({where, ": ", field, " must be in [1, ", std::to_string(kMaxDimension), "] (got ",
                   std::to_string(value), ")"}));
     }
+  }
+  // Every parameter count is int64: bound the largest products (in double, which cannot
+  // overflow) far above any real model (405B) and far below 2^63.
+  const double d = static_cast<double>(m.d_model);
+  const double attention = 2 * d * static_cast<double>(m.heads + m.kv_heads) * m.head_dim;
+  const double mlp = 3 * d * static_cast<double>(m.ffn);
+  const double total = static_cast<double>(m.layers) * (attention + mlp + 4 * d) +
+                       2 * d * static_cast<double>(m.vocab);
+  constexpr double kMaxParams = 1e15;
+  if (total > kMaxParams) {
+    char figure[32];
+    std::snprintf(figure, sizeof figure, "%.3g", total);
+    return sim::Status::OutOfRange(
+        StrCat({where, ": about ", figure, " parameters, over podsim's limit of 1e15"}));
+  }
+  // Deeper than any published model (405B has 126 layers) by far; bounds the ops of a schedule.
+  constexpr int64_t kMaxLayers = 4096;
+  if (m.layers > kMaxLayers) {
+    return sim::Status::OutOfRange(
+        StrCat({where, ": layers must be at most ", std::to_string(kMaxLayers), " (got ",
+                std::to_string(m.layers), ")"}));
   }
   if (m.heads % m.kv_heads != 0) {
     return sim::Status::InvalidArgument(

@@ -24,6 +24,9 @@ std::string At(const Program& program, int p, int i) {
   return Where(program, p) + " op " + std::to_string(i) + " '" + program.ops(i).name() + "'";
 }
 
+constexpr double kMaxOpFlops = 1e30;
+constexpr double kMaxOpBytes = 1e18;
+
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
 sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) {
@@ -52,6 +55,15 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
   }
   if (!FiniteNonNegative(op.hbm_alloc_bytes()) || !FiniteNonNegative(op.hbm_free_bytes())) {
     return bad("hbm_alloc_bytes and hbm_free_bytes must be finite and >= 0");
+  }
+  // Bounds that keep every sum over a schedule (FLOPs, MFU, memory) finite: no op of a real step
+  // comes near them (a 405B-parameter layer is ~1e15 FLOPs per microbatch).
+  if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops) {
+    return bad("flops and model_flops: at most 1e30 per op");
+  }
+  if (op.hbm_bytes() > kMaxOpBytes || op.hbm_alloc_bytes() > kMaxOpBytes ||
+      op.hbm_free_bytes() > kMaxOpBytes || op.bytes() > kMaxOpBytes) {
+    return bad("hbm_bytes, hbm_alloc_bytes, hbm_free_bytes and bytes: at most 1e18 per op");
   }
   if (op.kind() == schedule::COLLECTIVE) {
     if (op.collective() == schedule::COLLECTIVE_KIND_UNSPECIFIED) return bad("collective: missing");
@@ -201,9 +213,10 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
       where.emplace_back(axis, coord);
     }
     wheres.push_back(std::move(where));
-    if (!FiniteNonNegative(program.static_hbm_bytes())) {
+    if (!FiniteNonNegative(program.static_hbm_bytes()) ||
+        program.static_hbm_bytes() > kMaxOpBytes) {
       return sim::Status::InvalidArgument(Where(program, p) +
-                                          ": static_hbm_bytes: must be finite and >= 0");
+                                          ": static_hbm_bytes: must be finite, >= 0 and <= 1e18");
     }
     for (int i = 0; i < program.ops_size(); ++i) PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
@@ -247,6 +248,21 @@ sim::Status Simulation::ChooseChips() {
       }
       chips.push_back(chip);
     }
+  }
+  // Each simulated chip keeps a few words per op of its program: bounded before allocating.
+  constexpr double kMaxOpInstances = 1e8;
+  double op_instances = 0;
+  for (uint32_t chip : chips) {
+    op_instances += schedule_.programs(checked_.program_of_chip[chip]).ops_size();
+  }
+  if (op_instances > kMaxOpInstances) {
+    char figures[96];
+    std::snprintf(figures, sizeof figures,
+                  "%.3g ops over its %zu simulated chips, over podsim's "
+                  "limit of %.3g",
+                  op_instances, chips.size(), kMaxOpInstances);
+    return sim::Status::OutOfRange(std::string("the step would track ") + figures +
+                                   "; simulate one chip per program (drop --every-chip)");
   }
   instance_of_chip_.assign(grid.chip_count(), -1);
   for (uint32_t chip : chips) {

@@ -165,7 +165,7 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
       {"system: 'tpu-v5e:2x2' mesh { name: 'tp' size: 3 } programs { name: 'p' }",
        "schedule: mesh: mesh tp=3 has 3 devices but tpu-v5e:2x2 has 4 chips"},
       {mesh + "programs { name: 'p' static_hbm_bytes: -1 }",
-       "schedule: program 0 'p': static_hbm_bytes: must be finite and >= 0"},
+       "schedule: program 0 'p': static_hbm_bytes: must be finite, >= 0 and <= 1e18"},
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
        "schedule: program 0 'p' op 0 'a': hbm_alloc_bytes and hbm_free_bytes must be finite "
        "and >= 0"},
