@@ -26,8 +26,8 @@ namespace podsim::scenario {
 
 // Parses `text` into `message` (cleared first); `filename` is used in messages only. Returns
 // ParseError with the first error as above, OutOfRange for text over 2 GiB (protobuf's limit).
-// InvalidArgument for a string that CheckStringFields refuses. With `source`, also records where each written field starts (SourceMap paths: "a.b",
-// "a.list[2]") in a SourceMap of `filename`.
+// InvalidArgument for a string that CheckStringFields refuses. With `source`, also records where
+// each written field starts (SourceMap paths: "a.b", "a.list[2]") in a SourceMap of `filename`.
 sim::Status ParseTextProto(std::string_view text, std::string_view filename,
                            google::protobuf::Message* message, SourceMap* source = nullptr);
 
