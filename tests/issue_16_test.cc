@@ -113,6 +113,12 @@ TEST_F(Issue16Test, D5_InvalidUtf8IsRefusedWhereItEnters) {
   ExpectOneError({"topology", "h100:8\xff"}, "argument 2: not valid UTF-8", {"u.textproto"});
 }
 
+// D9: protobuf's own log line (invalid UTF-8 in a binary string field) no longer joins the error.
+TEST_F(Issue16Test, D9_BinaryScheduleWithInvalidUtf8IsOneLine) {
+  const std::string schedule = Write("bad.pb", std::string("\x0a\x01\xff", 3));
+  ExpectOneError({"replay", schedule}, "not a binary podsim.schedule.Schedule", {"bad.pb"});
+}
+
 TEST_F(Issue16Test, D10_D11_D12_D14_FlagsAreCheckedAndEchoedSafely) {
   ExpectOneError({"topology", "h100\n:8"},
                  "argument 2: holds a control character (got \"h100\\n:8\")");
