@@ -183,6 +183,14 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   std::vector<topology::MeshAxis> axes;
   for (const schedule::MeshAxis& axis : schedule.mesh()) axes.push_back({axis.name(), axis.size()});
   if (axes.empty()) return sim::Status::InvalidArgument("schedule: mesh: no axes");
+  std::set<std::string> names;
+  for (const topology::MeshAxis& axis : axes) {
+    if (axis.name.empty())
+      return sim::Status::InvalidArgument("schedule: mesh: an axis has no name");
+    if (!names.insert(axis.name).second) {
+      return sim::Status::InvalidArgument("schedule: mesh: axis '" + axis.name + "' twice");
+    }
+  }
   std::map<std::string, std::vector<std::string>> placements;
   for (const schedule::Placement& placement : schedule.placements()) {
     placements[placement.axis()].assign(placement.pieces().begin(), placement.pieces().end());
@@ -243,44 +251,51 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
     }
   }
 
-  // Sends and receives pair up, checked from one chip of each program.
-  std::vector<uint32_t> first_chip(schedule.programs_size(), 0);
-  for (uint32_t chip = g.chip_count(); chip-- > 0;)
-    first_chip[checked.program_of_chip[chip]] = chip;
+  // Sends and receives pair up, on every chip: a program's chips may have peers of several
+  // programs along one axis and offset, and each of those must hold the matching op.
   using Endpoint = std::tuple<int, uint64_t, std::string, int>;  // program, tag, axis, offset
-  std::map<Endpoint, int> counts;
+  std::map<Endpoint, int> sends;
+  std::map<Endpoint, int> receives;
   for (int p = 0; p < schedule.programs_size(); ++p) {
     for (const Op& op : schedule.programs(p).ops()) {
-      if (op.kind() == schedule::RECV) ++counts[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
+      if (op.kind() == schedule::SEND) ++sends[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
+      if (op.kind() == schedule::RECV) ++receives[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
     }
   }
-  for (int p = 0; p < schedule.programs_size(); ++p) {
-    const Program& program = schedule.programs(p);
-    for (int i = 0; i < program.ops_size(); ++i) {
-      const Op& op = program.ops(i);
-      if (op.kind() != schedule::SEND) continue;
-      const int axis = g.AxisIndex(op.peer_axis());
-      const uint32_t peer =
-          g.ChipWith(first_chip[p], axis, g.Coord(first_chip[p], axis) + op.peer_offset());
-      const int q = checked.program_of_chip[peer];
-      auto it = counts.find({q, op.tag(), op.peer_axis(), -op.peer_offset()});
-      if (it == counts.end() || it->second != 1) {
-        return sim::Status::InvalidArgument(
-            At(program, p, i) + ": send tag " + std::to_string(op.tag()) + " needs exactly one " +
-            "receive with that tag and peer_offset " + std::to_string(-op.peer_offset()) +
-            " in program '" + schedule.programs(q).name() + "' (found " +
-            std::to_string(it == counts.end() ? 0 : it->second) + ")");
+  // The programs of the peers of program p's chips `offset` along `axis`, computed once each.
+  std::map<std::tuple<int, int, int>, std::set<int>> peer_programs;
+  auto peers_of = [&](int p, int axis, int offset) -> const std::set<int>& {
+    auto [it, fresh] = peer_programs.try_emplace({p, axis, offset});
+    if (fresh) {
+      for (uint32_t chip = 0; chip < g.chip_count(); ++chip) {
+        if (checked.program_of_chip[chip] != p) continue;
+        const uint32_t peer = g.ChipWith(chip, axis, g.Coord(chip, axis) + offset);
+        it->second.insert(checked.program_of_chip[peer]);
       }
-      it->second = -1;  // Matched.
     }
-  }
-  for (const auto& [endpoint, count] : counts) {
-    if (count != -1) {
-      const auto& [p, tag, axis, offset] = endpoint;
-      return sim::Status::InvalidArgument(Where(schedule.programs(p), p) + ": receive tag " +
-                                          std::to_string(tag) + " has no matching send");
+    return it->second;
+  };
+  // Every op of `mine` (sends or receives) needs exactly one op of `theirs` in each peer program.
+  auto pair_up = [&](const std::map<Endpoint, int>& mine, const std::map<Endpoint, int>& theirs,
+                     const char* kind, const char* other) -> sim::Status {
+    for (const auto& [endpoint, count] : mine) {
+      const auto& [p, tag, axis_name, offset] = endpoint;
+      for (int q : peers_of(p, g.AxisIndex(axis_name), offset)) {
+        auto it = theirs.find({q, tag, axis_name, -offset});
+        const int found = it == theirs.end() ? 0 : it->second;
+        if (count == 1 && found == 1) continue;
+        return sim::Status::InvalidArgument(
+            Where(schedule.programs(p), p) + ": " + kind + " tag " + std::to_string(tag) +
+            " along '" + axis_name + "' offset " + std::to_string(offset) + " (" +
+            std::to_string(count) + " in the program) needs exactly one " + other +
+            " with that tag and peer_offset " + std::to_string(-offset) + " in program '" +
+            schedule.programs(q).name() + "' (found " + std::to_string(found) + ")");
+      }
     }
-  }
+    return sim::Status::Ok();
+  };
+  PODSIM_RETURN_IF_ERROR(pair_up(sends, receives, "send", "receive"));
+  PODSIM_RETURN_IF_ERROR(pair_up(receives, sends, "receive", "send"));
   PODSIM_RETURN_IF_ERROR(CheckGroupsAgree(schedule, checked));
   return checked;
 }

@@ -169,6 +169,18 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
        "schedule: program 0 'p' op 0 'a': hbm_alloc_bytes and hbm_free_bytes must be finite "
        "and >= 0"},
+      // Found by fuzz/: mesh names, and a send whose peers on other chips run another program.
+      {"system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'dp' size: 2 } "
+       "programs { name: 'p' }",
+       "schedule: mesh: axis 'dp' twice"},
+      {"system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'pp' size: 2 }\n"
+       "programs { name: 'A' where { key: 'pp' value: 0 } ops { name: 's' kind: SEND "
+       "stream: 'pp' peer_axis: 'pp' peer_offset: 1 tag: 1 bytes: 8 } }"
+       "programs { name: 'B0' where { key: 'pp' value: 1 } where { key: 'dp' value: 0 } "
+       "ops { name: 'r' kind: RECV stream: 'pp' peer_axis: 'pp' peer_offset: -1 tag: 1 } }"
+       "programs { name: 'B1' where { key: 'pp' value: 1 } where { key: 'dp' value: 1 } }",
+       "schedule: program 0 'A': send tag 1 along 'pp' offset 1 (1 in the program) needs exactly "
+       "one receive with that tag and peer_offset -1 in program 'B1' (found 0)"},
       // issue 16 D8: a peer offset near INT32_MAX does not overflow.
       {"system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'pp' size: 2 }\n"
        "programs { name: 'p' where { key: 'pp' value: 1 } ops { name: 's' kind: SEND "
