@@ -8,7 +8,8 @@
 # whichever comes first, on its seed corpus, regressions and dictionary. New inputs and crash
 # reproducers go to a scratch folder ($PODSIM_FUZZ_OUT, default build-fuzz/fuzz-out/<target>/),
 # never into fuzz/corpus. Exits 1 if any target crashed, hung (-timeout=10 s per input) or ran
-# out of memory (-rss_limit_mb=2048); copy the reproducer into fuzz/regressions/<target>/.
+# out of memory (-rss_limit_mb=2048); copy the reproducer into fuzz/regressions/<target>/. The
+# regressions run first, so one that still crashes fails its target at once.
 #
 # Environment: PODSIM_FUZZ_TARGETS="system layout" runs only those; PODSIM_FUZZ_BUILD picks the
 # build folder; PODSIM_FUZZ_BUILD_JOBS limits the build's parallelism; PODSIM_FUZZ_ARGS adds
@@ -21,6 +22,13 @@ runs=${2:-}
 build=${PODSIM_FUZZ_BUILD:-build-fuzz}
 out=${PODSIM_FUZZ_OUT:-$build/fuzz-out}
 targets=${PODSIM_FUZZ_TARGETS:-system byte_size layout model scenario schedule_text schedule_binary}
+
+# As tools/check_format.sh does for clang-format: no clang, no fuzzing (Debian: clang and
+# libclang-rt-14-dev, which has libFuzzer).
+if [ ! -f "$build/CMakeCache.txt" ] && ! command -v clang++ >/dev/null 2>&1; then
+  echo "fuzz: clang++ not installed; skipped" >&2
+  exit 0
+fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   # -O1 -g1, as the ASan step of .ci/run: line tables for the reports, a faster compile.

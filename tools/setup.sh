@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev  # tools/fuzz.sh: libFuzzer and the sanitizers (docs/fuzzing.md)
   python3
 )
 
