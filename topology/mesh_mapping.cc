@@ -113,7 +113,10 @@ sim::StatusOr<MeshMapping> MapMesh(
                 std::to_string(chips), " chips"}));
   }
   for (const auto& [name, pieces] : explicit_pieces) {
-    if (std::none_of(axes.begin(), axes.end(), [&](const MeshAxis& a) { return a.name == name; })) {
+    // A named copy: clang before 16 cannot capture a structured binding.
+    const std::string& axis_name = name;
+    if (std::none_of(axes.begin(), axes.end(),
+                     [&](const MeshAxis& a) { return a.name == axis_name; })) {
       return sim::Status::InvalidArgument(
           StrCat({"explicit placement for '", name, "', which is not an axis of mesh ",
                   MeshString(axes)}));

@@ -69,6 +69,22 @@ int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stag
   return first;
 }
 
+namespace {
+
+// No system has more chips (topology/system.cc); bounding the product first keeps chips()
+// (int64) and data_shards() (int) in range for layouts from any source (text or scenario fields).
+sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
+  constexpr double kMaxChips = 1 << 20;
+  const double chips = static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp;
+  if (chips > kMaxChips) {
+    return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp is over podsim's limit of ",
+                                           Str(static_cast<int64_t>(kMaxChips)), " chips"}));
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace
+
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
       "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages", "order"};
@@ -138,20 +154,14 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     return sim::Status::InvalidArgument(StrCat(
         {where, ": virtual_stages=", Str(layout.virtual_stages), " needs schedule=interleaved"}));
   }
-  // No system has more chips (topology/system.cc), and the products stay in range: chips() is
-  // int64 and data_shards() int.
-  constexpr double kMaxChips = 1 << 20;
-  const double chips = static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp;
-  if (chips > kMaxChips) {
-    return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp is over podsim's limit of ",
-                                           Str(static_cast<int64_t>(kMaxChips)), " chips"}));
-  }
+  PODSIM_RETURN_IF_ERROR(CheckChipProduct(layout, where));
   return layout;
 }
 
 sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
                            const BatchSpec& batch) {
   const std::string where = StrCat({"layout ", layout.ToString()});
+  PODSIM_RETURN_IF_ERROR(CheckChipProduct(layout, where));
   auto fail = [&](std::string_view what) {
     return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
   };
