@@ -43,6 +43,7 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
   resource_solving_.push_back(0);
   residual_.push_back(0);
   unfixed_.push_back(0);
+  unfixed_weight_.push_back(0);
   return ResourceId{static_cast<uint32_t>(resources_.size() - 1)};
 }
 
@@ -94,6 +95,19 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
         "a flow with an empty route needs a finite rate bound, or it would move its bytes in no "
         "time");
   }
+  if (!spec.weights.empty()) {
+    if (spec.weights.size() != spec.route.size()) {
+      return Status::InvalidArgument("flow has " + std::to_string(spec.weights.size()) +
+                                     " weights for a route of " +
+                                     std::to_string(spec.route.size()) + " resources");
+    }
+    for (double weight : spec.weights) {
+      if (!(std::isfinite(weight) && weight > 0)) {
+        return Status::InvalidArgument("flow weight must be finite and > 0 (got " +
+                                       Describe(weight) + ")");
+      }
+    }
+  }
   ++solve_stamp_;
   for (ResourceId r : spec.route) {
     PODSIM_CHECK(r.value < resources_.size()) << "route names unknown resource " << r.value;
@@ -124,7 +138,9 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
   flow.bound = spec.max_rate_bytes_per_s;
   flow.last_update_ps = Now().picoseconds();
   flow.hops.clear();
-  for (ResourceId r : spec.route) flow.hops.push_back(Hop{r.value, 0});
+  for (size_t i = 0; i < spec.route.size(); ++i) {
+    flow.hops.push_back(Hop{spec.route[i].value, 0, spec.weights.empty() ? 1.0 : spec.weights[i]});
+  }
   flow.completion = EventId{};
   callbacks_[slot] = std::move(on_done);
   ++live_flows_;
@@ -227,9 +243,9 @@ bool FlowModel::RefreshResource(uint32_t r) {
   double usage = 0;
   double max_rate = 0;
   for (const FlowRef& ref : resource.flows) {
-    double rate = flows_[ref.flow].rate;
-    usage += rate;
-    max_rate = std::max(max_rate, rate);
+    const Flow& flow = flows_[ref.flow];
+    usage += flow.rate * flow.hops[ref.hop].weight;
+    max_rate = std::max(max_rate, flow.rate);
   }
   PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
       << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
@@ -331,23 +347,25 @@ void FlowModel::SolveSubset() {
         // the capacity left by the fixed flows is capacity - usage + the set's own rates.
         residual_[r] = resources_[r].capacity - resources_[r].usage;
         unfixed_[r] = 0;
+        unfixed_weight_[r] = 0;
         solving_resources_.push_back(r);
       }
-      residual_[r] += flows_[f].rate;
+      residual_[r] += flows_[f].rate * hop.weight;
       ++unfixed_[r];
+      unfixed_weight_[r] += hop.weight;
     }
   }
 
   // A flow that shares none of its resources with another flow of the set gets the smallest
-  // residual on its route (or its bound) whatever the others get: fix it without the heap. Ring
-  // steps, where each link carries one flow, are all of this kind.
+  // residual over its weight on its route (or its bound) whatever the others get: fix it without
+  // the heap. Ring steps, where each link carries one flow, are all of this kind.
   size_t unfixed_flows = solve_set_.size();
   for (uint32_t f : solve_set_) {
     double rate = flows_[f].bound;
     bool alone = true;
     for (const Hop& hop : flows_[f].hops) {
       alone = alone && unfixed_[hop.resource] == 1;
-      rate = std::min(rate, std::max(residual_[hop.resource], 0.0));
+      rate = std::min(rate, std::max(residual_[hop.resource], 0.0) / hop.weight);
     }
     if (alone) {
       Fix(f, rate);
@@ -355,13 +373,13 @@ void FlowModel::SolveSubset() {
     }
   }
 
-  // Min-heap of fair shares (residual / unfixed flows). Shares only grow as flows get fixed at the
+  // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get fixed at the
   // current lowest level, so an entry's recorded share is a lower bound of the true one: an entry
   // found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
     if (unfixed_[r] == 0) continue;
-    share_heap_.push_back(ShareEntry{std::max(residual_[r], 0.0) / unfixed_[r], r});
+    share_heap_.push_back(ShareEntry{FairShare(r), r});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
 
@@ -382,7 +400,7 @@ void FlowModel::SolveSubset() {
     while (!share_heap_.empty()) {
       ShareEntry& top = share_heap_.front();
       uint32_t r = top.resource;
-      double current = unfixed_[r] == 0 ? -1 : std::max(residual_[r], 0.0) / unfixed_[r];
+      double current = unfixed_[r] == 0 ? -1 : FairShare(r);
       if (current >= 0 && current <= top.share) {
         share = current;
         break;
@@ -415,8 +433,9 @@ void FlowModel::Fix(uint32_t f, double rate) {
   flow_fixed_[f] = solve_stamp_;
   flows_[f].rate = rate;
   for (const Hop& hop : flows_[f].hops) {
-    residual_[hop.resource] -= rate;
+    residual_[hop.resource] -= rate * hop.weight;
     --unfixed_[hop.resource];
+    unfixed_weight_[hop.resource] -= hop.weight;
   }
 }
 

@@ -25,6 +25,7 @@
 #ifndef PODSIM_SIM_FLOW_MODEL_H_
 #define PODSIM_SIM_FLOW_MODEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -46,6 +47,8 @@ struct FlowSpec {
   // Upper bound on the flow's rate in bytes/s (a DMA engine, a NIC's per-flow cap); infinity for
   // none. Must be > 0.
   double max_rate_bytes_per_s = std::numeric_limits<double>::infinity();
+  // Per resource of `route`, the flow's weight there (finite, > 0); empty: 1 on every resource.
+  std::vector<double> weights = {};
 };
 
 // Runs when a flow's last byte is delivered; allocation-free for small captures (event_handler.h).
@@ -63,13 +66,14 @@ class FlowModel {
 
   // Starts a flow now; `on_done` runs (as an engine event) when its last byte is delivered.
   // Fails with InvalidArgument on negative or non-finite bytes, a negative latency, a bound that is
-  // not > 0, or an empty route without a bound. A route naming an unknown or repeated resource is
+  // not > 0, weights that are not one finite positive number per resource, or an empty route
+  // without a bound. A route naming an unknown or repeated resource is
   // a programmer error and aborts.
   StatusOr<FlowId> StartFlow(const FlowSpec& spec, FlowCallback&& on_done);
 
   size_t resource_count() const { return resources_.size(); }
   double capacity(ResourceId resource) const;
-  // Sum of the rates of the active flows crossing `resource`, in bytes/s.
+  // Sum of the rates of the active flows crossing `resource`, each times its weight, in bytes/s.
   double usage(ResourceId resource) const;
   // Number of active flows crossing `resource`.
   size_t flow_count(ResourceId resource) const;
@@ -94,6 +98,7 @@ class FlowModel {
   struct Hop {
     uint32_t resource;
     uint32_t position;  // Index of this flow in the resource's flow list while active.
+    double weight;      // FlowSpec::weights.
   };
   // The hops of a route: up to kInlineHops inside the Flow (one cache line with the rest of the
   // hot state), longer routes on the heap. Reused when a flow slot is.
@@ -120,6 +125,7 @@ class FlowModel {
     const Hop* begin() const { return size_ <= kInlineHops ? inline_ : overflow_.data(); }
     const Hop* end() const { return begin() + size_; }
     Hop& operator[](size_t i) { return begin()[i]; }
+    const Hop& operator[](size_t i) const { return begin()[i]; }
 
    private:
     uint32_t size_ = 0;
@@ -144,7 +150,7 @@ class FlowModel {
   };
   struct Resource {
     double capacity;
-    double usage = 0;     // Sum of active flow rates.
+    double usage = 0;     // Sum of active flow rates times their weights.
     double max_rate = 0;  // Largest active flow rate.
     std::vector<FlowRef> flows;
   };
@@ -155,8 +161,14 @@ class FlowModel {
   void Reallocate();
   // Progressive filling over the flows in solve_set_, every other flow's rate held fixed.
   void SolveSubset();
-  // Fixes a flow of solve_set_ at `rate`, taking it off its resources' residual capacity.
+  // Fixes a flow of solve_set_ at `rate`, taking it (times its weights) off its resources'
+  // residual capacity.
   void Fix(uint32_t flow, double rate);
+  // A resource's fair share during SolveSubset: its residual over its unfixed flows' weights.
+  // REQUIRES: unfixed_[resource] > 0.
+  double FairShare(uint32_t resource) const {
+    return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];
+  }
   // Adds to solve_set_ the flows on dirty resources that fail the max-min condition; returns
   // whether any was added.
   bool ExpandSubset();
@@ -196,7 +208,8 @@ class FlowModel {
   std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
   std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
   std::vector<double> residual_;
-  std::vector<uint32_t> unfixed_;
+  std::vector<uint32_t> unfixed_;         // Flows of the set not fixed yet, per resource.
+  std::vector<double> unfixed_weight_;    // Their weights' sum.
   std::vector<uint32_t> solve_set_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> changed_;  // Resources whose flows need a max-min check.

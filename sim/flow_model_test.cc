@@ -208,6 +208,7 @@ struct ActiveFlow {
   FlowId id;
   std::vector<ResourceId> route;
   double bound;
+  std::vector<double> weights;  // Empty: 1.
 };
 
 void ExpectMaxMinFair(const FlowModel& model, const std::vector<ActiveFlow>& flows) {
@@ -217,8 +218,9 @@ void ExpectMaxMinFair(const FlowModel& model, const std::vector<ActiveFlow>& flo
   for (const ActiveFlow& f : flows) {
     double rate = model.rate(f.id);
     EXPECT_GT(rate, 0);
-    for (ResourceId r : f.route) {
-      usage[r.value] += rate;
+    for (size_t i = 0; i < f.route.size(); ++i) {
+      const ResourceId r = f.route[i];
+      usage[r.value] += rate * (f.weights.empty() ? 1.0 : f.weights[i]);
       max_rate[r.value] = std::max(max_rate[r.value], rate);
     }
   }
@@ -261,7 +263,12 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
       flow.bound =
           rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
       Time latency = Time::Nanoseconds(rng() % 2 * 100);
-      FlowSpec spec{1e5 * (1 + static_cast<double>(rng() % 50)), flow.route, latency, flow.bound};
+      if (rng() % 2 == 0) {
+        static constexpr double kWeights[] = {0.25, 0.5, 1, 2, 3, 7};
+        for (size_t i = 0; i < flow.route.size(); ++i) flow.weights.push_back(kWeights[rng() % 6]);
+      }
+      FlowSpec spec{1e5 * (1 + static_cast<double>(rng() % 50)), flow.route, latency, flow.bound,
+                    flow.weights};
       StatusOr<FlowId> id = model.StartFlow(spec, [] {});
       ASSERT_TRUE(id.ok());
       flow.id = *id;
@@ -281,6 +288,101 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelPropertyTest, ::testing::Range(1u, 21u));
+
+TEST_F(FlowModelTest, WeightedFlowCountsItsWeightOnTheResource) {
+  ResourceId link = Link(4 * kGBps);
+  Time a, b;
+  // Weight 3 stands for three flows: four equal flows share 4 GB/s, 1 GB/s each.
+  FlowSpec spec{1e9, {link}, Time::Zero(), std::numeric_limits<double>::infinity(), {3}};
+  ASSERT_TRUE(model_.StartFlow(spec, [&] { a = engine_.now(); }).ok());
+  FlowId other = Start(1e9, {link}, &b);
+  engine_.RunUntil(Time::Zero());
+  EXPECT_DOUBLE_EQ(model_.rate(other), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.usage(link), 4 * kGBps);
+  engine_.Run();
+  EXPECT_EQ(a, Time::Seconds(1));
+  EXPECT_EQ(b, Time::Seconds(1));
+}
+
+TEST_F(FlowModelTest, RejectsBadWeights) {
+  ResourceId link = Link(kGBps);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(model_.StartFlow(FlowSpec{1, {link}, Time::Zero(), inf, {1, 2}}, [] {}).ok());
+  EXPECT_FALSE(model_.StartFlow(FlowSpec{1, {link}, Time::Zero(), inf, {0}}, [] {}).ok());
+  EXPECT_FALSE(model_.StartFlow(FlowSpec{1, {link}, Time::Zero(), inf, {inf}}, [] {}).ok());
+}
+
+// The quotient of a symmetric network is exact: k rotated copies of every resource and flow
+// (the cyclic group Z_k acting on both) give every copy of a flow the rate and completion time
+// of one flow per class that crosses each resource class with the number of its hops there as
+// its weight.
+class FlowModelQuotientTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(FlowModelQuotientTest, QuotientGivesTheFullModelsTimes) {
+  std::mt19937 rng(GetParam());
+  const uint32_t k = 2 + rng() % 5;          // Copies.
+  const uint32_t classes = 3 + rng() % 6;    // Resource classes.
+  std::vector<double> capacity(classes);
+  for (double& c : capacity) c = 1e9 * (1 + static_cast<double>(rng() % 6));
+  Engine full_engine, quotient_engine;
+  FlowModel full(&full_engine), quotient(&quotient_engine);
+  for (uint32_t c = 0; c < classes; ++c) {
+    ASSERT_TRUE(quotient.AddResource(capacity[c]).ok());
+    for (uint32_t i = 0; i < k; ++i) ASSERT_TRUE(full.AddResource(capacity[c]).ok());
+  }
+  auto full_id = [k](uint32_t cls, uint32_t copy) { return ResourceId{cls * k + copy % k}; };
+  const int flows = 4 + static_cast<int>(rng() % 12);
+  std::vector<Time> full_done(static_cast<size_t>(flows) * k), quotient_done(flows);
+  for (int f = 0; f < flows; ++f) {
+    // A route of distinct (class, offset) hops; several may fall in one class.
+    std::vector<std::pair<uint32_t, uint32_t>> hops;
+    const uint32_t length = 1 + rng() % 4;
+    while (hops.size() < length) {
+      std::pair<uint32_t, uint32_t> hop{static_cast<uint32_t>(rng() % classes),
+                                        static_cast<uint32_t>(rng() % k)};
+      if (std::find(hops.begin(), hops.end(), hop) == hops.end()) hops.push_back(hop);
+    }
+    const double bytes = 1e6 * (1 + static_cast<double>(rng() % 40));
+    const Time start = Time::Nanoseconds(static_cast<int64_t>(rng() % 3000));
+    const Time latency = Time::Nanoseconds(static_cast<int64_t>(rng() % 3) * 50);
+    for (uint32_t copy = 0; copy < k; ++copy) {
+      FlowSpec spec{bytes, {}, latency};
+      for (const auto& [cls, offset] : hops) spec.route.push_back(full_id(cls, offset + copy));
+      Time* done = &full_done[static_cast<size_t>(f) * k + copy];
+      full_engine.ScheduleAt(start, [&full, &full_engine, spec, done] {
+        ASSERT_TRUE(full.StartFlow(spec, [&full_engine, done] { *done = full_engine.now(); }).ok());
+      });
+    }
+    FlowSpec spec{bytes, {}, latency};
+    for (const auto& [cls, offset] : hops) {
+      auto at = std::find(spec.route.begin(), spec.route.end(), ResourceId{cls});
+      if (at == spec.route.end()) {
+        spec.route.push_back(ResourceId{cls});
+        spec.weights.push_back(1);
+      } else {
+        spec.weights[at - spec.route.begin()] += 1;
+      }
+    }
+    Time* done = &quotient_done[f];
+    quotient_engine.ScheduleAt(start, [&quotient, &quotient_engine, spec, done] {
+      ASSERT_TRUE(
+          quotient.StartFlow(spec, [&quotient_engine, done] { *done = quotient_engine.now(); })
+              .ok());
+    });
+  }
+  full_engine.Run();
+  quotient_engine.Run();
+  for (int f = 0; f < flows; ++f) {
+    for (uint32_t copy = 0; copy < k; ++copy) {
+      // Equal up to the rounding of completions to whole picoseconds.
+      EXPECT_NEAR(full_done[static_cast<size_t>(f) * k + copy].picoseconds(),
+                  quotient_done[f].picoseconds(), 2)
+          << "flow " << f << " copy " << copy << " of " << k;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelQuotientTest, ::testing::Range(1u, 41u));
 
 }  // namespace
 }  // namespace podsim::sim
