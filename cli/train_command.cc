@@ -38,6 +38,7 @@ struct TrainFlags {
   std::string trace_chips;
   bool every_chip = false;
   bool flows = false;
+  bool exact = false;
   bool json = false;
   bool dump_scenario = false;
 };
@@ -48,14 +49,17 @@ struct ReplayFlags {
   std::string trace_chips;
   bool every_chip = false;
   bool flows = false;
+  bool exact = false;
   bool json = false;
 };
 
-workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, const CommandIo& io) {
+workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact,
+                                     const CommandIo& io) {
   workloads::StepOptions options;
   options.max_transfers = io.max_transfers;
   if (every_chip) options.chips = workloads::SimulatedChips::kEveryChip;
   if (flows) options.network = collectives::NetworkMode::kFlows;
+  if (exact) options.chips = workloads::SimulatedChips::kOrbits;
   return options;
 }
 
@@ -120,6 +124,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (attention != 0) train->set_attention(scenario::Train::MATERIALIZED);
   if (flags.every_chip) train->set_every_chip(true);
   if (flags.flows) train->set_flows(true);
+  if (flags.exact) train->set_exact(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.write_schedule.empty()) s.mutable_outputs()->set_write_schedule(flags.write_schedule);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
@@ -142,6 +147,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("train.attention", "--attention");
   flags.AddFlag("train.every_chip", "--every-chip");
   flags.AddFlag("train.flows", "--flows");
+  flags.AddFlag("train.exact", "--exact");
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
@@ -166,7 +172,14 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   const workloads::OpOptions options = scenario::OpOptionsOf(train);
   const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
-  workloads::StepOptions step_options = StepOptionsOf(train.every_chip(), train.flows(), io);
+  if (train.exact() && (train.every_chip() || train.flows())) {
+    return source.Annotate(sim::Status::InvalidArgument(
+                               "exact simulates one chip per orbit with every transfer; it "
+                               "excludes every_chip and flows"),
+                           "train.exact");
+  }
+  workloads::StepOptions step_options =
+      StepOptionsOf(train.every_chip(), train.flows(), train.exact(), io);
   std::unique_ptr<StepTraceFile> trace;
   if (outputs.has_trace()) {
     // The trace needs the schedule before the run; SimulateTraining builds the same one.
@@ -259,7 +272,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
 sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(schedule::Schedule schedule, ReadScheduleFile(flags.file));
   PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(schedule.system()));
-  workloads::StepOptions step_options = StepOptionsOf(flags.every_chip, flags.flows, io);
+  workloads::StepOptions step_options =
+      StepOptionsOf(flags.every_chip, flags.flows, flags.exact, io);
   std::unique_ptr<StepTraceFile> trace;
   if (!flags.trace.empty()) {
     PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,
@@ -309,12 +323,20 @@ void AddTraceFlags(CLI::App* sub, std::string* trace, std::string* trace_chips) 
                   "chip; chips 0-63 with --every-chip)");
 }
 
-void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows) {
-  sub->add_flag("--every-chip", *every_chip,
-                "Simulate every chip, not one per program (slower; the reference for the default)");
-  sub->add_flag("--flows", *flows,
-                "Run every transfer of every collective as flows, not whole collectives after one "
-                "rehearsal each (slower; exact contention inside overlapping collectives)");
+void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows, bool* exact) {
+  CLI::Option* every = sub->add_flag(
+      "--every-chip", *every_chip,
+      "Simulate every chip, not one per program (slower; with --flows, the reference)");
+  CLI::Option* all = sub->add_flag(
+      "--flows", *flows,
+      "Run every transfer of every collective as flows, not whole collectives after one "
+      "rehearsal each (slower; exact contention inside overlapping collectives)");
+  sub->add_flag("--exact", *exact,
+                "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
+                "flow class: exactly --every-chip --flows, at a fraction of its cost where "
+                "translations map the step onto itself")
+      ->excludes(every)
+      ->excludes(all);
 }
 
 }  // namespace
@@ -337,7 +359,7 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--attention", flags->attention, "flash (default) or materialized");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
-  AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
@@ -353,7 +375,7 @@ Command AddReplayCommand(CLI::App& app) {
       "replay",
       "Simulate one step of a schedule file (workloads/schedule.proto, docs/schedule.md)");
   sub->add_option("file", flags->file, "FILE.pb (binary) or FILE.textproto")->required();
-  AddSimulationFlags(sub, &flags->every_chip, &flags->flows);
+  AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   return Command{sub, [flags](CommandIo& io) { return RunReplay(*flags, io); }};

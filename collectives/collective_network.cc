@@ -1,6 +1,7 @@
 #include "collectives/collective_network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -84,7 +85,8 @@ struct CollectiveNetwork::Running {
 
 CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine,
                                      sim::FlowModel* model, FabricEfficiency efficiency,
-                                     NetworkMode mode, RehearsalCache* shared)
+                                     NetworkMode mode, RehearsalCache* shared,
+                                     const LinkOrbits* orbits)
     : fabric_(fabric),
       engine_(engine),
       model_(model),
@@ -92,21 +94,35 @@ CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine
       mode_(mode),
       symmetry_(fabric),
       shared_(shared),
+      orbits_(orbits),
       busy_(fabric->links().size(), 0) {
+  PODSIM_CHECK(orbits_ == nullptr || mode_ == NetworkMode::kFlows)
+      << "a symmetric quotient runs every transfer";
   PODSIM_CHECK(shared_ == nullptr ||
                (shared_->fabric() == fabric_ && shared_->efficiency() == efficiency_))
       << "a shared rehearsal cache of another fabric or efficiency model";
   InstallEfficientLinks(*fabric_, efficiency_, model_);
-  executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
-                                                 efficiency_.per_message_overhead);
 }
 
 CollectiveNetwork::~CollectiveNetwork() = default;
 
-uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
+TransferExecutor* CollectiveNetwork::ExecutorOf(double weight) {
+  std::unique_ptr<TransferExecutor>& executor = executors_[weight];
+  if (executor == nullptr) {
+    executor = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
+                                                  efficiency_.per_message_overhead, orbits_, weight);
+  }
+  return executor.get();
+}
+
+uint64_t CollectiveNetwork::transfers() const {
+  uint64_t transfers = 0;
+  for (const auto& [weight, executor] : executors_) transfers += executor->transfers();
+  return transfers;
+}
 
 uint64_t CollectiveNetwork::all_transfers() const {
-  return executor_->transfers() + (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
+  return transfers() + (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
@@ -220,7 +236,9 @@ sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest
 }
 
 sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                                      std::string* algorithm) {
+                                      std::string* algorithm, double weight) {
+  PODSIM_CHECK(weight == 1 || (orbits_ != nullptr && weight > 0 && std::isfinite(weight)))
+      << "flow class weight " << weight << " without a quotient";
   if (request.per_message_overhead != sim::Time::Zero()) {
     return sim::Status::InvalidArgument(
         "a collective network applies its own per-message overhead; the request's must be 0");
@@ -257,7 +275,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   shared.efficiency = efficiency_;
   AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
-                          BuildCollective(*fabric_, shared, efficiency_, executor_.get(), &choice));
+                          BuildCollective(*fabric_, shared, efficiency_, ExecutorOf(weight), &choice));
   if (algorithm != nullptr) *algorithm = std::move(choice.algorithm);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();

@@ -19,6 +19,12 @@
 //     and its routes onto themselves (fabric_symmetry.h: wrapped tori, GPU fat trees by whole
 //     pods), a request is rehearsed once in its canonical place and its record moved to each
 //     translate.
+//
+// Symmetric quotient (`orbits`, kFlows only): the flow model holds one resource per link orbit
+// of a translation group (link_orbits.h), and a launched collective's flows stand for their
+// images under the group, with the weight the launch gives (transfer_executor.h): the network
+// then carries exactly the load of the full simulation of every image (workloads/
+// step_simulator.h, SimulatedChips::kOrbits).
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -32,6 +38,7 @@
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/fabric_symmetry.h"
+#include "collectives/link_orbits.h"
 #include "collectives/rehearsal_cache.h"
 #include "sim/engine.h"
 #include "sim/event_handler.h"
@@ -52,9 +59,10 @@ class CollectiveNetwork {
   // `efficiency` leaves of their line rate. All pointers must outlive the network. With a
   // `shared` cache (rehearsal_cache.h), rehearsals are looked up there first and stored there;
   // it must be of the same fabric and efficiency (checked).
+  // With `orbits` (which must outlive the network), the mode must be kFlows.
   CollectiveNetwork(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
                     FabricEfficiency efficiency, NetworkMode mode = NetworkMode::kWholeCollective,
-                    RehearsalCache* shared = nullptr);
+                    RehearsalCache* shared = nullptr, const LinkOrbits* orbits = nullptr);
   ~CollectiveNetwork();
   CollectiveNetwork(const CollectiveNetwork&) = delete;
   CollectiveNetwork& operator=(const CollectiveNetwork&) = delete;
@@ -63,9 +71,10 @@ class CollectiveNetwork {
   // ignored: the network's model applies) and starts it now: the launch latency, then its
   // transfers. `on_done` runs when every rank has finished, never within this call. `algorithm`,
   // when not null, receives the algorithm the collective runs (AlgorithmNames()), for traces;
-  // asking changes nothing.
+  // asking changes nothing. `weight` (> 0; not 1 only with `orbits`) is the weight of the
+  // collective's flows on the link orbits, before their multiplicities.
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                     std::string* algorithm = nullptr);
+                     std::string* algorithm = nullptr, double weight = 1);
 
   // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);
@@ -100,8 +109,11 @@ class CollectiveNetwork {
   NetworkMode mode_;
   FabricSymmetry symmetry_;
   RehearsalCache* shared_;
+  const LinkOrbits* orbits_;
   uint64_t translated_ = 0;
-  std::unique_ptr<TransferExecutor> executor_;
+  // kFlows: one executor per flow-class weight.
+  std::map<double, std::unique_ptr<TransferExecutor>> executors_;
+  TransferExecutor* ExecutorOf(double weight);
   std::map<std::string, Record> records_;
   std::unique_ptr<Rehearsal> rehearsal_;
   std::vector<uint32_t> busy_;  // Per link: whole collectives running with it as a bottleneck.

@@ -875,6 +875,28 @@ sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const Fabric& fabric,
   return AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
 }
 
+sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
+                                               const CollectiveRequest& request) {
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+  std::vector<int> shape = request.rank_shape;
+  if (shape.empty()) shape.push_back(static_cast<int>(request.ranks.size()));
+  std::vector<bool> rotatable(shape.size(), false);
+  const std::string& algorithm = plan.choice.algorithm;
+  const auto longer = [](int length) { return length > 1; };
+  if (algorithm == "ring" || algorithm == "bidi-ring") {
+    if (std::count_if(shape.begin(), shape.end(), longer) == 1) {
+      rotatable[std::find_if(shape.begin(), shape.end(), longer) - shape.begin()] = true;
+    }
+  } else if (algorithm == "multi-axis") {
+    size_t dim = 0;  // GridDims lists the dimensions longer than 1, in order.
+    for (size_t i = 0; i < shape.size() && dim < plan.groups.grid.size(); ++i) {
+      if (shape[i] <= 1) continue;
+      rotatable[i] = plan.groups.grid[dim++].pattern == ForwardingPattern::kBidirectionalRing;
+    }
+  }
+  return rotatable;
+}
+
 sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     const Fabric& fabric, const std::vector<CollectiveRequest>& requests) {
   if (requests.empty()) {

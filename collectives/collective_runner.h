@@ -121,6 +121,16 @@ struct AlgorithmChoice {
 sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const topology::Fabric& fabric,
                                                const CollectiveRequest& request);
 
+// Per entry of `request.rank_shape` (one entry for the one ring of the ranks when the shape is
+// empty), whether the collective built for `request` stays the same transfers with the same
+// dependencies when its ranks are rotated cyclically along that dimension (the rank at grid
+// position i takes the place of the one at i + 1, modulo the length): true for the ring
+// algorithms over one dimension and the multi-axis algorithm's ring dimensions; false for lines,
+// trees, recursive doubling and every other algorithm, and for dimensions of length 1. A step's
+// symmetric quotient relies on it (workloads/step_symmetry.h). Fails as ChooseAlgorithm does.
+sim::StatusOr<std::vector<bool>> RotatableDims(const topology::Fabric& fabric,
+                                               const CollectiveRequest& request);
+
 // The algorithm names --algorithm accepts.
 const std::vector<std::string>& AlgorithmNames();
 

@@ -37,6 +37,8 @@ class FabricSymmetry {
   // the fabric has no symmetry that applies.
   std::optional<Shift> ToCanonical(const std::vector<topology::VertexId>& chips) const;
   Shift Inverse(const Shift& shift) const;
+  // Whether every shift of the torus's coordinates is a symmetry (the first case above).
+  bool translates_torus() const { return torus_; }
   // REQUIRES: the shift keeps the vertex inside the fabric (shifts from ToCanonical and their
   // inverses do, for the chips they were made for and the links of their routes).
   topology::VertexId ApplyToVertex(topology::VertexId vertex, const Shift& shift) const;

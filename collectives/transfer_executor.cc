@@ -1,6 +1,7 @@
 #include "collectives/transfer_executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -10,9 +11,18 @@
 namespace podsim::collectives {
 
 TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* engine,
-                                   sim::FlowModel* model, sim::Time per_message_overhead)
-    : fabric_(fabric), engine_(engine), model_(model), per_message_overhead_(per_message_overhead) {
+                                   sim::FlowModel* model, sim::Time per_message_overhead,
+                                   const LinkOrbits* orbits, double weight)
+    : fabric_(fabric),
+      engine_(engine),
+      model_(model),
+      per_message_overhead_(per_message_overhead),
+      orbits_(orbits),
+      weight_(weight) {
   PODSIM_CHECK(fabric_ && engine_ && model_) << "TransferExecutor needs a fabric, engine and model";
+  PODSIM_CHECK(weight_ > 0 && std::isfinite(weight_)) << "flow class weight " << weight_;
+  PODSIM_CHECK(orbits_ == nullptr || orbits_->canonical.size() == fabric_->link_count())
+      << "link orbits of another fabric";
   PODSIM_CHECK(model_->resource_count() == fabric_->link_count())
       << "flow model holds " << model_->resource_count() << " resources for "
       << fabric_->link_count() << " links; install the links first";
@@ -59,7 +69,11 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
   }
   sim::FlowSpec spec;
   spec.bytes = bytes;
-  spec.route = std::move(resources);
+  if (orbits_ == nullptr) {
+    spec.route = std::move(resources);
+  } else {
+    for (sim::ResourceId resource : resources) AddToRoute(resource, &spec);
+  }
   auto start = [this, spec = std::move(spec), latency, timing,
                 done = std::move(on_done)]() mutable {
     // As StartFlow: the wire owes what is left of the latency once the sender could start.
@@ -136,9 +150,32 @@ void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst,
   spec_.bytes = bytes;
   spec_.latency = std::clamp(start + latency - now, sim::Time::Zero(), latency);
   spec_.route.clear();
-  for (topology::LinkIndex link : route) spec_.route.push_back(sim::ResourceId{link});
+  spec_.weights.clear();
+  if (orbits_ == nullptr) {
+    for (topology::LinkIndex link : route) spec_.route.push_back(sim::ResourceId{link});
+  } else {
+    for (topology::LinkIndex link : route) AddToRoute(sim::ResourceId{link}, &spec_);
+  }
   sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));
   PODSIM_CHECK(flow.ok()) << "transfer " << src << " -> " << dst << ": " << flow.status();
+}
+
+void TransferExecutor::AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec) const {
+  double weight = 1;
+  if (resource.value < fabric_->link_count()) {
+    weight = weight_ * orbits_->multiplicity[resource.value];
+    PODSIM_CHECK(weight > 0) << "a flow of a symmetric quotient crosses link " << resource.value
+                             << ", which its group does not act on";
+    resource = sim::ResourceId{orbits_->canonical[resource.value]};
+  }
+  for (size_t i = 0; i < spec->route.size(); ++i) {
+    if (spec->route[i] == resource) {
+      spec->weights[i] += weight;
+      return;
+    }
+  }
+  spec->route.push_back(resource);
+  spec->weights.push_back(weight);
 }
 
 }  // namespace podsim::collectives

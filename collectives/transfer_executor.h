@@ -16,6 +16,13 @@
 //                                                               (L = route latency)
 //   latency        = s + L - now, within [0, L]                 (now >= both times)
 // so the send completes at s + L + bytes / rate, as on a pipelined link.
+//
+// Symmetric quotient (link_orbits.h): with `orbits`, every link of a route stands for its orbit's
+// canonical link, and the flow crosses it with weight `weight` x multiplicity x the number of
+// the route's links in that orbit (sim/flow_model.h, "Weights"). `weight` is 1 for a flow class
+// of one flow per orbit, 1/|S| when the caller runs all of a group's transfers and S, the
+// elements mapping the group onto itself, maps them onto each other. Resources that are not links
+// (a switch's reduction engine, owned by one collective) keep weight 1.
 
 #ifndef PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
 #define PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
@@ -23,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/link_orbits.h"
 #include "collectives/transfer_observer.h"
 #include "sim/engine.h"
 #include "sim/event_handler.h"
@@ -43,8 +51,10 @@ class TransferExecutor {
  public:
   // `model` must hold the fabric's links as resources (topology::InstallLinks). All three must
   // outlive the executor.
+  // `orbits`, when not null, must outlive the executor.
   TransferExecutor(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
-                   sim::Time per_message_overhead);
+                   sim::Time per_message_overhead, const LinkOrbits* orbits = nullptr,
+                   double weight = 1);
   TransferExecutor(const TransferExecutor&) = delete;
   TransferExecutor& operator=(const TransferExecutor&) = delete;
 
@@ -80,11 +90,16 @@ class TransferExecutor {
   void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
                  const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done,
                  SendTiming timing);
+  // Adds resource `resource` to `spec` (a link's canonical link with its weight, when a
+  // quotient), merging it with an equal resource already there.
+  void AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec) const;
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
   sim::FlowModel* model_;
   sim::Time per_message_overhead_;
+  const LinkOrbits* orbits_;
+  double weight_;
   uint64_t transfers_ = 0;
   double bytes_sent_ = 0;
   TransferObserver* observer_ = nullptr;

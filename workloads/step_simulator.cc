@@ -13,6 +13,8 @@
 #include "sim/engine.h"
 #include "sim/flow_model.h"
 #include "workloads/schedule_check.h"
+#include "workloads/step_collectives.h"
+#include "workloads/step_symmetry.h"
 
 namespace podsim::workloads {
 
@@ -20,19 +22,6 @@ namespace {
 
 using schedule::Op;
 using sim::Time;
-
-collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind) {
-  switch (kind) {
-    case schedule::ALL_GATHER:
-      return collectives::CollectiveOp::kAllGather;
-    case schedule::REDUCE_SCATTER:
-      return collectives::CollectiveOp::kReduceScatter;
-    case schedule::ALL_TO_ALL:
-      return collectives::CollectiveOp::kAllToAll;
-    default:
-      return collectives::CollectiveOp::kAllReduce;
-  }
-}
 
 OpKind ToOpKind(schedule::OpKind kind) {
   switch (kind) {
@@ -111,19 +100,24 @@ struct Instance {
 
 class Simulation {
  public:
+  // `group` (kOrbits) maps the step onto itself (step_symmetry.h).
   Simulation(const topology::System& system, const schedule::Schedule& schedule,
-             const CheckedSchedule& checked, const StepOptions& options)
+             const CheckedSchedule& checked, const StepOptions& options,
+             collectives::TranslationGroup group)
       : system_(system),
         schedule_(schedule),
         checked_(checked),
         options_(options),
+        group_(std::move(group)),
+        orbits_(group_.Orbits()),
         compute_(system.chip,
                  options.compute ? *options.compute : DefaultComputeEfficiency(system.chip)),
         model_(&engine_),
         network_(&system.fabric, &engine_, &model_,
                  options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
                                     : collectives::PureFabric(),
-                 options.network, options.rehearsals) {
+                 Orbits() ? collectives::NetworkMode::kFlows : options.network,
+                 options.rehearsals, Orbits() ? &orbits_ : nullptr) {
     if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
   }
 
@@ -138,6 +132,21 @@ class Simulation {
   void FinishSoon(int inst, int op) {
     engine_.Schedule(Time::Zero(), [this, inst, op] { Finish(inst, op); });
   }
+  bool Orbits() const { return options_.chips == SimulatedChips::kOrbits; }
+  // The instance simulating `chip`: its own, or (kOrbits) its orbit representative's; -1 when
+  // none does.
+  int InstanceOf(uint32_t chip) const {
+    return instance_of_chip_[Orbits() ? group_.Rep(chip) : chip];
+  }
+  // kOrbits: the group of an axes set that stands for its orbit (step_symmetry.h).
+  struct CanonicalGroup {
+    std::vector<uint32_t> ranks;
+    std::vector<int> shape;
+    uint32_t rep = 0;      // The lowest representative among its members' orbits: the key.
+    size_t members = 0;    // Distinct representatives among its members: who must arrive.
+    size_t stabilizer = 0;  // Elements of the group mapping it onto itself.
+  };
+  const CanonicalGroup& CanonicalGroupOf(int set, uint32_t chip);
   void StartCollective(int inst, int op);
   // Send `op` of instance `inst` has arrived at instance `peer_inst`: ends it, and the Recv of
   // `tag` there if that is waiting.
@@ -171,6 +180,9 @@ class Simulation {
   const schedule::Schedule& schedule_;
   const CheckedSchedule& checked_;
   const StepOptions& options_;
+  const collectives::TranslationGroup group_;
+  const collectives::LinkOrbits orbits_;
+  std::map<std::pair<int, uint32_t>, CanonicalGroup> canonical_;  // (set, chip)
   ComputeModel compute_;
   sim::Engine engine_;
   sim::FlowModel model_;
@@ -240,6 +252,10 @@ sim::Status Simulation::ChooseChips() {
   std::vector<uint32_t> chips;
   if (options_.chips == SimulatedChips::kEveryChip) {
     for (uint32_t chip = 0; chip < grid.chip_count(); ++chip) chips.push_back(chip);
+  } else if (Orbits()) {
+    for (uint32_t chip = 0; chip < grid.chip_count(); ++chip) {
+      if (group_.Rep(chip) == chip) chips.push_back(chip);
+    }
   } else {
     for (const schedule::Program& program : schedule_.programs()) {
       uint32_t chip = 0;  // Coordinate 0 on every axis.
@@ -288,7 +304,7 @@ sim::Status Simulation::ChooseChips() {
       const int axis = grid.AxisIndex(op.peer_axis());
       const uint32_t peer =
           grid.ChipWith(instance.chip, axis, grid.Coord(instance.chip, axis) + op.peer_offset());
-      if (instance_of_chip_[peer] < 0) {
+      if (InstanceOf(peer) < 0) {
         return sim::Status::InvalidArgument(
             "schedule: program '" + program.name() + "' sends to chip " + std::to_string(peer) +
             ", which one-chip-per-program simulation does not run; simulate every chip");
@@ -446,33 +462,66 @@ const std::vector<Shadow>& Simulation::SendShadowsOf(int program, int axis, int 
   return send_shadows_.emplace(key, Overlapping(pair, {}, pairs)).first->second;
 }
 
+const Simulation::CanonicalGroup& Simulation::CanonicalGroupOf(int set, uint32_t chip) {
+  auto key = std::make_pair(set, chip);
+  auto it = canonical_.find(key);
+  if (it != canonical_.end()) return it->second;
+  const MeshGrid& grid = checked_.grid;
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+  grid.Group(chip, axes_sets_[set], &ranks, &shape);
+  // Groups are mapped onto groups, so the one holding the lowest representative of its
+  // members' orbits is the same for every group of the orbit.
+  CanonicalGroup canonical;
+  canonical.rep = group_.Rep(ranks.front());
+  for (uint32_t rank : ranks) canonical.rep = std::min(canonical.rep, group_.Rep(rank));
+  grid.Group(canonical.rep, axes_sets_[set], &canonical.ranks, &canonical.shape);
+  std::vector<uint32_t> reps;
+  for (uint32_t rank : canonical.ranks) {
+    const uint32_t rep = group_.Rep(rank);
+    reps.push_back(rep);
+    // t maps the group onto itself exactly when t(rep) is a member.
+    if (rep == canonical.rep) ++canonical.stabilizer;
+  }
+  std::sort(reps.begin(), reps.end());
+  canonical.members = static_cast<size_t>(std::unique(reps.begin(), reps.end()) - reps.begin());
+  return canonical_.emplace(key, std::move(canonical)).first->second;
+}
+
 void Simulation::StartCollective(int inst, int op) {
   Instance& instance = instances_[inst];
   const ProgramPlan& plan = plans_[instance.program];
   const int set = plan.axes_set[op];
   std::vector<uint32_t> ranks;
   std::vector<int> shape;
-  checked_.grid.Group(instance.chip, axes_sets_[set], &ranks, &shape);
-  const int nth = instance.collective_count[set]++;
-  auto& arrived = barriers_[{set, ranks.front(), nth}];
-  arrived.emplace_back(inst, op);
   size_t members = 0;
-  for (uint32_t rank : ranks) members += instance_of_chip_[rank] >= 0 ? 1 : 0;
+  uint32_t key = 0;
+  double weight = 1;
+  if (Orbits()) {
+    const CanonicalGroup& canonical = CanonicalGroupOf(set, instance.chip);
+    ranks = canonical.ranks;
+    shape = canonical.shape;
+    members = canonical.members;
+    key = canonical.rep;
+    // Every transfer of the group is simulated, and the stabilizer maps them onto each other.
+    weight = 1.0 / static_cast<double>(canonical.stabilizer);
+  } else {
+    checked_.grid.Group(instance.chip, axes_sets_[set], &ranks, &shape);
+    for (uint32_t rank : ranks) members += instance_of_chip_[rank] >= 0 ? 1 : 0;
+    key = ranks.front();
+  }
+  const int nth = instance.collective_count[set]++;
+  auto& arrived = barriers_[{set, key, nth}];
+  arrived.emplace_back(inst, op);
   if (arrived.size() < members) return;
   std::vector<std::pair<int, int>> waiters = std::move(arrived);
-  barriers_.erase({set, ranks.front(), nth});
+  barriers_.erase({set, key, nth});
   if (options_.free_communication) {
     for (const auto& [i, o] : waiters) FinishSoon(i, o);
     return;
   }
   const Op& spec = schedule_.programs(instance.program).ops(op);
-  collectives::CollectiveRequest request;
-  request.op = ToCollectiveOp(spec.collective());
-  // Frameworks pad a tensor to a whole number of bytes per rank; so does podsim.
-  const double per_rank = std::ceil(spec.bytes() / static_cast<double>(ranks.size()));
-  request.bytes = per_rank * static_cast<double>(ranks.size());
-  request.ranks.assign(ranks.begin(), ranks.end());
-  if (system_.fabric.torus() != nullptr) request.rank_shape = shape;
+  collectives::CollectiveRequest request = GroupRequest(system_, spec, ranks, shape);
   request.max_transfers = TransfersLeft();
   std::string algorithm;
   std::vector<std::pair<int, int>> observed;  // The waiters, for the observer.
@@ -482,7 +531,7 @@ void Simulation::StartCollective(int inst, int op) {
       [this, waiters = std::move(waiters)]() mutable {
         for (const auto& [i, o] : waiters) Finish(i, o);
       },
-      options_.observer != nullptr ? &algorithm : nullptr);
+      options_.observer != nullptr ? &algorithm : nullptr, weight);
   if (status.ok()) {
     for (const auto& [i, o] : observed) {
       options_.observer->OnCollectiveAlgorithm(instances_[i].chip, instances_[i].program, o,
@@ -519,7 +568,7 @@ void Simulation::StartSend(int inst, int op) {
   request.src = instance.chip;
   request.dst = peer;
   request.max_transfers = TransfersLeft();
-  const int peer_inst = instance_of_chip_[peer];
+  const int peer_inst = InstanceOf(peer);
   const uint64_t tag = spec.tag();
   if (options_.free_communication) {
     engine_.Schedule(Time::Zero(),
@@ -637,16 +686,20 @@ StepResult Simulation::Collect() {
       }
     }
     out.end = std::max(out.end, program_end);
-  }
-  const double chips = static_cast<double>(checked_.grid.chip_count());
-  for (const ProgramResult& program : result.programs) {
-    const double weight = static_cast<double>(program.chips) / chips;
-    result.mean_compute_s += weight * program.time.compute.ToSeconds();
-    result.mean_bubble_s += weight * program.time.bubble.ToSeconds();
-    result.mean_idle_s += weight * program.time.idle.ToSeconds();
-    for (const auto& [stream, t] : program.time.exposed) {
+    // The chips this instance stands for, of all chips.
+    const double chips = static_cast<double>(checked_.grid.chip_count());
+    const double stands_for = options_.chips == SimulatedChips::kOnePerProgram
+                                  ? static_cast<double>(out.chips)
+                                  : static_cast<double>(group_.size());
+    const double weight = stands_for / chips;
+    result.mean_compute_s += weight * instance.time.compute.ToSeconds();
+    result.mean_bubble_s += weight * instance.time.bubble.ToSeconds();
+    result.mean_idle_s += weight * instance.time.idle.ToSeconds();
+    for (const auto& [stream, t] : instance.time.exposed) {
       result.mean_exposed_s[stream] += weight * t.ToSeconds();
     }
+  }
+  for (const ProgramResult& program : result.programs) {
     result.total_flops += program.flops * static_cast<double>(program.chips);
     result.total_model_flops += program.model_flops * static_cast<double>(program.chips);
   }
@@ -721,7 +774,11 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
                                         "a step on (generic fabrics are for collectives)");
   }
   PODSIM_ASSIGN_OR_RETURN(CheckedSchedule checked, CheckSchedule(system, schedule));
-  Simulation simulation(system, schedule, checked, options);
+  collectives::TranslationGroup group(&system.fabric);
+  if (options.chips == SimulatedChips::kOrbits) {
+    PODSIM_ASSIGN_OR_RETURN(group, FindStepSymmetry(system, schedule, checked));
+  }
+  Simulation simulation(system, schedule, checked, options, std::move(group));
   return simulation.Run();
 }
 

@@ -68,7 +68,14 @@ class StepObserver {
   }
 };
 
-enum class SimulatedChips { kOnePerProgram, kEveryChip };
+//   * kOrbits: one chip per orbit of the step's symmetry group (step_symmetry.h), with every
+//     collective and send as transfers whose flows stand for all their images (flow classes on
+//     the link orbits, collectives/link_orbits.h). Exactly kEveryChip with kFlows: max-min
+//     fair rates are unique and the workload is invariant under the group, so every image of a
+//     flow gets its rate, and the quotient's progressive filling is the full one's
+//     (docs/architecture.md, "The symmetric quotient"). The network mode option is ignored
+//     (always every transfer).
+enum class SimulatedChips { kOnePerProgram, kEveryChip, kOrbits };
 
 struct StepOptions {
   SimulatedChips chips = SimulatedChips::kOnePerProgram;
@@ -116,7 +123,8 @@ struct ProgramResult {
 struct StepResult {
   sim::Time step_time;
   std::vector<ProgramResult> programs;
-  // Averages over all chips of the system (programs weighted by their chip counts).
+  // Averages over all chips of the system: every simulated chip weighted by the chips it stands
+  // for (its program's chips for kOnePerProgram, its orbit for kOrbits).
   double mean_compute_s = 0;
   std::map<std::string, double> mean_exposed_s;
   double mean_bubble_s = 0;

@@ -1,0 +1,182 @@
+#include "workloads/step_symmetry.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "collectives/collective_runner.h"
+#include "collectives/fabric_symmetry.h"
+#include "workloads/step_collectives.h"
+
+namespace podsim::workloads {
+
+namespace {
+
+using collectives::FabricSymmetry;
+
+// Checks translations against one step's workload (step_symmetry.h).
+class SymmetryCheck {
+ public:
+  SymmetryCheck(const topology::System& system, const schedule::Schedule& schedule,
+                const CheckedSchedule& checked)
+      : system_(system), checked_(checked), symmetry_(&system.fabric) {
+    const MeshGrid& grid = checked.grid;
+    for (int p = 0; p < schedule.programs_size(); ++p) {
+      const schedule::Program& program = schedule.programs(p);
+      for (const schedule::Op& op : program.ops()) {
+        if (op.kind() == schedule::SEND) {
+          const auto send = std::make_tuple(p, grid.AxisIndex(op.peer_axis()),
+                                            static_cast<int>(op.peer_offset()));
+          if (std::find(sends_.begin(), sends_.end(), send) == sends_.end()) sends_.push_back(send);
+        }
+        if (op.kind() != schedule::COLLECTIVE) continue;
+        Class cls{p, {}, &op};
+        for (const std::string& name : op.axes()) cls.axes.push_back(grid.AxisIndex(name));
+        std::sort(cls.axes.begin(), cls.axes.end());
+        const bool known = std::any_of(classes_.begin(), classes_.end(), [&](const Class& c) {
+          return c.program == p && c.axes == cls.axes &&
+                 c.op->collective() == op.collective() && c.op->bytes() == op.bytes();
+        });
+        if (!known) classes_.push_back(std::move(cls));
+      }
+    }
+    index_in_.assign(grid.chip_count(), -1);
+  }
+
+  // Whether `shift` maps the workload onto itself.
+  sim::StatusOr<bool> Preserves(const FabricSymmetry::Shift& shift) {
+    const MeshGrid& grid = checked_.grid;
+    const uint32_t n = grid.chip_count();
+    std::vector<uint32_t> image(n);
+    for (uint32_t c = 0; c < n; ++c) {
+      image[c] = symmetry_.ApplyToVertex(c, shift);
+      if (checked_.program_of_chip[image[c]] != checked_.program_of_chip[c]) return false;
+    }
+    for (const auto& [program, axis, offset] : sends_) {
+      for (uint32_t c = 0; c < n; ++c) {
+        if (checked_.program_of_chip[c] != program) continue;
+        const uint32_t peer = grid.ChipWith(c, axis, grid.Coord(c, axis) + offset);
+        const uint32_t t = image[c];
+        if (grid.ChipWith(t, axis, grid.Coord(t, axis) + offset) != image[peer]) return false;
+      }
+    }
+    for (size_t k = 0; k < classes_.size(); ++k) {
+      PODSIM_ASSIGN_OR_RETURN(bool maps, MapsGroups(k, image));
+      if (!maps) return false;
+    }
+    return true;
+  }
+
+ private:
+  struct Class {  // Distinct collectives of a program: axes, kind and bytes.
+    int program;
+    std::vector<int> axes;
+    const schedule::Op* op;
+  };
+
+  // Whether every group of class k maps onto a group whose rank grid is its own, unchanged or
+  // rotated along dimensions the collective is invariant under.
+  sim::StatusOr<bool> MapsGroups(size_t k, const std::vector<uint32_t>& image) {
+    const Class& cls = classes_[k];
+    const MeshGrid& grid = checked_.grid;
+    std::vector<bool> seen(grid.chip_count(), false);
+    std::vector<uint32_t> ranks, to;
+    std::vector<int> shape, to_shape;
+    for (uint32_t c = 0; c < grid.chip_count(); ++c) {
+      if (seen[c] || checked_.program_of_chip[c] != cls.program) continue;
+      grid.Group(c, cls.axes, &ranks, &shape);
+      for (uint32_t member : ranks) seen[member] = true;
+      if (shape.empty()) shape.push_back(static_cast<int>(ranks.size()));
+      grid.Group(image[ranks.front()], cls.axes, &to, &to_shape);
+      if (to_shape.empty()) to_shape.push_back(static_cast<int>(to.size()));
+      if (to_shape != shape) return false;
+      PODSIM_ASSIGN_OR_RETURN(const std::vector<bool>* rotatable, Rotatable(k, ranks, shape));
+      for (size_t i = 0; i < to.size(); ++i) index_in_[to[i]] = static_cast<int64_t>(i);
+      const bool maps = MapsInOrder(ranks, shape, *rotatable, image);
+      for (uint32_t member : to) index_in_[member] = -1;
+      if (!maps) return false;
+    }
+    return true;
+  }
+
+  // With index_in_ holding the image group's rank order: whether the images of `ranks` sit at
+  // their own grid positions shifted by one offset, zero along dimensions not rotatable.
+  bool MapsInOrder(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
+                   const std::vector<bool>& rotatable, const std::vector<uint32_t>& image) const {
+    const int64_t first = index_in_[image[ranks.front()]];
+    if (first < 0) return false;
+    std::vector<int64_t> offset(shape.size());
+    int64_t rest = first;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      offset[d] = rest % shape[d];
+      rest /= shape[d];
+      if (offset[d] != 0 && !rotatable[d]) return false;
+    }
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      int64_t expected = 0, place = 1, index = static_cast<int64_t>(i);
+      for (size_t d = 0; d < shape.size(); ++d) {
+        expected += ((index % shape[d] + offset[d]) % shape[d]) * place;
+        index /= shape[d];
+        place *= shape[d];
+      }
+      if (index_in_[image[ranks[i]]] != expected) return false;
+    }
+    return true;
+  }
+
+  sim::StatusOr<const std::vector<bool>*> Rotatable(size_t k, const std::vector<uint32_t>& ranks,
+                                                    const std::vector<int>& shape) {
+    auto key = std::make_pair(k, ranks.front());
+    auto it = rotatable_.find(key);
+    if (it != rotatable_.end()) return &it->second;
+    collectives::CollectiveRequest request =
+        GroupRequest(system_, *classes_[k].op, ranks, shape);
+    request.rank_shape = shape;
+    PODSIM_ASSIGN_OR_RETURN(std::vector<bool> dims,
+                            collectives::RotatableDims(system_.fabric, request));
+    return &rotatable_.emplace(key, std::move(dims)).first->second;
+  }
+
+  const topology::System& system_;
+  const CheckedSchedule& checked_;
+  FabricSymmetry symmetry_;
+  std::vector<std::tuple<int, int, int>> sends_;  // (program, axis, offset)
+  std::vector<Class> classes_;
+  std::map<std::pair<size_t, uint32_t>, std::vector<bool>> rotatable_;  // (class, first rank)
+  std::vector<int64_t> index_in_;  // Per chip: its rank in the image group, or -1.
+};
+
+}  // namespace
+
+sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::System& system,
+                                                              const schedule::Schedule& schedule,
+                                                              const CheckedSchedule& checked) {
+  const topology::Fabric& fabric = system.fabric;
+  collectives::TranslationGroup trivial(&fabric);
+  if (fabric.torus() == nullptr || !FabricSymmetry(&fabric).translates_torus() ||
+      !collectives::TranslationGroup::OfSteps(&fabric, fabric.shape())) {
+    return trivial;
+  }
+  SymmetryCheck check(system, schedule, checked);
+  std::vector<int> steps = fabric.shape();
+  for (size_t a = 0; a < steps.size(); ++a) {
+    const int length = steps[a];
+    for (int d = 1; d < length; ++d) {
+      if (length % d != 0) continue;
+      FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
+      shift.delta[a] = d;
+      PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));
+      if (preserves) {
+        steps[a] = d;
+        break;
+      }
+    }
+  }
+  std::optional<collectives::TranslationGroup> group =
+      collectives::TranslationGroup::OfSteps(&fabric, steps);
+  return group ? *group : trivial;
+}
+
+}  // namespace podsim::workloads

@@ -1,0 +1,38 @@
+// The symmetry of a step: the translations of the torus (collectives/translation_group.h) that map
+// the step's workload onto itself, so that simulating one chip per orbit and one flow class per
+// orbit of flows gives exactly the full simulation (step_simulator.h, SimulatedChips::kOrbits;
+// docs/architecture.md, "The symmetric quotient").
+//
+// A translation t maps the workload onto itself when
+//   * every chip c and t(c) run the same program (the chips are alike, so they then run the same
+//     ops for the same times);
+//   * every send of a chip c to its peer p is matched by the send of t(c) to t(p);
+//   * every collective group g is mapped onto a group of the same op whose transfers are the
+//     images of g's: t(g), in its own rank order, is g's rank grid unchanged or rotated
+//     cyclically along dimensions the collective's algorithm is invariant under
+//     (collectives::RotatableDims: ring dimensions of rings and of the multi-axis algorithm).
+// Those that do form a group; podsim looks for the product of the largest cyclic subgroup along
+// each axis (the smallest step along it that works), which may miss diagonal symmetries: a
+// smaller group means more simulated chips, never a different answer. Fabrics that are not
+// translated tori, and steps nothing maps, get the trivial group: every chip simulated.
+
+#ifndef PODSIM_WORKLOADS_STEP_SYMMETRY_H_
+#define PODSIM_WORKLOADS_STEP_SYMMETRY_H_
+
+#include "collectives/translation_group.h"
+#include "schedule.pb.h"
+#include "sim/status.h"
+#include "topology/system.h"
+#include "workloads/schedule_check.h"
+
+namespace podsim::workloads {
+
+// REQUIRES: `checked` is CheckSchedule(system, schedule). Fails as the runner fails on a
+// collective it cannot build.
+sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::System& system,
+                                                              const schedule::Schedule& schedule,
+                                                              const CheckedSchedule& checked);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_STEP_SYMMETRY_H_
