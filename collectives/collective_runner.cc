@@ -623,6 +623,23 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
     PODSIM_RETURN_IF_ERROR(CheckAlgorithm(request.algorithm, op, fabric, explicit_ranks));
     plan.choice = Choice{request.algorithm, "requested"};
   }
+  if (!request.rank_reps.empty()) {
+    const std::string& algorithm = plan.choice.algorithm;
+    if (request.rank_reps.size() != request.ranks.size()) {
+      return sim::Status::InvalidArgument("rank_reps: one per rank");
+    }
+    for (VertexId rep : request.rank_reps) {
+      if (std::find(request.ranks.begin(), request.ranks.end(), rep) == request.ranks.end()) {
+        return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) +
+                                            " is not a rank");
+      }
+    }
+    if (algorithm != "ring" && algorithm != "bidi-ring" && algorithm != "line" &&
+        algorithm != "multi-axis") {
+      return sim::Status::InvalidArgument("rank_reps: the " + algorithm +
+                                          " algorithm is not reduced by rotations of its ranks");
+    }
+  }
   return plan;
 }
 
@@ -697,15 +714,26 @@ sim::Status CheckTransfers(const CollectiveRequest& request, const Plan& plan, d
                           estimate, request.max_transfers);
 }
 
+// The share of the ranks simulated: the representatives of CollectiveRequest::rank_reps.
+double SimulatedShare(const CollectiveRequest& request) {
+  if (request.rank_reps.empty()) return 1;
+  size_t reps = 0;
+  for (size_t i = 0; i < request.ranks.size(); ++i) {
+    reps += request.rank_reps[i] == request.ranks[i] ? 1 : 0;
+  }
+  return static_cast<double>(reps) / static_cast<double>(request.ranks.size());
+}
+
 // A phased collective of `pieces`, once their transfers fit the request's work bound.
 sim::StatusOr<std::unique_ptr<Collective>> MakePhased(TransferExecutor* executor,
                                                       const CollectiveRequest& request,
                                                       const Plan& plan,
                                                       std::vector<ExchangePiece> pieces,
                                                       bool pipeline = false) {
-  PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(pieces)));
+  PODSIM_RETURN_IF_ERROR(
+      CheckTransfers(request, plan, EstimatedTransfers(pieces) * SimulatedShare(request)));
   return std::unique_ptr<Collective>(std::make_unique<PhasedCollective>(
-      executor, Members(plan.groups), std::move(pieces), pipeline));
+      executor, Members(plan.groups), std::move(pieces), pipeline, request.rank_reps));
 }
 
 sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
@@ -802,7 +830,8 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     // step of every axis (on a pod of a million chips the pieces alone take gigabytes).
     double steps = 0;
     for (int axis : groups.axes) steps += fabric.shape()[axis] - 1;
-    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, 1, steps)));
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(
+        request, plan, EstimatedTransfers(groups, 1, steps) * SimulatedShare(request)));
     return MakePhased(executor, request, plan, MultiAxisPieces(fabric, groups, op, request.bytes));
   } else {
     ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing

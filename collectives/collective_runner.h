@@ -84,6 +84,12 @@ struct CollectiveRequest {
   // multi-axis algorithm, as a ring where a line of the grid closes through direct links and a
   // line elsewhere. Empty: one ring in rank order.
   std::vector<int> rank_shape;
+  // With `ranks`: per rank, the rank whose state stands for it (itself for a representative),
+  // when a group of rotations of the rank grid maps the collective onto itself (RotatableDims;
+  // a step's symmetric quotient). Only representatives are simulated, and each of their
+  // transfers stands for its orbit (phased_collective.h); for the ring algorithms, lines and the
+  // multi-axis algorithm only. Empty: every rank simulated.
+  std::vector<topology::VertexId> rank_reps;
   // false (default): the pure fabric, line rate and hop latencies only (the idle-fabric closed
   // forms hold). true: CalibratedEfficiency(fabric) (efficiency_model.h): protocol efficiency per
   // link kind, switch reduction throughput, per-message overhead and launch latency as measured.

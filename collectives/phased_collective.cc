@@ -14,12 +14,26 @@ constexpr uint32_t kNotMember = std::numeric_limits<uint32_t>::max();
 
 PhasedCollective::PhasedCollective(TransferExecutor* executor,
                                    std::vector<topology::VertexId> members,
-                                   std::vector<ExchangePiece> pieces, bool pipeline)
+                                   std::vector<ExchangePiece> pieces, bool pipeline,
+                                   const std::vector<topology::VertexId>& reps)
     : executor_(executor), members_(std::move(members)), pipeline_(pipeline) {
   PODSIM_CHECK(!pieces.empty()) << "a collective needs at least one piece";
   topology::VertexId max_vertex = *std::max_element(members_.begin(), members_.end());
   member_of_vertex_.assign(max_vertex + 1, kNotMember);
   for (uint32_t m = 0; m < members_.size(); ++m) member_of_vertex_[members_[m]] = m;
+  PODSIM_CHECK(reps.empty() || reps.size() == members_.size()) << "one representative per member";
+  rep_of_member_.resize(members_.size());
+  for (uint32_t m = 0; m < members_.size(); ++m) {
+    rep_of_member_[m] = m;
+    if (reps.empty()) continue;
+    PODSIM_CHECK(reps[m] < member_of_vertex_.size() && member_of_vertex_[reps[m]] != kNotMember)
+        << "representative " << reps[m] << " is not a member";
+    rep_of_member_[m] = member_of_vertex_[reps[m]];
+    PODSIM_CHECK(reps[rep_of_member_[m]] == reps[m]) << "a representative stands for another";
+  }
+  for (uint32_t m = 0; m < members_.size(); ++m) {
+    if (rep_of_member_[m] == m) simulated_.push_back(m);
+  }
 
   for (uint32_t p = 0; p < pieces.size(); ++p) {
     PODSIM_CHECK(!pieces[p].phases.empty()) << "piece " << p << " has no phase";
@@ -48,9 +62,17 @@ PhasedCollective::PhasedCollective(TransferExecutor* executor,
         }
         const uint32_t tag = static_cast<uint32_t>(lines_.size());
         lines_.push_back(LineRef{static_cast<uint32_t>(runs_.size()), l});
+        std::vector<uint8_t> simulated;
+        if (!reps.empty()) {
+          for (topology::VertexId v : phase.lines[l]) {
+            const uint32_t m = member_of_vertex_[v];
+            simulated.push_back(rep_of_member_[m] == m ? 1 : 0);
+          }
+        }
         run.lines.push_back(std::make_unique<ShardForwarding>(executor_, std::move(phase.lines[l]),
                                                               phase.pattern, phase.shard_bytes,
                                                               this, tag, phase.chunks));
+        if (!reps.empty()) run.lines.back()->Mirror(std::move(simulated), this);
       }
       PODSIM_CHECK(covered == members_.size())
           << "phase " << f << " of piece " << p << " covers " << covered << " of "
@@ -62,10 +84,18 @@ PhasedCollective::PhasedCollective(TransferExecutor* executor,
 
 void PhasedCollective::Start(sim::EventHandler on_done) {
   on_done_ = std::move(on_done);
-  remaining_ = first_run_of_piece_.size() * members_.size();
+  remaining_ = first_run_of_piece_.size() * simulated_.size();
   for (uint32_t run : first_run_of_piece_) {
-    for (uint32_t m = 0; m < members_.size(); ++m) TryEnter(run, m);
+    for (uint32_t m : simulated_) TryEnter(run, m);
   }
+}
+
+void PhasedCollective::RouteReceive(uint32_t tag, uint32_t index, int direction) {
+  const LineRef& ref = lines_[tag];
+  PhaseRun& run = runs_[ref.run];
+  const uint32_t member = member_of_vertex_[run.lines[ref.line]->rank(index)];
+  const Slot& slot = run.slot_of_member[rep_of_member_[member]];
+  run.lines[slot.line]->Receive(slot.index, direction);
 }
 
 void PhasedCollective::TryEnter(uint32_t run, uint32_t member) {

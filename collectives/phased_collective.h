@@ -16,6 +16,13 @@
 // collectives of reference/formulas.md: with k axes the array is split in k pieces whose phases
 // visit the axes in rotated orders, so every axis carries traffic at once and the gather costs
 // V / (W_bidi * k) instead of V / W_bidi.
+//
+// Symmetric reduction (`reps`): when a group of rotations of the rank grid maps the collective
+// onto itself (collectives::RotatableDims), every member's state equals its orbit
+// representative's at every instant, so only representatives enter phases and send; a send into
+// another member is received by the representative standing for it (its image under a
+// rotation, which keeps every line's direction). Each simulated send then stands for its orbit,
+// and the work is the members' over the orbit size.
 
 #ifndef PODSIM_COLLECTIVES_PHASED_COLLECTIVE_H_
 #define PODSIM_COLLECTIVES_PHASED_COLLECTIVE_H_
@@ -44,17 +51,21 @@ struct ExchangePiece {
   std::vector<ExchangePhase> phases;
 };
 
-class PhasedCollective : public Collective, public RankDoneListener {
+class PhasedCollective : public Collective, public RankDoneListener, public ReceiveRouter {
  public:
   // REQUIRES: every phase partitions `members`; at least one piece with one phase; with
-  // `pipeline`, every piece has the same number of phases.
+  // `pipeline`, every piece has the same number of phases. `reps`, when not empty: per member,
+  // the member standing for it (itself for a representative), from a rotation group under which
+  // the pieces are invariant.
   PhasedCollective(TransferExecutor* executor, std::vector<topology::VertexId> members,
-                   std::vector<ExchangePiece> pieces, bool pipeline = false);
+                   std::vector<ExchangePiece> pieces, bool pipeline = false,
+                   const std::vector<topology::VertexId>& reps = {});
 
   // Starts every piece on every member; `on_done` runs when all members finished all pieces.
   void Start(sim::EventHandler on_done) override;
 
   void OnRankDone(uint32_t tag, uint32_t rank_index) override;
+  void RouteReceive(uint32_t tag, uint32_t index, int direction) override;
 
  private:
   struct Slot {  // Where a member sits in one phase.
@@ -76,6 +87,8 @@ class PhasedCollective : public Collective, public RankDoneListener {
   TransferExecutor* executor_;
   std::vector<topology::VertexId> members_;
   std::vector<uint32_t> member_of_vertex_;  // Vertex -> member number.
+  std::vector<uint32_t> rep_of_member_;     // Member -> the member standing for it.
+  std::vector<uint32_t> simulated_;         // Members that are their own representative.
   std::vector<PhaseRun> runs_;              // Piece-major.
   struct LineRef {
     uint32_t run;

@@ -72,6 +72,7 @@ uint32_t ShardForwarding::ReceiveCount(uint32_t index, int direction) const {
 void ShardForwarding::RankReady(uint32_t index) {
   PODSIM_CHECK(index < state_.size() && !state_[index].ready)
       << "rank " << index << " made ready twice or out of range";
+  PODSIM_CHECK(simulated_.empty() || simulated_[index]) << "a mirrored rank made ready";
   state_[index].ready = true;
   state_[index].ready_time = executor_->engine()->now();
   TryAdvance(index);
@@ -118,15 +119,38 @@ void ShardForwarding::OnSendDone(uint32_t index, int direction) {
   state.last_done[direction] = now;
   ++state.sent[direction];
   const uint32_t receiver = Neighbour(index, direction);
-  RankState& receiving = state_[receiver];
-  ++receiving.received[direction];
-  // Only receives a later send forwards need their arrival time.
-  if (receiving.received[direction] <= StepCount(receiver, direction) * chunks_) {
-    receiving.arrivals[direction].push_back(now);
+  if (!simulated_.empty() && !simulated_[receiver]) {
+    router_->RouteReceive(tag_, receiver, direction);
+    TryAdvance(index);
+    CheckDone(index);
+    return;
   }
+  RecordReceive(receiver, direction);
   TryAdvance(receiver);
   TryAdvance(index);
   CheckDone(receiver);
+  CheckDone(index);
+}
+
+void ShardForwarding::RecordReceive(uint32_t index, int direction) {
+  RankState& receiving = state_[index];
+  ++receiving.received[direction];
+  // Only receives a later send forwards need their arrival time.
+  if (receiving.received[direction] <= StepCount(index, direction) * chunks_) {
+    receiving.arrivals[direction].push_back(executor_->engine()->now());
+  }
+}
+
+void ShardForwarding::Mirror(std::vector<uint8_t> simulated, ReceiveRouter* router) {
+  PODSIM_CHECK(simulated.size() == ranks_.size() && router != nullptr) << "bad mirror";
+  simulated_ = std::move(simulated);
+  router_ = router;
+}
+
+void ShardForwarding::Receive(uint32_t index, int direction) {
+  PODSIM_CHECK(simulated_.empty() || simulated_[index]) << "receive routed to a mirrored rank";
+  RecordReceive(index, direction);
+  TryAdvance(index);
   CheckDone(index);
 }
 

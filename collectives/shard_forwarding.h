@@ -48,6 +48,15 @@ class RankDoneListener {
   virtual void OnRankDone(uint32_t tag, uint32_t rank_index) = 0;
 };
 
+// Takes the receives of ranks a ShardForwarding does not simulate (ShardForwarding::Mirror).
+class ReceiveRouter {
+ public:
+  virtual ~ReceiveRouter() = default;
+  // The rank at `index` of the ShardForwarding reporting `tag` received its next send from
+  // `direction` (0: sent by its -1 neighbour towards +1; 1: the other way), now.
+  virtual void RouteReceive(uint32_t tag, uint32_t index, int direction) = 0;
+};
+
 class ShardForwarding {
  public:
   // `ranks` in ring (or line) order. `listener` and `executor` must outlive this object; `tag` is
@@ -60,6 +69,13 @@ class ShardForwarding {
 
   // The rank at `index` has its input and may start sending. Each rank is made ready once.
   void RankReady(uint32_t index);
+
+  // Symmetric reduction (phased_collective.h): only the ranks with `simulated` set are made
+  // ready and send; a send into one that is not goes to `router`, which hands it to the rank
+  // standing for it (Receive). `router` must outlive this object.
+  void Mirror(std::vector<uint8_t> simulated, ReceiveRouter* router);
+  // The rank at `index` received its next send from `direction` now (a routed receive).
+  void Receive(uint32_t index, int direction);
 
   size_t size() const { return ranks_.size(); }
   topology::VertexId rank(uint32_t index) const { return ranks_[index]; }
@@ -85,6 +101,8 @@ class ShardForwarding {
   uint32_t ReceiveCount(uint32_t index, int direction) const;
   void TryAdvance(uint32_t index);
   void OnSendDone(uint32_t index, int direction);
+  // Counts the receive and keeps its arrival time if a later send forwards it.
+  void RecordReceive(uint32_t index, int direction);
   void CheckDone(uint32_t index);
 
   TransferExecutor* executor_;
@@ -95,6 +113,8 @@ class ShardForwarding {
   RankDoneListener* listener_;
   uint32_t tag_;
   std::vector<RankState> state_;
+  std::vector<uint8_t> simulated_;  // Empty: every rank.
+  ReceiveRouter* router_ = nullptr;
 };
 
 }  // namespace podsim::collectives

@@ -145,6 +145,9 @@ class Simulation {
     uint32_t rep = 0;      // The lowest representative among its members' orbits: the key.
     size_t members = 0;    // Distinct representatives among its members: who must arrive.
     size_t stabilizer = 0;  // Elements of the group mapping it onto itself.
+    // With a stabilizer > 1, per rank the first rank of its orbit under it (two ranks are in
+    // one orbit exactly when they have one representative): CollectiveRequest::rank_reps.
+    std::vector<uint32_t> rank_reps;
   };
   const CanonicalGroup& CanonicalGroupOf(int set, uint32_t chip);
   void StartCollective(int inst, int op);
@@ -483,6 +486,12 @@ const Simulation::CanonicalGroup& Simulation::CanonicalGroupOf(int set, uint32_t
     // t maps the group onto itself exactly when t(rep) is a member.
     if (rep == canonical.rep) ++canonical.stabilizer;
   }
+  if (canonical.stabilizer > 1) {
+    std::map<uint32_t, uint32_t> first;  // Representative -> the first rank of its orbit.
+    for (size_t i = 0; i < reps.size(); ++i) {
+      canonical.rank_reps.push_back(first.emplace(reps[i], canonical.ranks[i]).first->second);
+    }
+  }
   std::sort(reps.begin(), reps.end());
   canonical.members = static_cast<size_t>(std::unique(reps.begin(), reps.end()) - reps.begin());
   return canonical_.emplace(key, std::move(canonical)).first->second;
@@ -496,15 +505,16 @@ void Simulation::StartCollective(int inst, int op) {
   std::vector<int> shape;
   size_t members = 0;
   uint32_t key = 0;
-  double weight = 1;
+  const std::vector<uint32_t>* rank_reps = nullptr;
   if (Orbits()) {
     const CanonicalGroup& canonical = CanonicalGroupOf(set, instance.chip);
     ranks = canonical.ranks;
     shape = canonical.shape;
     members = canonical.members;
     key = canonical.rep;
-    // Every transfer of the group is simulated, and the stabilizer maps them onto each other.
-    weight = 1.0 / static_cast<double>(canonical.stabilizer);
+    // The stabilizer rotates the group's ranks onto each other: only the first of each orbit
+    // is simulated, each transfer one flow class.
+    rank_reps = &canonical.rank_reps;
   } else {
     checked_.grid.Group(instance.chip, axes_sets_[set], &ranks, &shape);
     for (uint32_t rank : ranks) members += instance_of_chip_[rank] >= 0 ? 1 : 0;
@@ -522,6 +532,7 @@ void Simulation::StartCollective(int inst, int op) {
   }
   const Op& spec = schedule_.programs(instance.program).ops(op);
   collectives::CollectiveRequest request = GroupRequest(system_, spec, ranks, shape);
+  if (rank_reps != nullptr) request.rank_reps.assign(rank_reps->begin(), rank_reps->end());
   request.max_transfers = TransfersLeft();
   std::string algorithm;
   std::vector<std::pair<int, int>> observed;  // The waiters, for the observer.
@@ -531,7 +542,7 @@ void Simulation::StartCollective(int inst, int op) {
       [this, waiters = std::move(waiters)]() mutable {
         for (const auto& [i, o] : waiters) Finish(i, o);
       },
-      options_.observer != nullptr ? &algorithm : nullptr, weight);
+      options_.observer != nullptr ? &algorithm : nullptr);
   if (status.ok()) {
     for (const auto& [i, o] : observed) {
       options_.observer->OnCollectiveAlgorithm(instances_[i].chip, instances_[i].program, o,
