@@ -13,6 +13,7 @@
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
+#include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
 #include "collectives/collective_runner.h"
 #include "scenario/scenario_build.h"
@@ -45,6 +46,7 @@ struct InferFlags {
   std::string chip_hour_usd;
   std::string trace;
   std::string trace_chips;
+  bool exact = false;
   bool json = false;
   bool dump_scenario = false;
 };
@@ -61,6 +63,7 @@ struct InferInput {
   int64_t decode_len = 0;
   std::optional<double> usd_per_chip_hour;
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;  // --max-transfers.
+  bool exact = false;                                          // --exact.
 };
 
 sim::Status BadFlag(std::string_view flag, const std::string& what) {
@@ -158,6 +161,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
     }
     infer->set_chip_hour_usd(*price);
   }
+  if (flags.exact) infer->set_exact(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
@@ -176,6 +180,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("infer.prefill_len", "--prefill-len");
   flags.AddFlag("infer.decode_len", "--decode-len");
   flags.AddFlag("infer.chip_hour_usd", "--chip-hour-usd");
+  flags.AddFlag("infer.exact", "--exact");
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
@@ -217,6 +222,7 @@ sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::S
     in.options.context = infer.context();
   }
   if (infer.has_chip_hour_usd()) in.usd_per_chip_hour = infer.chip_hour_usd();
+  in.exact = infer.exact();
   return in;
 }
 
@@ -234,6 +240,7 @@ sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
                                         workloads::StepOptions step_options = {}) {
   PODSIM_RETURN_IF_ERROR(CheckLayout(in, layout, options));
   step_options.max_transfers = in.max_transfers;
+  if (in.exact) step_options.chips = workloads::SimulatedChips::kOrbits;
   return workloads::SimulateInference(in.system, in.model, layout, options, step_options);
 }
 
@@ -286,7 +293,9 @@ nlohmann::ordered_json MemoryJson(const workloads::InferenceMemoryBreakdown& m) 
 }
 
 nlohmann::ordered_json SimulationJson(const workloads::StepResult& step) {
-  return {{"simulated_chips", step.simulated_chips},
+  return {{"exact", step.exact},
+          {"method", step.method},
+          {"simulated_chips", step.simulated_chips},
           {"ops", step.ops_executed},
           {"collectives", step.collectives},
           {"rehearsals", step.rehearsals},
@@ -399,6 +408,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     io.out << "cost        " << Dollars(*cost) << " per million tokens at "
            << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
   }
+  io.out << "accuracy    " << StepFidelity(r.step) << "\n";
   io.out << "simulated   " << r.step.simulated_chips << " chip, " << r.step.ops_executed << " ops, "
          << r.step.collectives << " collectives (" << r.step.rehearsals << " distinct), "
          << r.step.events + r.step.rehearsal_events << " events\n";
@@ -633,6 +643,10 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_option("--trace-chips", flags->trace_chips,
                   "Chips to trace: 'all' or ids and ranges like 0-15,32 (default: the simulated "
                   "chip)");
+  sub->add_flag("--exact", flags->exact,
+                "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
+                "flow class: the full simulation's answer (default: one chip per program, whole "
+                "collectives, an approximation)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");

@@ -20,6 +20,7 @@
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
+#include "cli/step_fidelity.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
 #include "scenario/scenario_build.h"
@@ -307,6 +308,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
                              {"skipped_by_lower_bound", skipped},
+                             {"exact", !ranked.empty() && ranked.front()->result->step.exact},
                              {"layouts", layouts}};
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -332,7 +334,14 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (too_big > 0)
     io.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
   io.out << "; " << simulated << " simulated; " << skipped
-         << " skipped (their compute and dependencies alone exceed the top " << top << ")\n\n";
+         << " skipped (their compute and dependencies alone exceed the top " << top << ")\n";
+  if (!ranked.empty()) {
+    io.out << "accuracy    "
+           << StepFidelity(ranked.front()->result->step,
+                           "podsim train --exact gives a layout's full simulation")
+           << "\n";
+  }
+  io.out << "\n";
   int width = 6;
   for (const Entry* e : ranked) {
     width = std::max(width, static_cast<int>(e->candidate.layout.ToString().size()));

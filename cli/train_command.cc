@@ -14,6 +14,7 @@
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
+#include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
@@ -53,8 +54,7 @@ struct ReplayFlags {
   bool json = false;
 };
 
-workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact,
-                                     const CommandIo& io) {
+workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact, const CommandIo& io) {
   workloads::StepOptions options;
   options.max_transfers = io.max_transfers;
   if (every_chip) options.chips = workloads::SimulatedChips::kEveryChip;
@@ -89,7 +89,9 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
                         {"bubble_s", p.time.bubble.ToSeconds()},
                         {"idle_s", p.time.idle.ToSeconds()}});
   }
-  return {{"programs", programs},
+  return {{"exact", step.exact},
+          {"method", step.method},
+          {"programs", programs},
           {"simulated_chips", step.simulated_chips},
           {"ops", step.ops_executed},
           {"collectives", step.collectives},
@@ -173,10 +175,10 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   const workloads::OpOptions options = scenario::OpOptionsOf(train);
   const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
   if (train.exact() && (train.every_chip() || train.flows())) {
-    return source.Annotate(sim::Status::InvalidArgument(
-                               "exact simulates one chip per orbit with every transfer; it "
-                               "excludes every_chip and flows"),
-                           "train.exact");
+    return source.Annotate(
+        sim::Status::InvalidArgument("exact simulates one chip per orbit with every transfer; it "
+                                     "excludes every_chip and flows"),
+        "train.exact");
   }
   workloads::StepOptions step_options =
       StepOptionsOf(train.every_chip(), train.flows(), train.exact(), io);
@@ -261,6 +263,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                          : "NO: " + FormatByteSize(-memory.headroom_bytes) + " over the " +
                                FormatByteSize(memory.hbm_bytes) + " of HBM")
          << "\n";
+  io.out << "accuracy    " << StepFidelity(result.step) << "\n";
   io.out << "simulated   " << result.step.simulated_chips << " chips, " << result.step.ops_executed
          << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
          << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
@@ -311,6 +314,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   for (const auto& [name, s] : breakdown) {
     io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }
+  io.out << "accuracy    " << StepFidelity(step) << "\n";
   if (trace) io.out << "trace       " << flags.trace << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }

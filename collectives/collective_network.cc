@@ -109,8 +109,8 @@ CollectiveNetwork::~CollectiveNetwork() = default;
 TransferExecutor* CollectiveNetwork::ExecutorOf(double weight) {
   std::unique_ptr<TransferExecutor>& executor = executors_[weight];
   if (executor == nullptr) {
-    executor = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
-                                                  efficiency_.per_message_overhead, orbits_, weight);
+    executor = std::make_unique<TransferExecutor>(
+        fabric_, engine_, model_, efficiency_.per_message_overhead, orbits_, weight);
   }
   return executor.get();
 }
@@ -274,8 +274,9 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
   AlgorithmChoice choice;
-  PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
-                          BuildCollective(*fabric_, shared, efficiency_, ExecutorOf(weight), &choice));
+  PODSIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<Collective> collective,
+      BuildCollective(*fabric_, shared, efficiency_, ExecutorOf(weight), &choice));
   if (algorithm != nullptr) *algorithm = std::move(choice.algorithm);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();

@@ -630,8 +630,7 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
     }
     for (VertexId rep : request.rank_reps) {
       if (std::find(request.ranks.begin(), request.ranks.end(), rep) == request.ranks.end()) {
-        return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) +
-                                            " is not a rank");
+        return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) + " is not a rank");
       }
     }
     if (algorithm != "ring" && algorithm != "bidi-ring" && algorithm != "line" &&

@@ -373,9 +373,9 @@ void FlowModel::SolveSubset() {
     }
   }
 
-  // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get fixed at the
-  // current lowest level, so an entry's recorded share is a lower bound of the true one: an entry
-  // found stale at the top is re-keyed, and Fix() never touches the heap.
+  // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get
+  // fixed at the current lowest level, so an entry's recorded share is a lower bound of the true
+  // one: an entry found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
     if (unfixed_[r] == 0) continue;

@@ -208,8 +208,8 @@ class FlowModel {
   std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
   std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
   std::vector<double> residual_;
-  std::vector<uint32_t> unfixed_;         // Flows of the set not fixed yet, per resource.
-  std::vector<double> unfixed_weight_;    // Their weights' sum.
+  std::vector<uint32_t> unfixed_;       // Flows of the set not fixed yet, per resource.
+  std::vector<double> unfixed_weight_;  // Their weights' sum.
   std::vector<uint32_t> solve_set_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> changed_;  // Resources whose flows need a max-min check.

@@ -320,8 +320,8 @@ class FlowModelQuotientTest : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(FlowModelQuotientTest, QuotientGivesTheFullModelsTimes) {
   std::mt19937 rng(GetParam());
-  const uint32_t k = 2 + rng() % 5;          // Copies.
-  const uint32_t classes = 3 + rng() % 6;    // Resource classes.
+  const uint32_t k = 2 + rng() % 5;        // Copies.
+  const uint32_t classes = 3 + rng() % 6;  // Resource classes.
   std::vector<double> capacity(classes);
   for (double& c : capacity) c = 1e9 * (1 + static_cast<double>(rng() % 6));
   Engine full_engine, quotient_engine;

@@ -17,8 +17,7 @@ collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind) {
   }
 }
 
-collectives::CollectiveRequest GroupRequest(const topology::System& system,
-                                            const schedule::Op& op,
+collectives::CollectiveRequest GroupRequest(const topology::System& system, const schedule::Op& op,
                                             const std::vector<uint32_t>& ranks,
                                             const std::vector<int>& shape) {
   collectives::CollectiveRequest request;

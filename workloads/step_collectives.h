@@ -18,8 +18,7 @@ collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind);
 
 // The request of collective op `op` over the group `ranks` (rank grid `shape`, MeshGrid::Group):
 // its bytes padded to a whole number per rank, as frameworks pad a tensor.
-collectives::CollectiveRequest GroupRequest(const topology::System& system,
-                                            const schedule::Op& op,
+collectives::CollectiveRequest GroupRequest(const topology::System& system, const schedule::Op& op,
                                             const std::vector<uint32_t>& ranks,
                                             const std::vector<int>& shape);
 

@@ -116,8 +116,8 @@ class Simulation {
         network_(&system.fabric, &engine_, &model_,
                  options.calibrated ? collectives::CalibratedEfficiency(system.fabric)
                                     : collectives::PureFabric(),
-                 Orbits() ? collectives::NetworkMode::kFlows : options.network,
-                 options.rehearsals, Orbits() ? &orbits_ : nullptr) {
+                 Orbits() ? collectives::NetworkMode::kFlows : options.network, options.rehearsals,
+                 Orbits() ? &orbits_ : nullptr) {
     if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
   }
 
@@ -142,8 +142,8 @@ class Simulation {
   struct CanonicalGroup {
     std::vector<uint32_t> ranks;
     std::vector<int> shape;
-    uint32_t rep = 0;      // The lowest representative among its members' orbits: the key.
-    size_t members = 0;    // Distinct representatives among its members: who must arrive.
+    uint32_t rep = 0;       // The lowest representative among its members' orbits: the key.
+    size_t members = 0;     // Distinct representatives among its members: who must arrive.
     size_t stabilizer = 0;  // Elements of the group mapping it onto itself.
     // With a stabilizer > 1, per rank the first rank of its orbit under it (two ranks are in
     // one orbit exactly when they have one representative): CollectiveRequest::rank_reps.
@@ -713,6 +713,24 @@ StepResult Simulation::Collect() {
   for (const ProgramResult& program : result.programs) {
     result.total_flops += program.flops * static_cast<double>(program.chips);
     result.total_model_flops += program.model_flops * static_cast<double>(program.chips);
+  }
+  result.exact = Orbits() || (options_.chips == SimulatedChips::kEveryChip &&
+                              options_.network == collectives::NetworkMode::kFlows);
+  const bool flows = options_.network == collectives::NetworkMode::kFlows;
+  const std::string transfers = flows ? ", every transfer" : ", whole-collective flows";
+  const std::string all = std::to_string(checked_.grid.chip_count());
+  switch (options_.chips) {
+    case SimulatedChips::kOrbits:
+      result.method = "one chip per orbit of the step's symmetry (" +
+                      std::to_string(instances_.size()) + " of " + all + " chips), every transfer";
+      break;
+    case SimulatedChips::kEveryChip:
+      result.method = "every chip" + transfers;
+      break;
+    case SimulatedChips::kOnePerProgram:
+      result.method = "one chip per program with shadow copies" + transfers;
+      result.default_approximation = !flows;
+      break;
   }
   result.simulated_chips = instances_.size();
   result.ops_executed = ops_executed_;

@@ -7,7 +7,8 @@
 // Which chips are simulated:
 //   * kEveryChip: all of them. A collective starts when every member of its group has reached
 //     it; parallel groups contend wherever their routes meet.
-//   * kOnePerProgram (default): one chip per program, the one with coordinate 0 on every mesh
+//   * kOnePerProgram (default, an approximation): one chip per program, the one with coordinate 0
+//   on every mesh
 //     axis its program's `where` leaves free. The chips a program runs on do the same work at the
 //     same times (the schedule is the same and their groups are translations of each other), so
 //     the representative's collectives start as soon as it reaches them, over its own groups.
@@ -78,6 +79,7 @@ class StepObserver {
 enum class SimulatedChips { kOnePerProgram, kEveryChip, kOrbits };
 
 struct StepOptions {
+  // The default is still the approximation (StepResult::exact says so); kOrbits is exact.
   SimulatedChips chips = SimulatedChips::kOnePerProgram;
   // Collectives: the calibrated efficiency model (collectives/efficiency_model.h) or the pure
   // fabric; whole-collective flows or every transfer (collective_network.h).
@@ -122,6 +124,14 @@ struct ProgramResult {
 
 struct StepResult {
   sim::Time step_time;
+  // Whether this is the full simulation's answer: kOrbits, or kEveryChip with every transfer
+  // (kFlows). Otherwise one chip per program or whole-collective flows approximated it.
+  bool exact = false;
+  // How it was simulated, e.g. "one chip per orbit of the step's symmetry (16 of 256 chips),
+  // every transfer".
+  std::string method;
+  // The default approximation (kOnePerProgram with whole-collective flows).
+  bool default_approximation = false;
   std::vector<ProgramResult> programs;
   // Averages over all chips of the system: every simulated chip weighted by the chips it stands
   // for (its program's chips for kOnePerProgram, its orbit for kOrbits).

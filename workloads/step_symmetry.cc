@@ -36,8 +36,8 @@ class SymmetryCheck {
         for (const std::string& name : op.axes()) cls.axes.push_back(grid.AxisIndex(name));
         std::sort(cls.axes.begin(), cls.axes.end());
         const bool known = std::any_of(classes_.begin(), classes_.end(), [&](const Class& c) {
-          return c.program == p && c.axes == cls.axes &&
-                 c.op->collective() == op.collective() && c.op->bytes() == op.bytes();
+          return c.program == p && c.axes == cls.axes && c.op->collective() == op.collective() &&
+                 c.op->bytes() == op.bytes();
         });
         if (!known) classes_.push_back(std::move(cls));
       }
@@ -131,8 +131,7 @@ class SymmetryCheck {
     auto key = std::make_pair(k, ranks.front());
     auto it = rotatable_.find(key);
     if (it != rotatable_.end()) return &it->second;
-    collectives::CollectiveRequest request =
-        GroupRequest(system_, *classes_[k].op, ranks, shape);
+    collectives::CollectiveRequest request = GroupRequest(system_, *classes_[k].op, ranks, shape);
     request.rank_shape = shape;
     PODSIM_ASSIGN_OR_RETURN(std::vector<bool> dims,
                             collectives::RotatableDims(system_.fabric, request));

@@ -48,7 +48,8 @@ void ExpectSameStep(const StepResult& quotient, const StepResult& reference) {
   EXPECT_NEAR(quotient.mean_bubble_s, reference.mean_bubble_s, 1e-9 * step);
   EXPECT_NEAR(quotient.mean_idle_s, reference.mean_idle_s, 1e-9 * step);
   for (const auto& [stream, s] : reference.mean_exposed_s) {
-    const double mine = quotient.mean_exposed_s.count(stream) ? quotient.mean_exposed_s.at(stream) : 0;
+    const double mine =
+        quotient.mean_exposed_s.count(stream) ? quotient.mean_exposed_s.at(stream) : 0;
     EXPECT_NEAR(mine, s, 1e-9 * step) << stream;
   }
 }
@@ -105,13 +106,13 @@ TEST_P(StepSymmetryTrainingTest, QuotientMatchesTheFullSimulation) {
   EXPECT_LE(quotient->step.simulated_chips, c.most_simulated_chips);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, StepSymmetryTrainingTest,
-    ::testing::Values(
-        // Issue 13's third case, at 2 layers.
-        TrainingCase{"tpu-v5p:16x4x4", kSmallLlama, "dp=4,fsdp=32,tp=2,order=tp/dp/fsdp",
-                     1 << 20, 4096, 16},
-        TrainingCase{"tpu-v5p:8x4x4", kSmallLlama, "fsdp=32,tp=4", 1 << 19, 4096, 8}));
+INSTANTIATE_TEST_SUITE_P(Layouts, StepSymmetryTrainingTest,
+                         ::testing::Values(
+                             // Issue 13's third case, at 2 layers.
+                             TrainingCase{"tpu-v5p:16x4x4", kSmallLlama,
+                                          "dp=4,fsdp=32,tp=2,order=tp/dp/fsdp", 1 << 20, 4096, 16},
+                             TrainingCase{"tpu-v5p:8x4x4", kSmallLlama, "fsdp=32,tp=4", 1 << 19,
+                                          4096, 8}));
 
 }  // namespace
 }  // namespace podsim::workloads
