@@ -15,6 +15,7 @@
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "scenario/scenario_build.h"
+#include "sim/check.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "traces/trace_file.h"
@@ -33,6 +34,7 @@ struct CollectiveFlags {
   std::string dst;
   bool sweep = false;
   bool ideal = false;
+  bool reference = false;
   bool json = false;
   std::string trace;
   std::string trace_chips;
@@ -60,6 +62,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
   if (!flags.src.empty()) c->set_src(flags.src);
   if (!flags.dst.empty()) c->set_dst(flags.dst);
   if (flags.ideal) c->set_ideal(true);
+  if (flags.reference) c->set_reference(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
@@ -70,7 +73,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
 scenario::SourceMap FlagsOf() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "--system");
-  for (const char* name : {"op", "bytes", "axes", "algorithm", "src", "dst", "ideal"}) {
+  for (const char* name :
+       {"op", "bytes", "axes", "algorithm", "src", "dst", "ideal", "reference"}) {
     flags.AddFlag(std::string("collective.") + name, std::string("--") + name);
   }
   flags.AddFlag("collective.sweep_bytes", "--sweep-bytes");
@@ -168,7 +172,9 @@ nlohmann::ordered_json ResultJson(double bytes, const collectives::CollectiveRes
                                 {"groups", r.groups},
                                 {"transfers", r.transfers},
                                 {"flows", r.flows},
-                                {"events", r.events}};
+                                {"events", r.events},
+                                {"simulated_ranks", r.simulated_ranks},
+                                {"symmetric", r.symmetric}};
 }
 
 // An error of the collective runner, which names the flag of the field at fault, for the scenario
@@ -198,6 +204,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   request.axes.assign(c.axes().begin(), c.axes().end());
   request.algorithm = c.algorithm();
   request.calibrated = !c.ideal();
+  request.reference = c.reference();
   request.max_transfers = io.max_transfers;
   const bool p2p = *op == collectives::CollectiveOp::kPointToPoint;
   if (p2p && (!c.has_src() || !c.has_dst())) {
@@ -252,8 +259,6 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     sink = std::move(*opened);
     observer = std::make_unique<CollectiveTraceObserver>(&system.fabric, sink.get(), *traced,
                                                          choice->algorithm);
-    request.transfer_observer = observer.get();
-    request.flow_observer = observer.get();
   }
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -265,6 +270,18 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     if (!result.ok()) return RequestError(result.status(), source);
     rows.push_back(ResultJson(bytes, *result));
     results.push_back(*std::move(result));
+  }
+  if (observer) {
+    // The trace shows every traced rank, so it comes from a run of every rank: the same times
+    // (collective_symmetry_test.cc), while the output stays that of the run without tracing.
+    collectives::CollectiveRequest traced = request;
+    traced.transfer_observer = observer.get();
+    traced.flow_observer = observer.get();
+    sim::StatusOr<collectives::CollectiveResult> result =
+        collectives::SimulateCollective(system.fabric, traced);
+    if (!result.ok()) return RequestError(result.status(), source);
+    PODSIM_CHECK(result->time == results.front().time)
+        << "a traced run took " << result->time << ", untraced " << results.front().time;
   }
   if (sink) {
     PODSIM_RETURN_IF_ERROR(
@@ -312,7 +329,11 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "algbw       " << Rate(first.algbw_bytes_per_s) << "\n";
   io.out << "busbw       " << Rate(first.busbw_bytes_per_s) << "\n";
   io.out << "simulated   " << first.transfers << " transfers, " << first.flows << " flows, "
-         << first.events << " events\n";
+         << first.events << " events"
+         << (first.symmetric ? " (one rank per orbit of the torus's translations, exact; "
+                               "--reference simulates every rank)"
+                             : "")
+         << "\n";
   if (sink) io.out << "trace       " << outputs.trace() << "\n";
   return sim::Status::Ok();
 }
@@ -337,6 +358,9 @@ Command AddCollectiveCommand(CLI::App& app) {
   sub->add_flag("--ideal", flags->ideal,
                 "Pure fabric: line rate and hop latencies, without the efficiency model "
                 "calibrated on measured collectives");
+  sub->add_flag("--reference", flags->reference,
+                "Simulate every rank, not one per orbit of the torus's translations (the same "
+                "answer, slower: the brute-force reference)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_option("--trace", flags->trace,
                   "Write a trace of the run: FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");

@@ -13,8 +13,9 @@ namespace podsim::cli {
 
 // "exact: <method>" or "approximate: <method>", with the default approximation's measured error
 // against the full simulation and then `exact_hint`, how to get the full answer.
-std::string StepFidelity(const workloads::StepResult& step,
-                         std::string_view exact_hint = "--exact gives the full simulation's answer");
+std::string StepFidelity(
+    const workloads::StepResult& step,
+    std::string_view exact_hint = "--exact gives the full simulation's answer");
 
 }  // namespace podsim::cli
 

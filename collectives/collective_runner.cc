@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "collectives/phased_collective.h"
 #include "collectives/recursive_doubling.h"
 #include "collectives/transfer_executor.h"
+#include "collectives/translation_group.h"
 #include "sim/engine.h"
 #include "sim/flow_model.h"
 
@@ -583,6 +585,9 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
 struct Plan {
   GroupPlan groups;
   Choice choice;
+  // When set (a lone collective whose groups the translations map onto each other), phased
+  // collectives simulate one member per orbit (SimulateConcurrentCollectives).
+  const TranslationGroup* symmetry = nullptr;
 };
 
 sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request) {
@@ -714,7 +719,8 @@ sim::Status CheckTransfers(const CollectiveRequest& request, const Plan& plan, d
 }
 
 // The share of the ranks simulated: the representatives of CollectiveRequest::rank_reps.
-double SimulatedShare(const CollectiveRequest& request) {
+double SimulatedShare(const CollectiveRequest& request, const Plan& plan) {
+  if (plan.symmetry != nullptr) return 1.0 / static_cast<double>(plan.symmetry->size());
   if (request.rank_reps.empty()) return 1;
   size_t reps = 0;
   for (size_t i = 0; i < request.ranks.size(); ++i) {
@@ -730,9 +736,14 @@ sim::StatusOr<std::unique_ptr<Collective>> MakePhased(TransferExecutor* executor
                                                       std::vector<ExchangePiece> pieces,
                                                       bool pipeline = false) {
   PODSIM_RETURN_IF_ERROR(
-      CheckTransfers(request, plan, EstimatedTransfers(pieces) * SimulatedShare(request)));
+      CheckTransfers(request, plan, EstimatedTransfers(pieces) * SimulatedShare(request, plan)));
+  std::vector<VertexId> members = Members(plan.groups);
+  std::vector<VertexId> reps = request.rank_reps;
+  if (plan.symmetry != nullptr) {
+    for (VertexId member : members) reps.push_back(plan.symmetry->Rep(member));
+  }
   return std::unique_ptr<Collective>(std::make_unique<PhasedCollective>(
-      executor, Members(plan.groups), std::move(pieces), pipeline, request.rank_reps));
+      executor, std::move(members), std::move(pieces), pipeline, reps));
 }
 
 sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
@@ -830,7 +841,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     double steps = 0;
     for (int axis : groups.axes) steps += fabric.shape()[axis] - 1;
     PODSIM_RETURN_IF_ERROR(CheckTransfers(
-        request, plan, EstimatedTransfers(groups, 1, steps) * SimulatedShare(request)));
+        request, plan, EstimatedTransfers(groups, 1, steps) * SimulatedShare(request, plan)));
     return MakePhased(executor, request, plan, MultiAxisPieces(fabric, groups, op, request.bytes));
   } else {
     ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
@@ -903,6 +914,25 @@ sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const Fabric& fabric,
   return AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
 }
 
+// Whether every translation of the torus maps the collective onto itself, ranks rotated along
+// the ring axes it spans: groups from axes (not explicit ranks) on a torus FabricSymmetry
+// translates (every axis longer than 1 wraps and is at least 3 long, so every spanned axis is a
+// ring), the multi-axis algorithm or a ring along one axis, and nothing observing every rank.
+namespace {
+bool IsSymmetric(const Fabric& fabric, const CollectiveRequest& request, const Plan& plan) {
+  if (request.reference || !request.ranks.empty() || request.transfer_observer != nullptr ||
+      request.flow_observer != nullptr || fabric.torus() == nullptr ||
+      !FabricSymmetry(&fabric).translates_torus()) {
+    return false;
+  }
+  const std::string& algorithm = plan.choice.algorithm;
+  // A ring over several axes snakes through the group in chip order, which a translation along
+  // one axis does not rotate.
+  return algorithm == "multi-axis" ||
+         ((algorithm == "ring" || algorithm == "bidi-ring") && plan.groups.axes.size() <= 1);
+}
+}  // namespace
+
 sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
                                                const CollectiveRequest& request) {
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
@@ -941,6 +971,18 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     plans.push_back(std::move(plan));
   }
 
+  // A lone collective over the axes of a torus every translation maps onto itself: one rank
+  // per orbit (all ranks are alike), exactly.
+  std::optional<TranslationGroup> symmetry;
+  LinkOrbits orbits;
+  if (requests.size() == 1 && IsSymmetric(fabric, requests[0], plans[0])) {
+    symmetry = TranslationGroup::OfSteps(&fabric, std::vector<int>(fabric.shape().size(), 1));
+    if (symmetry) {
+      orbits = symmetry->Orbits();
+      plans[0].symmetry = &*symmetry;
+    }
+  }
+
   sim::Engine engine;
   sim::FlowModel model(&engine);
   InstallEfficientLinks(fabric, efficiency, &model);
@@ -948,7 +990,8 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   std::vector<sim::FlowObserver*> flow_observers;
   for (const CollectiveRequest& request : requests) {
     executors.push_back(std::make_unique<TransferExecutor>(
-        &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead));
+        &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead,
+        symmetry ? &orbits : nullptr));
     executors.back()->SetObserver(request.transfer_observer);
     if (request.flow_observer != nullptr &&
         std::find(flow_observers.begin(), flow_observers.end(), request.flow_observer) ==
@@ -1003,6 +1046,13 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     // Flows and events are the shared engine's: per collective only when it ran alone.
     result.flows = model.completed_flows();
     result.events = engine.executed_events();
+    result.symmetric = plan.symmetry != nullptr;
+    result.simulated_ranks =
+        op == CollectiveOp::kPointToPoint
+            ? 2
+            : (result.symmetric
+                   ? 1
+                   : static_cast<uint64_t>(plan.groups.group_size) * plan.groups.groups.size());
     results.push_back(std::move(result));
   }
   return results;

@@ -104,6 +104,12 @@ struct CollectiveRequest {
   // (EstimatedTransfers) may not exceed it; OutOfRange naming the estimate, the limit and
   // --max-transfers otherwise.
   uint64_t max_transfers = kDefaultMaxTransfers;
+  // false (default): a lone collective over torus axes whose translations map it onto itself
+  // (every axis wrapped, a ring or multi-axis algorithm) simulates one rank per orbit of the
+  // translations, each transfer a flow class on the link orbits -- exactly the full simulation
+  // (docs/architecture.md, "The symmetric quotient"). true: every rank of every group, the
+  // brute-force reference (--reference). Observers always see every rank.
+  bool reference = false;
 };
 
 struct CollectiveResult {
@@ -117,6 +123,9 @@ struct CollectiveResult {
   uint64_t transfers = 0;
   uint64_t flows = 0;
   uint64_t events = 0;
+  // Ranks simulated (all of them, or one per orbit of the torus's translations).
+  uint64_t simulated_ranks = 0;
+  bool symmetric = false;  // One rank per orbit.
 };
 
 // The algorithm SimulateCollective runs for `request` (validated as it would be), and why.

@@ -108,7 +108,7 @@ TEST(ScenarioFileTest, UnknownFieldSuggestsTheNearestName) {
                     "  bites: 1e9\n"
                     "}\n"),
             "t.textproto:4:3: unknown field 'bites' in Collective (did you mean 'bytes'?); "
-            "fields: op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal");
+            "fields: op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference");
 }
 
 TEST(ScenarioFileTest, CommandLineSpellingsGetTheSchemaName) {

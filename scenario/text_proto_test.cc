@@ -35,7 +35,7 @@ TEST(TextProtoTest, ErrorsPointAtTheStartOfTheName) {
   // protobuf notices the unknown name at the ':' after it; the tab counts to column 9.
   EXPECT_EQ(ErrorOf("collective {\n\tbites: 1\n}\n", &scenario),
             "f.textproto:2:9: unknown field 'bites' in Collective (did you mean 'bytes'?); fields: "
-            "op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal");
+            "op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference");
   // A hyphenated name is reported whole.
   EXPECT_THAT(ErrorOf("train { batch-tokens: 1 }\n", &scenario),
               StartsWith("f.textproto:1:9: unknown field 'batch-tokens' in Train (did you mean "
