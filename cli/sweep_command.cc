@@ -73,6 +73,9 @@ struct Entry {
   double lower_bound_s = 0;
   std::optional<workloads::TrainingResult> result;
   std::string error;
+  // The simulation is beyond podsim's limits (OutOfRange: the work bound, the time horizon): the
+  // layout is listed as not simulated, and the sweep goes on.
+  bool beyond_limits = false;
 };
 
 // The part of the step that is not compute and takes the longest, or "compute".
@@ -236,6 +239,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   const bool progress = !outputs.json() && !outputs.csv() && isatty(STDERR_FILENO);
   std::vector<double> best;  // Step times simulated so far, ascending.
   size_t simulated = 0;
+  size_t beyond_limits = 0;  // Simulations refused by the work bound or the horizon.
+  std::string first_beyond;
   size_t next = 0;
   while (next < fitting.size()) {
     const double kth = best.size() >= top ? best[top - 1] : 0;
@@ -257,12 +262,19 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             entry->result = std::move(*result);
           } else {
             entry->error = result.status().message();
+            entry->beyond_limits = result.status().code() == sim::Status::Code::kOutOfRange;
           }
         });
       }
       pool.join();
     }
     for (size_t i = next; i < end; ++i) {
+      if (fitting[i].beyond_limits) {
+        if (beyond_limits++ == 0) {
+          first_beyond = "layout " + fitting[i].candidate.Name() + ": " + fitting[i].error;
+        }
+        continue;
+      }
       if (!fitting[i].error.empty()) {
         return sim::Status::InvalidArgument("layout " + fitting[i].candidate.Name() + ": " +
                                             fitting[i].error);
@@ -308,6 +320,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
                              {"skipped_by_lower_bound", skipped},
+                             {"beyond_limits", beyond_limits},
                              {"exact", !ranked.empty() && ranked.front()->result->step.exact},
                              {"layouts", layouts}};
     io.out << j.dump(2) << "\n";
@@ -335,6 +348,11 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     io.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
   io.out << "; " << simulated << " simulated; " << skipped
          << " skipped (their compute and dependencies alone exceed the top " << top << ")\n";
+  if (beyond_limits > 0) {
+    io.out << "unranked    " << beyond_limits
+           << " simulated layout(s) beyond podsim's limits, not ranked (" << first_beyond
+           << ")\n";
+  }
   if (!ranked.empty()) {
     io.out << "accuracy    "
            << StepFidelity(ranked.front()->result->step,

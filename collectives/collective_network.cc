@@ -122,7 +122,8 @@ uint64_t CollectiveNetwork::transfers() const {
 }
 
 uint64_t CollectiveNetwork::all_transfers() const {
-  return transfers() + (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
+  return transfers() + cached_transfers_ +
+         (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
@@ -176,6 +177,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   if (it != records_.end()) return &it->second;
   if (shared_ != nullptr) {
     if (std::optional<Record> found = shared_->Find(key)) {
+      cached_transfers_ += found->transfers;
       return &records_.emplace(std::move(key), std::move(*found)).first->second;
     }
   }
@@ -188,6 +190,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
                           BuildCollective(*fabric_, alone, efficiency_, r.executor.get(), &choice));
   // The rehearsal's clock runs on from one request to the next; durations are differences.
   const sim::Time start = r.engine.now();
+  const uint64_t transfers_before = r.executor->transfers();
   sim::Time end = sim::Time::Max();
   r.recorder.Clear();
   r.engine.Schedule(efficiency_.launch_latency,
@@ -199,6 +202,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   PODSIM_CHECK(end != sim::Time::Max()) << "a collective never completed in rehearsal";
   const LinkBytesRecorder& recorder = r.recorder;
   Record record;
+  record.transfers = r.executor->transfers() - transfers_before;
   record.duration = end - start;
   record.algorithm = std::move(choice.algorithm);
   double slowest = 0;  // Largest bytes / bandwidth over the links.

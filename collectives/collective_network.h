@@ -111,6 +111,7 @@ class CollectiveNetwork {
   RehearsalCache* shared_;
   const LinkOrbits* orbits_;
   uint64_t translated_ = 0;
+  uint64_t cached_transfers_ = 0;  // Of the records found in the shared cache.
   // kFlows: one executor per flow-class weight.
   std::map<double, std::unique_ptr<TransferExecutor>> executors_;
   TransferExecutor* ExecutorOf(double weight);

@@ -33,6 +33,10 @@ struct RehearsalRecord {
   double rate = 0;                          // The slowest bottleneck link's bandwidth.
   sim::Time latency;                        // duration - bytes / rate.
   std::string algorithm;                    // What the rehearsal ran (for traces).
+  // The transfers the rehearsal simulated: a network that finds the record in a shared cache
+  // charges them to its work bound as if it had rehearsed, so whether a simulation exceeds the
+  // bound does not depend on which thread rehearsed first.
+  uint64_t transfers = 0;
 };
 
 class RehearsalCache {

@@ -560,9 +560,9 @@ void Simulation::StartCollective(int inst, int op) {
     }
   }
   if (!status.ok()) {
-    Fail(sim::Status::InvalidArgument(
-        "schedule: program '" + schedule_.programs(instance.program).name() + "' op " +
-        std::to_string(op) + " '" + spec.name() + "': " + status.message()));
+    // The collective's own code stays: OutOfRange (the work bound) is not a bad schedule.
+    Fail(status.WithContext("schedule: program '" + schedule_.programs(instance.program).name() +
+                            "' op " + std::to_string(op) + " '" + spec.name() + "'"));
   }
 }
 
