@@ -298,6 +298,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     }
     return a->candidate.Name() < b->candidate.Name();
   });
+  if (ranked.empty() && beyond_limits > 0) {
+    return sim::Status::OutOfRange("no simulated layout is within podsim's limits; the first: " +
+                                   first_beyond);
+  }
   if (ranked.size() > top) ranked.resize(top);
   const size_t skipped = fitting.size() - simulated;
 
@@ -350,8 +354,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
          << " skipped (their compute and dependencies alone exceed the top " << top << ")\n";
   if (beyond_limits > 0) {
     io.out << "unranked    " << beyond_limits
-           << " simulated layout(s) beyond podsim's limits, not ranked (" << first_beyond
-           << ")\n";
+           << " simulated layout(s) beyond podsim's limits, not ranked (" << first_beyond << ")\n";
   }
   if (!ranked.empty()) {
     io.out << "accuracy    "

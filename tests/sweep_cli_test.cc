@@ -112,5 +112,21 @@ TEST(SweepCliTest, BadInputGetsOneClearError) {
             "podsim: error: no layout of " + std::string(kModel).substr(0, 32));
 }
 
+// Layouts beyond the work bound are not ranked, and the count says so; the same with every
+// --jobs (shared rehearsals are charged to every layout that uses them). Nothing within it: one
+// clear error.
+TEST(SweepCliTest, LayoutsBeyondTheWorkBoundAreListedNotRanked) {
+  Outcome one = Podsim(Sweep("tpu-v5e:2x4", {"--jobs", "1", "--max-transfers", "200"}));
+  Outcome two = Podsim(Sweep("tpu-v5e:2x4", {"--jobs", "2", "--max-transfers", "200"}));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_NE(one.out.find("\"beyond_limits\": "), std::string::npos);
+  EXPECT_EQ(one.out.find("\"beyond_limits\": 0,"), std::string::npos) << one.out;
+  Outcome none = Podsim(Sweep("tpu-v5e:2x4", {"--max-transfers", "2"}));
+  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.err.rfind("podsim: error: no simulated layout is within podsim's limits", 0), 0u)
+      << none.err;
+}
+
 }  // namespace
 }  // namespace podsim::cli
