@@ -102,24 +102,13 @@ CollectiveNetwork::CollectiveNetwork(const topology::Fabric* fabric, sim::Engine
                (shared_->fabric() == fabric_ && shared_->efficiency() == efficiency_))
       << "a shared rehearsal cache of another fabric or efficiency model";
   InstallEfficientLinks(*fabric_, efficiency_, model_);
+  executor_ = std::make_unique<TransferExecutor>(fabric_, engine_, model_,
+                                                 efficiency_.per_message_overhead, orbits_);
 }
 
 CollectiveNetwork::~CollectiveNetwork() = default;
 
-TransferExecutor* CollectiveNetwork::ExecutorOf(double weight) {
-  std::unique_ptr<TransferExecutor>& executor = executors_[weight];
-  if (executor == nullptr) {
-    executor = std::make_unique<TransferExecutor>(
-        fabric_, engine_, model_, efficiency_.per_message_overhead, orbits_, weight);
-  }
-  return executor.get();
-}
-
-uint64_t CollectiveNetwork::transfers() const {
-  uint64_t transfers = 0;
-  for (const auto& [weight, executor] : executors_) transfers += executor->transfers();
-  return transfers;
-}
+uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
 uint64_t CollectiveNetwork::all_transfers() const {
   return transfers() + cached_transfers_ +
@@ -240,9 +229,7 @@ sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest
 }
 
 sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                                      std::string* algorithm, double weight) {
-  PODSIM_CHECK(weight == 1 || (orbits_ != nullptr && weight > 0 && std::isfinite(weight)))
-      << "flow class weight " << weight << " without a quotient";
+                                      std::string* algorithm) {
   if (request.per_message_overhead != sim::Time::Zero()) {
     return sim::Status::InvalidArgument(
         "a collective network applies its own per-message overhead; the request's must be 0");
@@ -278,9 +265,8 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
   AlgorithmChoice choice;
-  PODSIM_ASSIGN_OR_RETURN(
-      std::unique_ptr<Collective> collective,
-      BuildCollective(*fabric_, shared, efficiency_, ExecutorOf(weight), &choice));
+  PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
+                          BuildCollective(*fabric_, shared, efficiency_, executor_.get(), &choice));
   if (algorithm != nullptr) *algorithm = std::move(choice.algorithm);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();

@@ -21,10 +21,10 @@
 //     translate.
 //
 // Symmetric quotient (`orbits`, kFlows only): the flow model holds one resource per link orbit
-// of a translation group (link_orbits.h), and a launched collective's flows stand for their
-// images under the group, with the weight the launch gives (transfer_executor.h): the network
-// then carries exactly the load of the full simulation of every image (workloads/
-// step_simulator.h, SimulatedChips::kOrbits).
+// of a translation group (link_orbits.h), and a launched collective's flows, one per orbit of
+// transfers (CollectiveRequest::rank_reps), stand for their images under the group
+// (transfer_executor.h): the network then carries exactly the load of the full simulation of every
+// image (workloads/ step_simulator.h, SimulatedChips::kOrbits).
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -71,10 +71,9 @@ class CollectiveNetwork {
   // ignored: the network's model applies) and starts it now: the launch latency, then its
   // transfers. `on_done` runs when every rank has finished, never within this call. `algorithm`,
   // when not null, receives the algorithm the collective runs (AlgorithmNames()), for traces;
-  // asking changes nothing. `weight` (> 0; not 1 only with `orbits`) is the weight of the
-  // collective's flows on the link orbits, before their multiplicities.
+  // asking changes nothing.
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                     std::string* algorithm = nullptr, double weight = 1);
+                     std::string* algorithm = nullptr);
 
   // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);
@@ -112,9 +111,7 @@ class CollectiveNetwork {
   const LinkOrbits* orbits_;
   uint64_t translated_ = 0;
   uint64_t cached_transfers_ = 0;  // Of the records found in the shared cache.
-  // kFlows: one executor per flow-class weight.
-  std::map<double, std::unique_ptr<TransferExecutor>> executors_;
-  TransferExecutor* ExecutorOf(double weight);
+  std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;
   std::unique_ptr<Rehearsal> rehearsal_;
   std::vector<uint32_t> busy_;  // Per link: whole collectives running with it as a bottleneck.

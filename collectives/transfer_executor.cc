@@ -12,15 +12,13 @@ namespace podsim::collectives {
 
 TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* engine,
                                    sim::FlowModel* model, sim::Time per_message_overhead,
-                                   const LinkOrbits* orbits, double weight)
+                                   const LinkOrbits* orbits)
     : fabric_(fabric),
       engine_(engine),
       model_(model),
       per_message_overhead_(per_message_overhead),
-      orbits_(orbits),
-      weight_(weight) {
+      orbits_(orbits) {
   PODSIM_CHECK(fabric_ && engine_ && model_) << "TransferExecutor needs a fabric, engine and model";
-  PODSIM_CHECK(weight_ > 0 && std::isfinite(weight_)) << "flow class weight " << weight_;
   PODSIM_CHECK(orbits_ == nullptr || orbits_->canonical.size() == fabric_->link_count())
       << "link orbits of another fabric";
   PODSIM_CHECK(model_->resource_count() == fabric_->link_count())
@@ -163,7 +161,7 @@ void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst,
 void TransferExecutor::AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec) const {
   double weight = 1;
   if (resource.value < fabric_->link_count()) {
-    weight = weight_ * orbits_->multiplicity[resource.value];
+    weight = orbits_->multiplicity[resource.value];
     PODSIM_CHECK(weight > 0) << "a flow of a symmetric quotient crosses link " << resource.value
                              << ", which its group does not act on";
     resource = sim::ResourceId{orbits_->canonical[resource.value]};

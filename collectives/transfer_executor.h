@@ -18,11 +18,10 @@
 // so the send completes at s + L + bytes / rate, as on a pipelined link.
 //
 // Symmetric quotient (link_orbits.h): with `orbits`, every link of a route stands for its orbit's
-// canonical link, and the flow crosses it with weight `weight` x multiplicity x the number of
-// the route's links in that orbit (sim/flow_model.h, "Weights"). `weight` is 1 for a flow class
-// of one flow per orbit, 1/|S| when the caller runs all of a group's transfers and S, the
-// elements mapping the group onto itself, maps them onto each other. Resources that are not links
-// (a switch's reduction engine, owned by one collective) keep weight 1.
+// canonical link, and the flow crosses it with weight multiplicity x the number of the route's
+// links in that orbit (sim/flow_model.h, "Weights"): each transfer is one per orbit of
+// transfers. Resources that are not links (a switch's reduction engine, owned by one
+// collective) keep weight 1.
 
 #ifndef PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
 #define PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
@@ -53,8 +52,7 @@ class TransferExecutor {
   // outlive the executor.
   // `orbits`, when not null, must outlive the executor.
   TransferExecutor(const topology::Fabric* fabric, sim::Engine* engine, sim::FlowModel* model,
-                   sim::Time per_message_overhead, const LinkOrbits* orbits = nullptr,
-                   double weight = 1);
+                   sim::Time per_message_overhead, const LinkOrbits* orbits = nullptr);
   TransferExecutor(const TransferExecutor&) = delete;
   TransferExecutor& operator=(const TransferExecutor&) = delete;
 
@@ -99,7 +97,6 @@ class TransferExecutor {
   sim::FlowModel* model_;
   sim::Time per_message_overhead_;
   const LinkOrbits* orbits_;
-  double weight_;
   uint64_t transfers_ = 0;
   double bytes_sent_ = 0;
   TransferObserver* observer_ = nullptr;

@@ -200,6 +200,9 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
       EXPECT_FALSE(outcome.approximate->exact);
       const double error =
           outcome.approximate->step_time.ToSeconds() / outcome.reference.step_time.ToSeconds() - 1;
+      // What the accuracy line quotes (step_simulator.h) must hold on every case.
+      EXPECT_GE(error, workloads::kApproximationErrorLow) << outcome.what;
+      EXPECT_LE(error, workloads::kApproximationErrorHigh) << outcome.what;
       if (error < fastest) fastest_case = outcome.what;
       fastest = std::min(fastest, error);
       slowest = std::max(slowest, error);

@@ -45,6 +45,9 @@ class SymmetryCheck {
     index_in_.assign(grid.chip_count(), -1);
   }
 
+  // Distinct collectives checked per shift.
+  size_t classes() const { return classes_.size(); }
+
   // Whether `shift` maps the workload onto itself.
   sim::StatusOr<bool> Preserves(const FabricSymmetry::Shift& shift) {
     const MeshGrid& grid = checked_.grid;
@@ -160,6 +163,18 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
   }
   SymmetryCheck check(system, schedule, checked);
   std::vector<int> steps = fabric.shape();
+  // Each candidate shift walks every chip once per distinct collective: bounded before it is
+  // spent (a schedule of many distinct collectives on a large torus). Past the bound the group is
+  // trivial, which simulates every chip: still exact, and the step's own bounds then apply.
+  constexpr double kMaxCheckWork = 2e8;
+  double shifts = 0;
+  for (int length : steps) {
+    for (int d = 1; d < length; ++d) shifts += length % d == 0 ? 1 : 0;
+  }
+  if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
+      kMaxCheckWork) {
+    return trivial;
+  }
   for (size_t a = 0; a < steps.size(); ++a) {
     const int length = steps[a];
     for (int d = 1; d < length; ++d) {
