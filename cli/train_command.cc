@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
@@ -19,6 +20,7 @@
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
+#include "workloads/precision.h"
 #include "workloads/training.h"
 #include "workloads/training_schedule.h"
 
@@ -34,6 +36,8 @@ struct TrainFlags {
   std::string seq;
   std::string recompute = "none";
   std::string attention = "flash";
+  std::string precision;
+  std::string flops_convention = "full";
   std::string write_schedule;
   std::string trace;
   std::string trace_chips;
@@ -61,6 +65,11 @@ workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact, co
   if (flows) options.network = collectives::NetworkMode::kFlows;
   if (exact) options.chips = workloads::SimulatedChips::kOrbits;
   return options;
+}
+
+// "full" or "causal": how the step's MFU and HFU count attention (--flops-convention).
+std::string_view ConventionName(const workloads::OpOptions& options) {
+  return options.model_flops_count == workloads::AttentionCount::kCausal ? "causal" : "full";
 }
 
 // One of `names` (index), or InvalidArgument naming the flag with a suggestion.
@@ -113,9 +122,18 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
                           Choose("--recompute", flags.recompute, {"none", "selective", "full"}));
   PODSIM_ASSIGN_OR_RETURN(size_t attention,
                           Choose("--attention", flags.attention, {"flash", "materialized"}));
+  PODSIM_ASSIGN_OR_RETURN(size_t convention,
+                          Choose("--flops-convention", flags.flops_convention, {"full", "causal"}));
+  if (!flags.precision.empty()) {
+    const std::vector<std::string> recipes = workloads::PrecisionRecipeNames();
+    PODSIM_RETURN_IF_ERROR(Choose("--precision", flags.precision,
+                                  std::vector<std::string_view>(recipes.begin(), recipes.end()))
+                               .status());
+  }
   scenario::Scenario s;
   s.mutable_system()->set_preset(flags.system);
   scenario::Train* train = s.mutable_train();
+  if (!flags.precision.empty()) train->set_precision(flags.precision);
   train->mutable_model()->set_preset(flags.model);
   train->mutable_layout()->set_text(flags.layout);
   train->set_batch_tokens(tokens);
@@ -124,6 +142,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
       scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
   if (recompute != 0) train->set_recompute(kRecompute[recompute]);
   if (attention != 0) train->set_attention(scenario::Train::MATERIALIZED);
+  if (convention != 0) train->set_flops_convention(scenario::Train::CAUSAL_PAIRS);
   if (flags.every_chip) train->set_every_chip(true);
   if (flags.flows) train->set_flows(true);
   if (flags.exact) train->set_exact(true);
@@ -142,11 +161,14 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("train.layout", "--layout");
   flags.AddFlag("train.batch_tokens", "--batch-tokens");
   flags.AddFlag("train.seq", "--seq");
-  for (const char* path : {"train.microbatches", "train.schedule", "train.virtual_stages"}) {
+  for (const char* path :
+       {"train.microbatches", "train.micro_batch_size", "train.schedule", "train.virtual_stages"}) {
     flags.AddFlag(path, "--layout");  // Part of the --layout text.
   }
   flags.AddFlag("train.recompute", "--recompute");
   flags.AddFlag("train.attention", "--attention");
+  flags.AddFlag("train.precision", "--precision");
+  flags.AddFlag("train.flops_convention", "--flops-convention");
   flags.AddFlag("train.every_chip", "--every-chip");
   flags.AddFlag("train.flows", "--flows");
   flags.AddFlag("train.exact", "--exact");
@@ -218,6 +240,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"tokens_per_s", result.tokens_per_s},
                              {"mfu", result.mfu},
                              {"hfu", result.hfu},
+                             {"flops_convention", ConventionName(options)},
+                             {"precision", options.precision.name},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -244,7 +268,11 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   std::snprintf(line, sizeof line, "%.4g", result.tokens_per_s);
   io.out << "tokens/s    " << line << "\n";
   io.out << "MFU         " << FormatPercent(result.mfu) << " (HFU " << FormatPercent(result.hfu)
-         << ")\n";
+         << "; attention counted over "
+         << (options.model_flops_count == workloads::AttentionCount::kCausal
+                 ? "the causal T(T+1)/2 query-key pairs"
+                 : "all T^2 query-key pairs")
+         << ", HFU adds recomputation)\n";
   io.out << "breakdown   (mean per chip)\n";
   for (const auto& [name, seconds] : result.breakdown) {
     std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(),
@@ -253,9 +281,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     io.out << line;
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
-         << memory.stage << "): params " << FormatByteSize(memory.param_bytes) << ", grads "
-         << FormatByteSize(memory.grad_bytes) << ", optimizer "
-         << FormatByteSize(memory.optimizer_bytes) << ", activations "
+         << memory.stage << ", precision " << options.precision.name << "): params "
+         << FormatByteSize(memory.param_bytes) << ", grads " << FormatByteSize(memory.grad_bytes)
+         << ", optimizer " << FormatByteSize(memory.optimizer_bytes) << ", activations "
          << FormatByteSize(memory.activation_bytes) << ", buffers "
          << FormatByteSize(memory.buffer_bytes) << "\n";
   io.out << "fits        "
@@ -300,7 +328,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
                              {"step_time_s", seconds},
                              {"tokens_per_s", tokens_per_s},
                              {"mfu", step.total_model_flops / peak},
-                             {"hfu", step.total_flops / peak},
+                             {"hfu", step.total_hfu_flops / peak},
                              {"breakdown", breakdown},
                              {"simulation", StepJson(step)}};
     io.out << j.dump(2) << "\n";
@@ -310,7 +338,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   io.out << "system      " << system.name << "\n";
   io.out << "step time   " << FormatSeconds(seconds) << "\n";
   io.out << "MFU         " << FormatPercent(step.total_model_flops / peak) << " (HFU "
-         << FormatPercent(step.total_flops / peak) << ")\n";
+         << FormatPercent(step.total_hfu_flops / peak) << ")\n";
   for (const auto& [name, s] : breakdown) {
     io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }
@@ -354,13 +382,20 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
       ->required();
   sub->add_option("--layout", flags->layout,
-                  "dp=..,fsdp=..,tp=..,pp=..[,sp=1][,microbatches=..][,schedule=gpipe|1f1b|"
-                  "interleaved][,virtual_stages=..]")
+                  "dp=..,fsdp=..,tp=..,pp=..[,sp=1][,microbatches=N|mbs=N][,schedule=gpipe|"
+                  "1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs microbatches= "
+                  "or mbs= (sequences per microbatch per data shard)")
       ->required();
   sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
   sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
   sub->add_option("--attention", flags->attention, "flash (default) or materialized");
+  sub->add_option("--flops-convention", flags->flops_convention,
+                  "How MFU and HFU count attention: full (default; all T^2 query-key pairs, "
+                  "PaLM and Megatron-LM) or causal (the T(T+1)/2 unmasked pairs)");
+  sub->add_option("--precision", flags->precision,
+                  "Bytes kept per parameter: zero (default; bf16 params and grads, fp32 master "
+                  "and Adam, 16 B), megatron (fp32 main grads, 18 B) or book (10 B)");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);

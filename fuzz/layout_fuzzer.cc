@@ -6,9 +6,11 @@
 //   bits 0-2  the model: the presets in ModelPresetNames() order, then a small custom model
 //             (6 layers, 8 heads, 2 kv heads) whose divisors let small layouts validate;
 //   bit 3     the chip count: the layout's own dp*fsdp*tp*pp (saturated), or 8960 (a v5p pod);
-//   bits 4-5  the batch in sequences: dp*fsdp*microbatches times 1 or 2, 1024, or 0 (invalid);
+//   bits 4-5  the batch in sequences: dp*fsdp*microbatches (times mbs) times 1 or 2, 1024, or 0
+//             (invalid); an mbs= layout is resolved against it first;
 //   bits 6-7  the sequence length: 4096, 2048, 1 or 3.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -53,24 +55,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   podsim::sim::StatusOr<wl::Layout> parsed = wl::ParseLayout(text);
   if (!parsed.ok()) return 0;
-  const wl::Layout& layout = *parsed;
+  const wl::Layout& stated = *parsed;
 
   // The canonical text reads back as the same layout.
-  const std::string canonical = layout.ToString();
+  const std::string canonical = stated.ToString();
   podsim::sim::StatusOr<wl::Layout> again = wl::ParseLayout(canonical);
   PODSIM_FUZZ_CHECK(again.ok(), "ParseLayout(ToString()) failed: " + again.status().ToString());
   PODSIM_FUZZ_CHECK(again->ToString() == canonical,
                     canonical + " read back as " + again->ToString());
-  (void)layout.MeshAxes();
+  (void)stated.MeshAxes();
 
   const std::vector<wl::ModelSpec>& models = Models();
   const wl::ModelSpec& model = models[(selector & 7) % models.size()];
   const int64_t chips =
-      (selector & 8) ? 8960 : Product({layout.dp, layout.fsdp, layout.tp, layout.pp});
-  const int64_t split = Product({layout.dp, layout.fsdp, layout.microbatches});
+      (selector & 8) ? 8960 : Product({stated.dp, stated.fsdp, stated.tp, stated.pp});
+  const int64_t split = Product({stated.dp, stated.fsdp, stated.microbatch_count(),
+                                 std::max<int64_t>(stated.micro_batch_size, 1)});
   const int64_t sequences[] = {split, Product({split, 2}), 1024, 0};
   const int64_t seqs[] = {4096, 2048, 1, 3};
   const wl::BatchSpec batch{sequences[(selector >> 4) & 3], seqs[(selector >> 6) & 3]};
+  podsim::sim::StatusOr<wl::Layout> resolved = wl::ResolveMicrobatches(stated, batch);
+  if (!resolved.ok()) return 0;
+  const wl::Layout& layout = *resolved;
   if (!wl::ValidateLayout(layout, model, chips, batch).ok()) return 0;
 
   // What a valid layout promises (ShapeOf's REQUIRES, LayersOfStage's contract).

@@ -478,6 +478,27 @@ sim::StatusOr<workloads::Layout> BuildTrainLayout(const Train& train, const Sour
         source, "train.virtual_stages",
         "virtual_stages=" + std::to_string(layout.virtual_stages) + " needs schedule: INTERLEAVED");
   }
+  if (train.has_micro_batch_size()) {
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, "train.micro_batch_size", train.micro_batch_size(), 1, kMaxLayoutAxis));
+    if (text && layout.micro_batch_size != defaults.micro_batch_size &&
+        layout.micro_batch_size != train.micro_batch_size()) {
+      return conflict("micro_batch_size", std::to_string(train.micro_batch_size()),
+                      std::to_string(layout.micro_batch_size));
+    }
+    layout.micro_batch_size = train.micro_batch_size();
+  }
+  if (layout.micro_batch_size > 0 && train.seq() > 0 && train.batch_tokens() % train.seq() == 0) {
+    // The count follows from the batch (an invalid batch is the caller's error to report).
+    const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
+    sim::StatusOr<workloads::Layout> resolved = workloads::ResolveMicrobatches(layout, batch);
+    if (!resolved.ok()) {
+      return source.Annotate(resolved.status(), train.has_micro_batch_size()
+                                                    ? "train.micro_batch_size"
+                                                    : "train.layout");
+    }
+    layout = *resolved;
+  }
   return layout;
 }
 
@@ -501,6 +522,15 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   options.attention = train.attention() == Train::MATERIALIZED
                           ? workloads::AttentionKernel::kMaterialized
                           : workloads::AttentionKernel::kFlash;
+  if (train.flops_convention() == Train::CAUSAL_PAIRS) {
+    options.model_flops_count = workloads::AttentionCount::kCausal;
+  }
+  if (train.has_precision()) {
+    // CheckScenario has named a bad recipe; an unchecked one keeps the default.
+    sim::StatusOr<workloads::PrecisionRecipe> recipe =
+        workloads::PrecisionRecipeNamed(train.precision());
+    if (recipe.ok()) options.precision = *recipe;
+  }
   return options;
 }
 

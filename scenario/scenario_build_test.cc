@@ -171,6 +171,25 @@ TEST(ScenarioBuildTest, TrainLayoutMergesTrainFields) {
             "train.virtual_stages: virtual_stages=2 needs schedule: INTERLEAVED");
 }
 
+// Issue 14: micro_batch_size gives the microbatch count from the batch, as the text's mbs= does.
+TEST(ScenarioBuildTest, MicroBatchSizeGivesTheCount) {
+  Train train;
+  train.mutable_layout()->set_text("dp=2,pp=4");
+  train.set_batch_tokens(64 * 4096);
+  train.set_seq(4096);
+  train.set_micro_batch_size(4);
+  sim::StatusOr<workloads::Layout> layout = BuildTrainLayout(train);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->ToString(), "dp=2,fsdp=1,tp=1,pp=4,microbatches=8,mbs=4");
+  train.set_micro_batch_size(5);
+  EXPECT_EQ(BuildTrainLayout(train).status().message(),
+            "train.micro_batch_size: layout dp=2,fsdp=1,tp=1,pp=4,mbs=5: the batch of 64 "
+            "sequences must be a multiple of dp*fsdp*mbs = 10");
+  train.mutable_layout()->set_text("dp=2,pp=4,mbs=2");
+  EXPECT_EQ(BuildTrainLayout(train).status().message(),
+            "train.micro_batch_size: 5 conflicts with micro_batch_size=2 in train.layout.text");
+}
+
 TEST(ScenarioBuildTest, CollectiveOpNamesMatchTheCommandLine) {
   for (int v = Collective::Op_MIN + 1; v <= Collective::Op_MAX; ++v) {
     const auto op = static_cast<Collective::Op>(v);

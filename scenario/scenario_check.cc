@@ -9,6 +9,7 @@
 #include "scenario/scenario_build.h"
 #include "scenario/scenario_file.h"
 #include "topology/names.h"
+#include "workloads/precision.h"
 
 namespace podsim::scenario {
 
@@ -156,6 +157,13 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   }
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.attention", Train::Attention_descriptor(),
                                    t.attention(), t.has_attention(), false));
+  PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.flops_convention",
+                                   Train::FlopsConvention_descriptor(), t.flops_convention(),
+                                   t.has_flops_convention(), false));
+  if (t.has_precision()) {
+    PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::PrecisionRecipeNamed(t.precision()).status(),
+                                           "train.precision"));
+  }
   for (int i = 0; i < t.saved_ops_size(); ++i) {
     const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
     if (t.recompute() != Train::SAVE_NAMED) {

@@ -116,7 +116,7 @@ Outcome RunCase(uint32_t seed) {
     EXPECT_TRUE(layout.ok()) << text << ": " << layout.status();
     if (!layout.ok()) return out;
     const int64_t seq = 256;
-    const workloads::BatchSpec batch{int64_t{dp} * fsdp * layout->microbatches, seq};
+    const workloads::BatchSpec batch{int64_t{dp} * fsdp * layout->microbatch_count(), seq};
     if (!workloads::ValidateLayout(*layout, *model, chips, batch).ok()) return out;
     out.what = "train --system " + system_text + " --model " + model->name + " --layout " + text +
                " --batch-tokens " + std::to_string(batch.tokens()) + " --seq 256";

@@ -92,6 +92,19 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "--batch-tokens", "4X", "--seq", "4096"},
        "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M or 1Mi "
        "(got '4X')\n"},
+      {With(kTrain, {"--precision", "fp32"}),
+       "podsim: error: --precision: unknown value 'fp32'; expected zero, megatron, book\n"},
+      {With(kTrain, {"--flops-convention", "half"}),
+       "podsim: error: --flops-convention: unknown value 'half'; expected full, causal\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,pp=4",
+        "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: --layout: layout dp=1,fsdp=4,tp=1,pp=4: pp=4 needs the microbatches per "
+       "step: microbatches=N, or mbs=N sequences per microbatch (Megatron-LM's "
+       "--micro-batch-size; the batch gives the count)\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout",
+        "fsdp=4,pp=4,mbs=3", "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: --layout: layout dp=1,fsdp=4,tp=1,pp=4,mbs=3: the batch of 16 sequences "
+       "must be a multiple of dp*fsdp*mbs = 12\n"},
       {{"replay", "/nonexistent/step.pb"},
        "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
   };
@@ -102,6 +115,39 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
     EXPECT_TRUE(run.out.empty());
   }
   EXPECT_EQ(Podsim({"train", "--system", "h100:8"}).code, 2);  // Missing required flags.
+}
+
+// Issue 14: the report states its conventions -- the precision recipe and how MFU and HFU count
+// attention -- and mbs= gives the microbatch count from the batch.
+TEST(TrainCliTest, ReportsStateTheirConventions) {
+  Outcome text = Podsim(kTrain);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("; attention counted over all T^2 query-key pairs, HFU adds "
+                          "recomputation)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("(stage 0, precision zero)"), std::string::npos) << text.out;
+  Outcome full = Podsim(With(kTrain, {"--json"}));
+  Outcome causal =
+      Podsim(With(kTrain, {"--json", "--flops-convention", "causal", "--precision", "megatron"}));
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_EQ(causal.code, 0) << causal.err;
+  const nlohmann::json f = nlohmann::json::parse(full.out);
+  const nlohmann::json c = nlohmann::json::parse(causal.out);
+  EXPECT_EQ(f["flops_convention"], "full");
+  EXPECT_EQ(f["precision"], "zero");
+  EXPECT_EQ(c["flops_convention"], "causal");
+  EXPECT_EQ(c["precision"], "megatron");
+  EXPECT_GE(f["hfu"].get<double>(), f["mfu"].get<double>());
+  EXPECT_GE(c["hfu"].get<double>(), c["mfu"].get<double>());
+  EXPECT_LT(c["mfu"].get<double>(), f["mfu"].get<double>());  // Fewer pairs counted.
+  // fp32 main gradients: 2 more bytes per parameter than the default's bf16 ones.
+  EXPECT_GT(c["memory"]["grads_bytes"].get<double>(), f["memory"]["grads_bytes"].get<double>());
+
+  Outcome mbs = Podsim({"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout",
+                        "fsdp=4,pp=4,mbs=2", "--batch-tokens", "64Ki", "--seq", "4096", "--json"});
+  ASSERT_EQ(mbs.code, 0) << mbs.err;
+  EXPECT_EQ(nlohmann::json::parse(mbs.out)["layout"], "dp=1,fsdp=4,tp=1,pp=4,microbatches=2,mbs=2");
 }
 
 TEST(TrainCliTest, BadScheduleNamesTheLine) {

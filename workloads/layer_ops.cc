@@ -102,6 +102,7 @@ class Builder {
     Op op = Base(std::move(name), OpKind::kMatmul, phase);
     op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n), 1};
     op.flops = 2 * m * k * n;
+    op.hfu_flops = op.flops;
     op.model_flops = phase == Phase::kRecompute ? 0 : op.flops;
     op.hbm_read_bytes = e * (m * k + k * n);
     op.hbm_write_bytes = e * m * n;
@@ -193,9 +194,11 @@ Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, 
 void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, Phase phase,
                             double model_pairs) {
   const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
-  const double model_flops = phase == Phase::kRecompute ? 0 : 2 * d.q * model_pairs;
+  const double hfu_flops = 2 * d.q * model_pairs;
+  const double model_flops = phase == Phase::kRecompute ? 0 : hfu_flops;
   Op scores = AttentionMatmul(b, "attn.core.scores", d, d.T, d.q / d.heads, d.T, phase);
   scores.model_flops = model_flops;
+  scores.hfu_flops = hfu_flops;
   scores.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // Q and K.
   scores.hbm_write_bytes = d.e * probs;
   scores.output_bytes = d.e * probs;
@@ -216,6 +219,7 @@ void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, P
   }
   Op pv = AttentionMatmul(b, "attn.core", d, d.T, d.T, d.q / d.heads, phase);
   pv.model_flops = model_flops;
+  pv.hfu_flops = hfu_flops;
   pv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // Probabilities and V.
   pv.hbm_write_bytes = d.e * d.tok * d.q;
   pv.output_bytes = d.e * d.tok * d.q;
@@ -247,7 +251,8 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     core.hbm_write_bytes = d.e * d.tok * d.q;
     core.output_bytes = d.e * d.tok * d.q;
     core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
-    core.model_flops = phase == Phase::kRecompute ? 0 : 4 * d.q * model_pairs;
+    core.hfu_flops = 4 * d.q * model_pairs;
+    core.model_flops = phase == Phase::kRecompute ? 0 : core.hfu_flops;
     core.flops = 4 * d.q * Pairs(d, options.causal);
     core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
@@ -320,7 +325,7 @@ double GradWireBytes(const OpOptions& options) {
 void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
                              const OpOptions& options, const std::string& what) {
   const double bytes = GradWireBytes(options) * params;
-  const double buffer = options.precision.grad_bytes;
+  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
   if (buffer > 0 && layout.fsdp == 1) {
     double unfused = params;
     if (options.precision.fused_grad_accumulation) {
@@ -409,12 +414,12 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
   const double h = d.q / d.heads;
   const double model_flops = Find(fwd, "attn.core").model_flops;
   Op dp = AttentionMatmul(b, "attn.core.dx", d, d.T, h, d.T, Phase::kBackwardInput);
-  dp.model_flops = model_flops;
+  dp.model_flops = dp.hfu_flops = model_flops;
   dp.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // dO, V.
   dp.hbm_write_bytes = d.e * probs;
   b.Add(dp);
   Op dv = AttentionMatmul(b, "attn.core.dv", d, d.T, d.T, h, Phase::kBackwardInput);
-  dv.model_flops = model_flops;
+  dv.model_flops = dv.hfu_flops = model_flops;
   dv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // P (dropped), dO.
   dv.hbm_write_bytes = d.e * d.tok * d.kv;
   b.Add(dv);
@@ -431,12 +436,12 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
     b.Add(op);
   }
   Op dq = AttentionMatmul(b, "attn.core.scores.dx", d, d.T, d.T, h, Phase::kBackwardInput);
-  dq.model_flops = model_flops;
+  dq.model_flops = dq.hfu_flops = model_flops;
   dq.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // dS, K.
   dq.hbm_write_bytes = d.e * d.tok * d.q;
   b.Add(dq);
   Op dk = AttentionMatmul(b, "attn.core.scores.dk", d, d.T, d.T, h, Phase::kBackwardInput);
-  dk.model_flops = model_flops;
+  dk.model_flops = dk.hfu_flops = model_flops;
   dk.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // dS, Q.
   dk.hbm_write_bytes = d.e * d.tok * d.kv;
   b.Add(dk);
@@ -500,7 +505,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
       for (Op op : re.Take()) {
         if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) {
           // Kept: nothing to recompute. Keep the list's indices valid with a zero-cost marker.
-          op.flops = op.model_flops = op.hbm_read_bytes = op.hbm_write_bytes = 0;
+          op.flops = op.model_flops = op.hfu_flops = op.hbm_read_bytes = op.hbm_write_bytes = 0;
         }
         op.name += ".recompute";
         op.phase = Phase::kRecompute;
@@ -551,6 +556,9 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
     const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
     bwd.model_flops = 2 * core.model_flops;
+    // Executed: the recomputed scores and the four gradient matmuls, 2.5x the forward's pairs
+    // (flops below); HFU counts them in the model's pair convention.
+    bwd.hfu_flops = 2.5 * core.hfu_flops;
     bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.q;  // Q, K, V, O, dO.
     bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
     bwd.flops = 10 * d.q * Pairs(d, options.causal);

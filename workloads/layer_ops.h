@@ -64,7 +64,7 @@ struct OpOptions {
   AttentionKernel attention = AttentionKernel::kFlash;
   bool causal = true;  // Decoder masking; kFlash skips the masked pairs.
   AttentionCount model_flops_count = AttentionCount::kFull;  // PaLM / Megatron / book convention.
-  PrecisionRecipe precision = PrecisionRecipe::Book();
+  PrecisionRecipe precision = PrecisionRecipe::Zero();       // precision.h
 };
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`

@@ -17,7 +17,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]"
+    "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|"
+    "interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
 }  // namespace
@@ -38,7 +39,10 @@ std::string Layout::ToString() const {
   std::string text =
       StrCat({"dp=", Str(dp), ",fsdp=", Str(fsdp), ",tp=", Str(tp), ",pp=", Str(pp)});
   if (sp) text += ",sp=1";
-  if (microbatches != 1) text += StrCat({",microbatches=", Str(microbatches)});
+  if (microbatches > 1 || (microbatches == 1 && pp > 1)) {
+    text += StrCat({",microbatches=", Str(microbatches)});
+  }
+  if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
   if (schedule != PipelineSchedule::kOneFOneB) {
     text += StrCat({",schedule=", PipelineScheduleName(schedule)});
   }
@@ -87,7 +91,7 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "schedule", "virtual_stages", "order"};
+      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "mbs", "schedule", "virtual_stages", "order"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
@@ -148,6 +152,7 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     if (key == "tp") layout.tp = v;
     if (key == "pp") layout.pp = v;
     if (key == "microbatches") layout.microbatches = v;
+    if (key == "mbs") layout.micro_batch_size = v;
     if (key == "virtual_stages") layout.virtual_stages = v;
   }
   if (layout.virtual_stages > 1 && layout.schedule != PipelineSchedule::kInterleavedOneFOneB) {
@@ -156,6 +161,32 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   }
   PODSIM_RETURN_IF_ERROR(CheckChipProduct(layout, where));
   return layout;
+}
+
+sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec& batch) {
+  if (layout.micro_batch_size == 0) return layout;
+  const int64_t per_microbatch = int64_t{layout.data_shards()} * layout.micro_batch_size;
+  const std::string where = StrCat({"layout ", layout.ToString()});
+  if (batch.sequences < per_microbatch || batch.sequences % per_microbatch != 0) {
+    return sim::Status::InvalidArgument(
+        StrCat({where, ": the batch of ", Str(batch.sequences),
+                " sequences must be a multiple of dp*fsdp*mbs = ", Str(per_microbatch)}));
+  }
+  const int64_t count = batch.sequences / per_microbatch;
+  if (layout.microbatches > 0 && layout.microbatches != count) {
+    return sim::Status::InvalidArgument(
+        StrCat({where, ": mbs=", Str(layout.micro_batch_size), " gives ", Str(count),
+                " microbatches for a batch of ", Str(batch.sequences), " sequences, not ",
+                Str(layout.microbatches)}));
+  }
+  if (count > kMaxAxis) {
+    return sim::Status::InvalidArgument(
+        StrCat({where, ": mbs=", Str(layout.micro_batch_size), " gives ", Str(count),
+                " microbatches, over podsim's limit of ", Str(kMaxAxis)}));
+  }
+  Layout resolved = layout;
+  resolved.microbatches = static_cast<int>(count);
+  return resolved;
 }
 
 sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
@@ -190,11 +221,23 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
     return fail(StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers),
                         " or be at most half of it (uneven stages)", of_model}));
   }
-  if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB &&
-      layout.microbatches % layout.pp != 0) {
+  if (layout.pp > 1 && layout.microbatches == 0) {
+    return fail(
+        StrCat({"pp=", Str(layout.pp),
+                " needs the microbatches per step: microbatches=N, or mbs=N sequences per "
+                "microbatch (Megatron-LM's --micro-batch-size; the batch gives the count)"}));
+  }
+  const int microbatches = layout.microbatch_count();
+  if (layout.micro_batch_size > 0 &&
+      int64_t{layout.data_shards()} * layout.micro_batch_size * microbatches != batch.sequences) {
+    return fail(StrCat({"mbs=", Str(layout.micro_batch_size), " x dp*fsdp=",
+                        Str(layout.data_shards()), " x microbatches=", Str(microbatches),
+                        " must equal the batch of ", Str(batch.sequences), " sequences"}));
+  }
+  if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB && microbatches % layout.pp != 0) {
     // Megatron's interleaved schedule runs microbatches in groups of pp (Narayanan et al. 2021,
     // sec. 2.2.2; megatron/core/pipeline_parallel/schedules.py asserts it).
-    return fail(StrCat({"schedule=interleaved needs microbatches=", Str(layout.microbatches),
+    return fail(StrCat({"schedule=interleaved needs microbatches=", Str(microbatches),
                         " to be a multiple of pp=", Str(layout.pp)}));
   }
   if (batch.sequences < 1 || batch.seq < 1) {
@@ -206,17 +249,16 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   constexpr double kOpsPerLayerAndMicrobatch = 36;
   constexpr double kMaxScheduleOps = 4e6;
   const double ops = kOpsPerLayerAndMicrobatch * static_cast<double>(model.layers) *
-                     static_cast<double>(layout.microbatches);
+                     static_cast<double>(microbatches);
   if (ops > kMaxScheduleOps) {
     char figures[64];
     std::snprintf(figures, sizeof figures, "about %.3g ops, over podsim's limit of %.3g", ops,
                   kMaxScheduleOps);
-    return sim::Status::OutOfRange(
-        StrCat({"layout ", layout.ToString(), ": ", Str(model.layers), " layers x ",
-                Str(layout.microbatches), " microbatches make a schedule of ", figures,
-                "; use fewer microbatches"}));
+    return sim::Status::OutOfRange(StrCat(
+        {"layout ", layout.ToString(), ": ", Str(model.layers), " layers x ", Str(microbatches),
+         " microbatches make a schedule of ", figures, "; use fewer microbatches"}));
   }
-  const int64_t split = int64_t{layout.data_shards()} * layout.microbatches;
+  const int64_t split = int64_t{layout.data_shards()} * microbatches;
   if (batch.sequences % split != 0) {
     return fail(StrCat({"batch of ", Str(batch.sequences),
                         " sequences must be divisible by dp*fsdp*microbatches = ", Str(split)}));
@@ -230,7 +272,8 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
 ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch) {
   ShardShape s;
   const int64_t tp = layout.tp;
-  s.microbatch_sequences = batch.sequences / (int64_t{layout.data_shards()} * layout.microbatches);
+  s.microbatch_sequences =
+      batch.sequences / (int64_t{layout.data_shards()} * layout.microbatch_count());
   s.seq = batch.seq;
   s.tokens = s.microbatch_sequences * batch.seq;
   s.sp_tokens = layout.sp ? s.tokens / tp : s.tokens;

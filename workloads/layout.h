@@ -7,6 +7,11 @@
 //         states are sharded; weights are all-gathered before use, gradients reduce-scattered.
 //   tp    Megatron tensor parallelism: heads, kv heads and the MLP's ffn dimension are split.
 //   pp    pipeline stages of consecutive layers (LayersOfStage); `microbatches` per step.
+// Microbatches: stated as a count (`microbatches=`) or, as Megatron-LM states it, as the
+// sequences per microbatch on one data shard (`mbs=`, its --micro-batch-size; the global batch
+// then gives the count, ResolveMicrobatches). Unstated means 1 when pp == 1 (no gradient
+// accumulation); with pp > 1 it is an error (ValidateLayout): a pipeline of one microbatch runs
+// one stage at a time, which nobody means by leaving it out.
 // Flags:
 //   sp=1  Megatron sequence parallelism inside the tp group: norms, dropout and residuals run on
 //         T/tp tokens; the tp all-reduces become reduce-scatter + all-gather.
@@ -42,7 +47,8 @@ struct Layout {
   int tp = 1;
   int pp = 1;
   bool sp = false;
-  int microbatches = 1;
+  int microbatches = 0;      // 0: not stated (microbatch_count() is then 1).
+  int micro_batch_size = 0;  // mbs=: sequences per microbatch per data shard; 0: not stated.
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // Model chunks per chip; > 1 only with kInterleavedOneFOneB.
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
@@ -51,16 +57,20 @@ struct Layout {
 
   int64_t chips() const { return int64_t{dp} * fsdp * tp * pp; }
   int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
+  // Microbatches per step: the stated count, or 1. REQUIRES (for mbs= layouts): resolved.
+  int microbatch_count() const { return microbatches > 0 ? microbatches : 1; }
 
-  // "dp=2,fsdp=4,tp=8,pp=1[,sp=1][,microbatches=4][,schedule=..][,virtual_stages=..]": the
-  // canonical text, every axis written, flags only when not default.
+  // "dp=2,fsdp=4,tp=8,pp=1[,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
+  // the canonical text, every axis written, flags only when not default (a stated microbatch
+  // count with pp > 1 always).
   std::string ToString() const;
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group).
   std::vector<topology::MeshAxis> MeshAxes() const;
 };
 
-// Parses "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]
+// Parses
+// "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]
 // [,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1. Errors name the key: unknown keys
 // get a spelling suggestion. Checks only the text; ValidateLayout checks it against a model and a
 // system.
@@ -73,8 +83,14 @@ struct BatchSpec {
   int64_t tokens() const { return sequences * seq; }
 };
 
-// Checks `layout` against the model, the system's chip count and the batch. Returns the first
-// failure as InvalidArgument, naming the axis, what it must satisfy and the values, e.g.
+// `layout` with its microbatch count taken from mbs= and the batch: batch.sequences /
+// (dp * fsdp * mbs), which must divide exactly; a count stated too must agree. Layouts without
+// mbs= come back unchanged. Errors are InvalidArgument naming the figures.
+sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec& batch);
+
+// Checks `layout` against the model, the system's chip count and the batch (an mbs= layout must
+// be resolved: ResolveMicrobatches). Returns the first failure as InvalidArgument, naming the
+// axis, what it must satisfy and the values, e.g.
 //   "layout dp=1,fsdp=1,tp=3,pp=1: tp=3 must divide heads=64 of model 'llama3-70b'".
 sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
                            const BatchSpec& batch);

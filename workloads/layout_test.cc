@@ -61,7 +61,7 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 TEST(LayoutTest, ParseErrorsNameTheKey) {
   EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
             "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-            "tp=..,pp=..[,sp=0|1][,microbatches=..][,schedule=gpipe|1f1b|interleaved]"
+            "tp=..,pp=..[,sp=0|1][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]"
             "[,virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
             "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp) separated "
@@ -124,6 +124,42 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
   EXPECT_EQ(Error("tp=8,sp=1", "llama3-8b", 8, {8, 4100}),
             "layout dp=1,fsdp=1,tp=8,pp=1,sp=1: sp=1 needs tp=8 to divide seq=4100");
   EXPECT_TRUE(ValidateLayout(L("dp=2,fsdp=8,tp=16"), M("llama3-70b"), 256, batch).ok());
+}
+
+// Issue 14: pp > 1 never silently runs one microbatch; mbs= states the count as Megatron-LM does.
+TEST(LayoutTest, PipelinesStateTheirMicrobatches) {
+  const BatchSpec batch{256, 4096};
+  EXPECT_EQ(Error("pp=4", "llama3-70b", 4, batch),
+            "layout dp=1,fsdp=1,tp=1,pp=4: pp=4 needs the microbatches per step: microbatches=N, "
+            "or mbs=N sequences per microbatch (Megatron-LM's --micro-batch-size; the batch "
+            "gives the count)");
+  // Stated as one, it is what the user asked for, and it reads back as stated.
+  EXPECT_TRUE(ValidateLayout(L("pp=4,microbatches=1"), M("llama3-70b"), 4, batch).ok());
+  EXPECT_EQ(L("pp=4,microbatches=1").ToString(), "dp=1,fsdp=1,tp=1,pp=4,microbatches=1");
+  EXPECT_EQ(L("dp=2,microbatches=1").ToString(), "dp=2,fsdp=1,tp=1,pp=1");
+  EXPECT_EQ(L("dp=2").microbatch_count(), 1);
+
+  // mbs=2 on 8 data shards: 256 / (8 * 2) = 16 microbatches.
+  sim::StatusOr<Layout> resolved = ResolveMicrobatches(L("dp=8,pp=4,mbs=2"), batch);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->microbatches, 16);
+  EXPECT_EQ(resolved->ToString(), "dp=8,fsdp=1,tp=1,pp=4,microbatches=16,mbs=2");
+  EXPECT_TRUE(ValidateLayout(*resolved, M("llama3-70b"), 32, batch).ok());
+  EXPECT_EQ(ParseLayout(resolved->ToString())->ToString(), resolved->ToString());
+  EXPECT_EQ(ResolveMicrobatches(L("dp=8,pp=4,mbs=3"), batch).status().message(),
+            "layout dp=8,fsdp=1,tp=1,pp=4,mbs=3: the batch of 256 sequences must be a multiple "
+            "of dp*fsdp*mbs = 24");
+  EXPECT_EQ(ResolveMicrobatches(L("dp=8,pp=4,microbatches=8,mbs=2"), batch).status().message(),
+            "layout dp=8,fsdp=1,tp=1,pp=4,microbatches=8,mbs=2: mbs=2 gives 16 microbatches for "
+            "a batch of 256 sequences, not 8");
+  // An unresolved mbs= layout is not valid: its count is not known yet.
+  EXPECT_EQ(Error("dp=8,pp=4,mbs=2", "llama3-70b", 32, batch),
+            "layout dp=8,fsdp=1,tp=1,pp=4,mbs=2: pp=4 needs the microbatches per step: "
+            "microbatches=N, or mbs=N sequences per microbatch (Megatron-LM's --micro-batch-size; "
+            "the batch gives the count)");
+  EXPECT_EQ(Error("dp=8,mbs=2", "llama3-8b", 8, batch),
+            "layout dp=8,fsdp=1,tp=1,pp=1,mbs=2: mbs=2 x dp*fsdp=8 x microbatches=1 must equal the "
+            "batch of 256 sequences");
 }
 
 // A sweep tries each distinct placement once: on a 4x4x8 v5p, tp then fsdp then dp is the

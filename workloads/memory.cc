@@ -31,7 +31,7 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
 }
 
 int64_t InFlightChunks(const Layout& layout, int stage) {
-  const int64_t p = layout.pp, m = layout.microbatches, v = layout.virtual_stages;
+  const int64_t p = layout.pp, m = layout.microbatch_count(), v = layout.virtual_stages;
   switch (layout.schedule) {
     case PipelineSchedule::kGpipe:
       return m;
@@ -51,7 +51,7 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.stage = stage;
   m.params = ParamsPerChip(model, layout, stage, &m.layer_params);
   m.param_bytes = m.params * p.param_bytes;
-  m.grad_bytes = m.params * p.grad_bytes;
+  m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
 
   const OpList forward = LayerForwardOps(model, layout, shape, options);

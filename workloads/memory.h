@@ -5,7 +5,8 @@
 //   * Parameters of the stage (layers, plus the embedding on the first stage and the final norm
 //     and unembedding on the last; with tied embeddings and pp > 1 the last stage keeps its own
 //     copy, as Megatron does), sharded by tp (norm gains replicated) and by fsdp.
-//   * Per parameter: PrecisionRecipe bytes (precision.h) for params, grads, master, moments.
+//   * Per parameter: PrecisionRecipe bytes (precision.h) for params, grads, master, moments; a
+//     gradient buffer whenever the step has several microbatches (GradBufferBytes).
 //   * Activations: LayerActivationBytes per layer and microbatch (layer_ops.h) x layers per
 //     chunk x the chunk-microbatches a stage holds at its peak (InFlightChunks), plus the
 //     embedding's (first stage) or the loss's (last stage) saved tensors for one microbatch.

@@ -162,6 +162,7 @@ TEST(MemoryTest, X3BlockRematActivations) {
 TEST(MemoryTest, TR13ParamsOptimizerAndThreeCheckpoints) {
   Case c = Make("llama2-13b", "dp=1", {4000, 4000});
   OpOptions o;
+  o.precision = PrecisionRecipe::Book();
   o.recompute = RecomputePolicy::kSaveNamed;
   o.saved_ops = {"mlp.gate", "mlp.up", "mlp.down"};
   MemoryBreakdown m = StageMemory(c.model, c.layout, c.batch, o, Chip("tpu-v5p"), 0);
@@ -178,6 +179,7 @@ TEST(MemoryTest, TR13ParamsOptimizerAndThreeCheckpoints) {
 TEST(MemoryTest, AT5MinimumChipsForFourMillionTokens) {
   Case c = Make("llama3-70b", "dp=1", {1000, 4000});
   OpOptions o;
+  o.precision = PrecisionRecipe::Book();
   o.recompute = RecomputePolicy::kSaveNamed;
   o.saved_ops = {"attn.norm", "attn.out", "mlp.norm", "mlp.down"};
   const topology::ChipSpec v5p = Chip("tpu-v5p");
@@ -200,11 +202,42 @@ TEST(MemoryTest, TR1PureDpLargestModel) {
   EXPECT_EQ(PrecisionRecipe::Megatron().total_bytes_per_param(), 18);
 }
 
+// Issue 14: a step of several microbatches holds its gradients between them, whatever the recipe
+// counts; the book's recipe (one microbatch) gets a buffer in the working precision.
+TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {
+  OpOptions book;
+  book.precision = PrecisionRecipe::Book();
+  Case one = Make("llama3-8b", "dp=8", {8, 4096});
+  Case four = Make("llama3-8b", "dp=8,microbatches=4", {32, 4096});
+  const topology::ChipSpec h100 = Chip("h100");
+  const MemoryBreakdown single = StageMemory(one.model, one.layout, one.batch, book, h100, 0);
+  const MemoryBreakdown accumulated =
+      StageMemory(four.model, four.layout, four.batch, book, h100, 0);
+  EXPECT_EQ(single.grad_bytes, 0);
+  EXPECT_DOUBLE_EQ(accumulated.grad_bytes, 2 * accumulated.params);
+  EXPECT_EQ(PrecisionRecipe::Book().total_bytes_per_param(4), 12);
+  // The default recipe holds bf16 gradients either way; Megatron's fp32 main gradients.
+  EXPECT_DOUBLE_EQ(StageMemory(four.model, four.layout, four.batch, {}, h100, 0).grad_bytes,
+                   2 * accumulated.params);
+  OpOptions megatron;
+  megatron.precision = PrecisionRecipe::Megatron();
+  EXPECT_DOUBLE_EQ(StageMemory(four.model, four.layout, four.batch, megatron, h100, 0).grad_bytes,
+                   4 * accumulated.params);
+}
+
+TEST(MemoryTest, RecipesByName) {
+  EXPECT_EQ(PrecisionRecipeNames(), (std::vector<std::string>{"zero", "megatron", "book"}));
+  EXPECT_EQ(PrecisionRecipeNamed("megatron")->total_bytes_per_param(), 18);
+  EXPECT_EQ(PrecisionRecipeNamed("fp8").status().message(),
+            "precision 'fp8' is not a recipe; use one of zero, megatron, book");
+}
+
 // G26 (Ch12 Quiz5 Q2): LLaMA-3 70B with tp=8 over dp=512 on H100: 700GB/8 = 87.5GB per GPU ->
 // does not fit (80GB); reported with the shortfall, not simulated as if it fit.
 TEST(MemoryTest, G26Tp8DoesNotFitOnH100) {
   Case c = Make("llama3-70b", "dp=512,tp=8", {1024, 4096});
   OpOptions full;
+  full.precision = PrecisionRecipe::Book();
   full.recompute = RecomputePolicy::kFull;
   const topology::ChipSpec h100 = Chip("h100");
   MemoryBreakdown m = PeakMemory(c.model, c.layout, c.batch, full, h100);

@@ -45,6 +45,7 @@ OpTotals Totals(const OpList& ops) {
   for (const Op& op : ops) {
     t.flops += op.flops;
     t.model_flops += op.model_flops;
+    t.hfu_flops += op.hfu_flops;
     t.hbm_bytes += op.hbm_read_bytes + op.hbm_write_bytes;
     t.comm_bytes += op.comm_bytes;
   }

@@ -55,9 +55,15 @@ struct Op {
   OpKind kind = OpKind::kElementwise;
   Phase phase = Phase::kForward;
 
-  double flops = 0;        // Executed on this chip (hardware FLOPs, HFU numerator).
+  double flops = 0;        // Executed on this chip: what the op's time is computed from.
   double model_flops = 0;  // Counted by the model-FLOPs convention (MFU numerator); 0 for
                            // recomputation and for work a kernel repeats internally.
+  // The HFU numerator: the matmul and attention work executed, recomputation and a kernel's
+  // repeated work included, counted by model_flops' attention convention (so >= model_flops;
+  // Korthikanti et al. 2022's hardware FLOPs). It differs from `flops` in attention (a causal
+  // kernel executes half the pairs that the full convention counts) and in the vector work
+  // (norms, elementwise), which neither utilization counts.
+  double hfu_flops = 0;
   double hbm_read_bytes = 0;
   double hbm_write_bytes = 0;
   MatmulShape shape;  // Set for kMatmul.
@@ -84,10 +90,12 @@ struct Op {
 
 using OpList = std::vector<Op>;
 
-// Sums over a list (any phase): FLOPs, model FLOPs, HBM bytes read + written, collective bytes.
+// Sums over a list (any phase): FLOPs, model FLOPs, HFU FLOPs, HBM bytes read + written,
+// collective bytes.
 struct OpTotals {
   double flops = 0;
   double model_flops = 0;
+  double hfu_flops = 0;
   double hbm_bytes = 0;
   double comm_bytes = 0;
 };

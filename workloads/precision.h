@@ -1,7 +1,8 @@
 // PrecisionRecipe: bytes per parameter that training keeps on a chip, by role.
 //
 // Three recipes, because the references count differently (reference/formulas.md 2.4 and
-// measured.md V3):
+// measured.md V3); Zero() is the default (OpOptions), the count of bf16 mixed-precision Adam that
+// every framework named here keeps at least:
 //   Book()      bf16 params (2) + fp32 Adam moments (4 + 4) = 10 bytes/param: formulas.md "2 + 8 =
 //               10 bytes/param" and Ch5 Q2's "(2 + 4 + 4)" are the same recipe written two ways.
 //               Gradients are not held (the book's accounting: reduced and consumed layer by
@@ -16,11 +17,19 @@
 //               on by default since 2022); with Zero() (and Megatron-LM 2021's local DDP, whose
 //               hook runs param.main_grad.add_(param.grad)) each microbatch's gradients are added
 //               into the buffer by a separate pass (layer_ops.cc).
+// Gradient accumulation: a step of several microbatches (pp > 1, or gradient accumulation) must
+// hold its gradients from one microbatch to the next, whatever the recipe says; a recipe that
+// holds none (the book's, which counts one microbatch) gets a buffer in the working precision
+// then (GradBufferBytes).
 
 #ifndef PODSIM_WORKLOADS_PRECISION_H_
 #define PODSIM_WORKLOADS_PRECISION_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "sim/status.h"
 
 namespace podsim::workloads {
 
@@ -35,14 +44,25 @@ struct PrecisionRecipe {
   // (true), or a separate pass adds each microbatch's gradients into it (false).
   bool fused_grad_accumulation = false;
 
-  double total_bytes_per_param() const {
-    return param_bytes + grad_bytes + master_bytes + optimizer_bytes;
+  // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes, or
+  // the working precision's when the recipe holds none and microbatches > 1.
+  double GradBufferBytes(int microbatches) const {
+    return grad_bytes > 0 || microbatches <= 1 ? grad_bytes : param_bytes;
+  }
+  double total_bytes_per_param(int microbatches = 1) const {
+    return param_bytes + GradBufferBytes(microbatches) + master_bytes + optimizer_bytes;
   }
 
   static constexpr PrecisionRecipe Book() { return {"book", 2, 0, 0, 8, 2}; }
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
   static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
 };
+
+// The recipes by name, in the order of PrecisionRecipeNames(): "zero" (the default), "megatron",
+// "book".
+std::vector<std::string> PrecisionRecipeNames();
+// The recipe named `name`; InvalidArgument listing the names otherwise.
+sim::StatusOr<PrecisionRecipe> PrecisionRecipeNamed(std::string_view name);
 
 }  // namespace podsim::workloads
 

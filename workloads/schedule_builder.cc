@@ -55,6 +55,7 @@ schedule::Op* AddScheduleOp(schedule::Program* program, const Op& op, const std:
   }
   out->set_flops(op.flops);
   out->set_model_flops(op.model_flops);
+  out->set_hfu_flops(op.hfu_flops);
   out->set_hbm_bytes(op.hbm_read_bytes + op.hbm_write_bytes);
   if (op.kind == OpKind::kMatmul) {
     out->mutable_shape()->set_m(op.shape.m);

@@ -16,6 +16,12 @@ using schedule::Op;
 using schedule::OpKind;
 using schedule::Program;
 
+std::string FormatDouble(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
 std::string Where(const Program& program, int p) {
   return "schedule: program " + std::to_string(p) + " '" + program.name() + "'";
 }
@@ -48,9 +54,11 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
       return bad("deps: " + std::to_string(dep) + " is not an earlier op");
     }
   }
-  for (double value : {op.flops(), op.model_flops(), op.hbm_bytes(), op.duration_s(), op.bytes()}) {
+  for (double value : {op.flops(), op.model_flops(), op.hfu_flops(), op.hbm_bytes(),
+                       op.duration_s(), op.bytes()}) {
     if (!FiniteNonNegative(value)) {
-      return bad("flops, model_flops, hbm_bytes, duration_s and bytes must be finite and >= 0");
+      return bad(
+          "flops, model_flops, hfu_flops, hbm_bytes, duration_s and bytes must be finite and >= 0");
     }
   }
   if (!FiniteNonNegative(op.hbm_alloc_bytes()) || !FiniteNonNegative(op.hbm_free_bytes())) {
@@ -58,8 +66,13 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
   }
   // Bounds that keep every sum over a schedule (FLOPs, MFU, memory) finite: no op of a real step
   // comes near them (a 405B-parameter layer is ~1e15 FLOPs per microbatch).
-  if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops) {
-    return bad("flops and model_flops: at most 1e30 per op");
+  if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops || op.hfu_flops() > kMaxOpFlops) {
+    return bad("flops, model_flops and hfu_flops: at most 1e30 per op");
+  }
+  if (op.hfu_flops() > 0 && op.hfu_flops() < op.model_flops()) {
+    // HFU counts the model's FLOPs and what is executed on top (recomputation), never less.
+    return bad("hfu_flops " + FormatDouble(op.hfu_flops()) + " is below model_flops " +
+               FormatDouble(op.model_flops()) + "; HFU counts at least the model FLOPs");
   }
   if (op.hbm_bytes() > kMaxOpBytes || op.hbm_alloc_bytes() > kMaxOpBytes ||
       op.hbm_free_bytes() > kMaxOpBytes || op.bytes() > kMaxOpBytes) {

@@ -70,6 +70,7 @@ struct ProgramPlan {
   int compute_stream = -1;
   double flops = 0;
   double model_flops = 0;
+  double hfu_flops = 0;  // Ops that state none count their model_flops (schedule.proto).
 };
 
 // A group (or a sender and its receiver) that runs a copy of a representative's collective.
@@ -229,6 +230,7 @@ sim::Status Simulation::Plan() {
       if (IsComputeKind(op.kind())) {
         plan.flops += op.flops();
         plan.model_flops += op.model_flops();
+        plan.hfu_flops += op.hfu_flops() > 0 ? op.hfu_flops() : op.model_flops();
         const OpCost cost = CostOf(compute_, op);
         plan.duration[i] = cost.duration;
         plan.limiter[i] = cost.limiter;
@@ -691,6 +693,7 @@ StepResult Simulation::Collect() {
       out.time = instance.time;
       out.flops = plan.flops;
       out.model_flops = plan.model_flops;
+      out.hfu_flops = plan.hfu_flops;
       for (int i = 0; i < program.ops_size(); ++i) {
         if (plan.limiter[i] == ComputeLimiter::kCompute) out.compute_bound += plan.duration[i];
         if (plan.limiter[i] == ComputeLimiter::kMemory) out.memory_bound += plan.duration[i];
@@ -713,6 +716,7 @@ StepResult Simulation::Collect() {
   for (const ProgramResult& program : result.programs) {
     result.total_flops += program.flops * static_cast<double>(program.chips);
     result.total_model_flops += program.model_flops * static_cast<double>(program.chips);
+    result.total_hfu_flops += program.hfu_flops * static_cast<double>(program.chips);
   }
   result.exact = Orbits() || (options_.chips == SimulatedChips::kEveryChip &&
                               options_.network == collectives::NetworkMode::kFlows);

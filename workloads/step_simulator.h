@@ -124,6 +124,7 @@ struct ProgramResult {
   TimeBreakdown time;      // Of its (first) simulated chip.
   double flops = 0;        // Per chip, executed.
   double model_flops = 0;  // Per chip, model convention.
+  double hfu_flops = 0;    // Per chip, the HFU numerator (schedule.proto hfu_flops).
   // Compute time by what bounded the op (compute_model.h ComputeLimiter).
   sim::Time compute_bound;
   sim::Time memory_bound;
@@ -149,6 +150,7 @@ struct StepResult {
   // Summed over all chips.
   double total_flops = 0;
   double total_model_flops = 0;
+  double total_hfu_flops = 0;
   uint64_t simulated_chips = 0;
   uint64_t ops_executed = 0;
   uint64_t collectives = 0;             // Launched, sends and shadows included.

@@ -29,7 +29,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   const double peak = chips * system.chip.bf16_flops_per_s * result.step_time_s;
   result.tokens_per_s = static_cast<double>(batch.tokens()) / result.step_time_s;
   result.mfu = result.step.total_model_flops / peak;
-  result.hfu = result.step.total_flops / peak;
+  result.hfu = result.step.total_hfu_flops / peak;
   result.breakdown = MeanBreakdown(result.step);
   return result;
 }

@@ -35,7 +35,7 @@ struct Unit {
 // The stage's units in execution order (header comment).
 std::vector<Unit> StageOrder(const Layout& layout, int stage) {
   const int pp = layout.pp;
-  const int m = layout.microbatches;
+  const int m = layout.microbatch_count();
   const int v = layout.virtual_stages;
   const int total = m * v;
   auto forward = [&](int k) { return Unit{true, (k / (pp * v)) * pp + k % pp, (k / pp) % v}; };
@@ -185,7 +185,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
   const OpList head_bwd = HeadBackwardOps(model, layout, shape, options);
   const int pp = layout.pp;
   const int v = layout.virtual_stages;
-  const int m = layout.microbatches;
+  const int m = layout.microbatch_count();
   const int virtual_stages = pp * v;
   // Activations and their gradients between stages: [tokens, D] in the working precision, split
   // over tp with sequence parallelism (Megatron's scatter/gather optimisation otherwise sends

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "topology/system.h"
+#include "workloads/layout_search.h"
 #include "workloads/schedule_check.h"
 #include "workloads/step_simulator.h"
 
@@ -120,6 +121,40 @@ TEST(TrainingScheduleTest, ModelFlopsAreTheModels) {
   EXPECT_GT(run.result.mean_compute_s, 0);
   // fsdp all-gathers are prefetched: most of their time hides behind compute.
   EXPECT_LT(run.result.mean_exposed_s["fsdp"], 0.2 * run.result.step_time.ToSeconds());
+}
+
+// Issue 14: HFU counts what MFU counts and the recomputation on top, in the same attention
+// convention, so it is never below MFU -- also with a causal flash kernel (which executes half the
+// pairs the full convention counts) and no recomputation.
+TEST(TrainingScheduleTest, HfuIsNeverBelowMfu) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:8");
+  sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
+  const BatchSpec batch{8, 8192};
+  for (RecomputePolicy recompute :
+       {RecomputePolicy::kNone, RecomputePolicy::kSelective, RecomputePolicy::kFull}) {
+    for (AttentionKernel kernel : {AttentionKernel::kFlash, AttentionKernel::kMaterialized}) {
+      for (AttentionCount count : {AttentionCount::kFull, AttentionCount::kCausal}) {
+        OpOptions options;
+        options.recompute = recompute;
+        options.attention = kernel;
+        options.model_flops_count = count;
+        const schedule::Schedule s =
+            TrainingSchedule("h100:8", *model, ParseLayout("tp=8").value(), batch, options);
+        sim::StatusOr<StepResult> r = SimulateStep(*system, s, {});
+        ASSERT_TRUE(r.ok()) << r.status();
+        const std::string what = std::string(RecomputeName(recompute)) + " " +
+                                 (kernel == AttentionKernel::kFlash ? "flash" : "materialized") +
+                                 (count == AttentionCount::kCausal ? " causal" : " full");
+        EXPECT_GE(r->total_hfu_flops, r->total_model_flops) << what;
+        const double expected = model->TrainingFlopsPerToken(8192, count) * batch.tokens();
+        EXPECT_NEAR(r->total_model_flops / expected, 1.0, 0.01) << what;
+        if (recompute == RecomputePolicy::kFull) {
+          // Full recomputation re-runs the forward: about 4/3 of the model FLOPs.
+          EXPECT_GT(r->total_hfu_flops, 1.3 * r->total_model_flops) << what;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

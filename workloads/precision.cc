@@ -1,0 +1,32 @@
+#include "workloads/precision.h"
+
+namespace podsim::workloads {
+
+namespace {
+
+constexpr PrecisionRecipe kRecipes[] = {PrecisionRecipe::Zero(), PrecisionRecipe::Megatron(),
+                                        PrecisionRecipe::Book()};
+
+}  // namespace
+
+std::vector<std::string> PrecisionRecipeNames() {
+  std::vector<std::string> names;
+  for (const PrecisionRecipe& recipe : kRecipes) names.emplace_back(recipe.name);
+  return names;
+}
+
+sim::StatusOr<PrecisionRecipe> PrecisionRecipeNamed(std::string_view name) {
+  std::string names;
+  for (const PrecisionRecipe& recipe : kRecipes) {
+    if (recipe.name == name) return recipe;
+    names += names.empty() ? "" : ", ";
+    names += recipe.name;
+  }
+  std::string message = "precision '";
+  message += name;
+  message += "' is not a recipe; use one of ";
+  message += names;
+  return sim::Status::InvalidArgument(message);
+}
+
+}  // namespace podsim::workloads
