@@ -1,6 +1,7 @@
 #include "workloads/compute_model.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "sim/check.h"
@@ -9,76 +10,87 @@ namespace podsim::workloads {
 
 namespace {
 
-// GPU family (every GPU preset, a100 ... gb200), matmul curve fitted once on reference/measured.md
-// V13 (LLMCompass measured A100 fp16 GEMMs, all 18 rows, a100 preset peak 3.12e14 FLOP/s and
-// 2.0e12 B/s) by tools/fit_compute_model.py: a Nelder-Mead least-squares fit of
-// log(predicted / measured time) over four parameters -- the plateau, the two half-points and V13's
-// per-call time below -- with the HBM fraction fixed at kGpuHbmFraction. Fitted values 0.908365,
-// 21.431, 75.3926, 28.8535 us; rounded here. The fit reproduces every row within 4.5% (mean 1.9%);
-// compute_model_test.cc checks the rounded constants against the rows (V13Calibration).
-constexpr double kV13MatmulPeakFraction = 0.908;
-constexpr double kGpuMnHalf = 21.4;
-constexpr double kGpuKHalf = 75.4;
-// The plateau a training or inference step sustains is lower than V13's: V13 times one GEMM at a
-// time on a cool card at its boost clock, while a step keeps the tensor cores busy for seconds and
-// runs at the board's power cap with the SM clock pulled down. Measured on our H200
-// (docs/measurements/h200.md): large bf16 GEMMs sustain 0.70-0.75 of peak, median 0.705, at the
-// 700 W cap with the SM clock at 1365-1620 of its 1980 MHz; a Megatron-style GPT layer forward and
-// backward (materialized attention, LayerNorm, dropout; the 22B, 1.7B and 145.6B layer shapes of
-// measured.md V1/V3, one tp rank) held the card at the cap too, SM clock median 1590 MHz over 15 s
-// each (docs/measurements/h200_layer.md; its GEMMs reached 0.75-0.81 there, the clock recovering
-// during the memory-bound kernels, while those kernels ran 1.5-1.8x slower than their HBM
-// roofline). 0.72 x the V13 shape curve is 0.705 for large GEMMs, the back-to-back median. The
-// A100's sustained plateau is not measured in the references (V13 is isolated GEMMs); the same
-// fraction of peak is assumed for every GPU preset, and measured.md V1/V3 (docs/validation.md) are
-// its validation, not its calibration.
-constexpr double kGpuMatmulPeakFraction = 0.72;
+// Every constant below was fitted by tools/fit_calibration.py on data/calibration (gemm.csv and
+// attention.csv, with their sources in data/calibration/README.md; "gemm.csv:N" is a line) and
+// rounded to three digits; `python3 tools/fit_calibration.py` prints each fit, its rows, errors
+// and sensitivities. compute_model_test.cc checks the constants against the rows.
+
+// a100 GEMMs: fit a100/isolated -- V13 (LLMCompass, 18 A100 fp16 GEMMs, gemm.csv:85-102) and
+// MAMF's two A100 SXM best shapes (gemm.csv:62, 75). Mean error 2.1%, max 6.1%. Isolated GEMMs:
+// no reference measures an A100 held at its power cap, so the plateau is the isolated one.
+constexpr double kA100MatmulPeakFraction = 0.912;  // Set by V13's largest rows (gemm.csv:91-94).
+constexpr double kA100MnHalf = 20.0;               // V13's M sweep (gemm.csv:87-89).
+constexpr double kA100KHalf = 76.4;                // V13's N = K sweep (gemm.csv:97-99).
+// V13's harness cost per call (timing one eager PyTorch call), fitted with the curve (gemm.csv:95,
+// 96 set it): not a kernel's cost; only V13Calibration() carries it.
+constexpr sim::Time kV13CallOverhead = sim::Time::Nanoseconds(28'900);
+
+// hopper GEMMs (h100, h200): fit h100/sustained -- our 76 H200 bf16/fp16 GEMMs replayed back to
+// back in CUDA graphs with the board at its 700 W cap (gemm.csv:103-178, docs/measurements/
+// h200.md), the condition a training step runs in; mean error 3.7%, max 13.4%. The isolated
+// OpenXLA + MAMF fit of H100 (h100/anchored: plateau 0.834) is 15% faster at large shapes: the
+// power cap, which these rows include. The fit turns the k term off (k_half 0) and leaves a small
+// m/n one.
+constexpr double kHopperMatmulPeakFraction = 0.710;
+constexpr double kHopperMnHalf = 6.14;
+constexpr double kHopperKHalf = 0;
+// Per-kernel cost of a library GEMM inside a CUDA graph, fitted with the curve (set by the
+// smallest rows: M = 8192, N = K = 64 and 128, and the M = 64 and 128 sweeps).
+constexpr sim::Time kHopperMatmulOverhead = sim::Time::Nanoseconds(3'690);
+
+// blackwell GEMMs (b200, gb200): fit b200/anchored -- OpenXLA's measured sm_100_B200 bf16 table
+// (gemm.csv:24-42) with the plateau fixed at MAMF's B200 SXM best shape (gemm.csv:66, 1745 TF,
+// less the fitted overhead): the free fit's plateau (0.929) is above anything a brute-force shape
+// search reached. Mean error 10.6%, max 31% (XLA's m = 256 rows, fewer output tiles than SMs).
+// Isolated GEMMs: no B200 power-capped measurement exists in the references.
+constexpr double kBlackwellMatmulPeakFraction = 0.823;
+constexpr double kBlackwellMnHalf = 143;  // XLA's m and n sweeps (gemm.csv:29, 32, 33, 42).
+constexpr double kBlackwellKHalf = 220;   // XLA's k sweep (gemm.csv:36-38).
+// XLA's per-op floor on B200 (gemm.csv:24, 25: 256^3 and 512^3 take 5-5.5 us).
+constexpr sim::Time kBlackwellMatmulOverhead = sim::Time::Nanoseconds(6'200);
+
+// A100 kernels inside a step: no reference times an A100 kernel without a harness; the hopper
+// CUDA-graph cost is assumed (an assumption, not a fit).
+constexpr sim::Time kA100MatmulOverhead = kHopperMatmulOverhead;
+
+// tpu-v5e GEMMs: fit tpu-v5e/isolated -- XLA jnp.matmul of 1024^3, 4096^3 and 8192^3 bf16 on one
+// v5e (gemm.csv:79-81, calibration.md G1.3); mean error 1.4%. Three cubes cannot set two
+// half-points: they are A100's (kA100MnHalf, kA100KHalf, in 128-wide tile units, the MXU's
+// width). The fitted 107 us per call is Python dispatch around one jitted call, not a cost XLA
+// pays per op inside a compiled step: TPU ops pay no per-op overhead (an assumption; the MXU
+// fill bubble of ~128-256 cycles is ~0.1 us).
+constexpr double kTpuV5eMatmulPeakFraction = 0.971;
+constexpr double kMxuReferenceWidth = 128;
+
 // HBM: our H200 measurements (docs/measurements/h200.md, "HBM bandwidth"): large copies and reads
 // reach 0.88-0.90 of the preset's 4.8e12 B/s, and so do the HBM-bound GEMMs (M = 64, 128 with
 // N = K = 12288); a fused elementwise op 0.93. Book case G7 (H100 fp32 add of 1024^3 elements,
 // 3.84 ms roofline, 4.1 ms measured: 0.937) and V13's HBM-bound A100 rows (0.95) are a little
-// faster; 0.90 is the H200 copy, read and GEMM-streaming figure.
-constexpr double kGpuHbmFraction = 0.90;
-// What V13's harness adds to every call (timing around one eager PyTorch call): fitted with the
-// curve. Not a kernel cost; only V13Calibration() carries it. (h200.md: one eager call costs 20-30
-// us on H200 too, against ~4 us inside a CUDA graph.)
-constexpr sim::Time kV13CallOverhead = sim::Time::Nanoseconds(28'900);
+// faster; QuACK's memory-bound kernels on H100 (calibration.md G3) reach ~0.90. Used for every
+// family, TPUs included (an assumption: no reference measures a TPU's HBM bandwidth).
+constexpr double kHbmFraction = 0.90;
 // Per-kernel overhead of an HBM-bound op: book case G7 (reference/formulas.md 4.3 "Small-op
 // latency"), an H100 add of 65,536 fp32 elements measured at ~1.5 us, of which the HBM roofline
-// at kGpuHbmFraction is 786,432 B / (3.35e12 x 0.90) = 0.26 us.
+// at kHbmFraction is 786,432 B / (3.35e12 x 0.90) = 0.26 us. Every GPU family.
 constexpr sim::Time kGpuKernelOverhead = sim::Time::Nanoseconds(1'250);
-// Per-kernel overhead of a library GEMM (cuBLAS) or attention kernel: our H200's smallest GEMMs,
-// replayed in a CUDA graph (docs/measurements/h200.md), take 3.8 and 4.3 us for M = 8192,
-// N = K = 64 and 128, of which their HBM roofline at kGpuHbmFraction is 0.5 and 1.0 us.
-constexpr sim::Time kGpuMatmulOverhead = sim::Time::Nanoseconds(3'300);
-// Flash attention relative to a GEMM of the same size: on our H200 (docs/measurements/h200.md,
-// "Attention") cuDNN's causal flash kernels reach 0.56-0.65 of peak forward and 0.46-0.52 forward +
-// backward, against the sustained GEMM plateau of ~0.72: 0.78-0.90 forward, 0.64-0.72 forward +
-// backward. 0.7 fits the forward + backward mix that a training step runs. FlashAttention-2 (Dao
-// 2023, arXiv 2307.08691, abstract) reaches "50-73% of the theoretical maximum FLOPs/s" on A100,
-// 0.7-1.0 of the same plateau. Used for TPUs too (an assumption: Pallas splash-attention kernels
-// are not measured in the reference).
-constexpr double kAttentionFraction = 0.7;
 
-// TPU family, NOT calibrated on TPU measurements (neither measured.md nor docs/measurements has
-// TPU kernel rows):
-//   peak fraction: "TPUs can get closer to 95%" of peak (hardware.md 1.2, Ch1 footnote;
-//     formulas.md 4.3 "GPU FLOPs ... TPU ~95%").
-//   half-points: the GPU fit's, in units of a 128-wide tile (an assumption: A100 cuBLAS tiles are
-//     128-256 wide), scaled to the MXU width: 128 on v4/v5, 256 on v6e ("128x128 systolic array
-//     (v6e: 256x256)", hardware.md 1.1 "Chip internals"; formulas.md 4.4 "Dimensions must be >= 128
-//     (256 on v6e)"). TPU7x is assumed 256 like v6e (hardware.md does not say).
-//   HBM fraction: the GPU one (an assumption: the HBM protocol, not the core, sets it). No
-//     reference measures a TPU's sustained HBM bandwidth (book case I13's "~365 us" is the book's
-//     own roofline of ~600M bf16 parameters over 4 chips, 600e6 x 2 / 4 / 8.2e11 = 366 us, not a
-//     measurement). The only TPU measurements, MaxText's v5e steps (measured.md V7), take longer
-//     than podsim predicts, and more so with HBM at its full bandwidth (mean absolute error
-//     10.5% -> 10.8%, docs/validation.md), so they do not support a faster TPU HBM.
-//   overheads: 0 (an assumption: XLA compiles a step into one program, so ops pay no launch; the
-//     MXU fill bubble is ~128-256 cycles, ~0.1 us, folded into the shape curve).
-// The MaxText MFU rows (measured.md V7) are the check on these, once whole steps are simulated.
-constexpr double kTpuMatmulPeakFraction = 0.95;
-constexpr double kGpuReferenceTile = 128;
+// Flash attention on hopper: fit h100/fa3 -- FA3 on H100 with a known mask (attention.csv:
+// tritonbench PR #1254 non-causal forward S = 1k-8k, PR #1267 causal forward and backward S =
+// 1k-8k, flash-attention issue #1438's D = 64 rows, which alone set d_half). Mean error 5.1%,
+// max 9.7%. No row measures a non-causal backward at more than one S: its half-point is derived as
+// s_bwd_causal x s_fwd_full / s_fwd_causal.
+constexpr AttentionCurve kHopperAttention = {0.744, 450, 863, 1520, 2920, 105};
+// blackwell: fit b200/fa4 -- FA4 on SM100 (flash-attention PR #2280, S = 8192, D = 128, forward
+// and 2-CTA backward, causal and not): one S sets only the plateau; the ramp is FA3's (an
+// assumption). Mean error 1.3%.
+constexpr AttentionCurve kBlackwellAttention = {0.715, 450, 863, 1520, 2920, 105};
+// a100: FA2's maintainer statement, "FA2 on A100 is already at around 70% theoretical max FLOPS"
+// (flash-attention issue #1059; calibration.md G2.2; the FA2 blog's "up to 230 TFLOPs/s" is
+// 0.737 of 312), as the plateau; the ramp is FA3's (an assumption: no A100 row has a shape).
+constexpr AttentionCurve kA100Attention = {0.70, 450, 863, 1520, 2920, 105};
+// Where attention is not calibrated (TPUs): the kernel at this fraction of a matmul of its shape
+// (an assumption; 0.7 is FA2's A100 figure above against its GEMM plateau).
+constexpr double kUncalibratedAttentionFraction = 0.7;
 
 double Saturation(int64_t x, double half) {
   if (x <= 0 || half <= 0) return 1;
@@ -92,17 +104,24 @@ int MxuWidth(const topology::ChipSpec& chip) {
   return chip.name == "tpu-v6e" || chip.name == "tpu7x" ? 256 : 128;
 }
 
-ComputeEfficiency GpuEfficiency() {
+ComputeEfficiency Gpu(std::string family, double plateau, double mn_half, double k_half,
+                      sim::Time matmul_overhead, const AttentionCurve& attention) {
   ComputeEfficiency efficiency;
-  efficiency.family = "gpu";
-  efficiency.matmul_peak_fraction = kGpuMatmulPeakFraction;
-  efficiency.mn_half = kGpuMnHalf;
-  efficiency.k_half = kGpuKHalf;
-  efficiency.attention_fraction = kAttentionFraction;
-  efficiency.hbm_fraction = kGpuHbmFraction;
+  efficiency.family = std::move(family);
+  efficiency.matmul_peak_fraction = plateau;
+  efficiency.mn_half = mn_half;
+  efficiency.k_half = k_half;
+  efficiency.attention_fraction = kUncalibratedAttentionFraction;
+  efficiency.attention = attention;
+  efficiency.hbm_fraction = kHbmFraction;
   efficiency.kernel_overhead = kGpuKernelOverhead;
-  efficiency.matmul_overhead = kGpuMatmulOverhead;
+  efficiency.matmul_overhead = matmul_overhead;
   return efficiency;
+}
+
+ComputeEfficiency A100() {
+  return Gpu("a100", kA100MatmulPeakFraction, kA100MnHalf, kA100KHalf, kA100MatmulOverhead,
+             kA100Attention);
 }
 
 }  // namespace
@@ -110,33 +129,51 @@ ComputeEfficiency GpuEfficiency() {
 ComputeEfficiency IdealRoofline() { return ComputeEfficiency{}; }
 
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
-  ComputeEfficiency efficiency;
   switch (chip.family) {
     case topology::ChipFamily::kGpu:
-      efficiency = GpuEfficiency();
-      break;
+      if (chip.name == "b200" || chip.name == "gb200") {
+        return Gpu("blackwell", kBlackwellMatmulPeakFraction, kBlackwellMnHalf, kBlackwellKHalf,
+                   kBlackwellMatmulOverhead, kBlackwellAttention);
+      }
+      if (chip.name == "a100") return A100();
+      // h100, h200 and any other GPU preset.
+      return Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
+                 kHopperMatmulOverhead, kHopperAttention);
     case topology::ChipFamily::kTpu: {
-      const double scale = MxuWidth(chip) / kGpuReferenceTile;
-      efficiency.family = "tpu";
-      efficiency.matmul_peak_fraction = kTpuMatmulPeakFraction;
-      efficiency.mn_half = kGpuMnHalf * scale;
-      efficiency.k_half = kGpuKHalf * scale;
-      efficiency.attention_fraction = kAttentionFraction;
-      efficiency.hbm_fraction = kGpuHbmFraction;
-      break;
+      const double scale = MxuWidth(chip) / kMxuReferenceWidth;
+      ComputeEfficiency efficiency;
+      efficiency.family = chip.name == "tpu-v5e" ? "tpu-v5e" : "tpu";
+      efficiency.matmul_peak_fraction = kTpuV5eMatmulPeakFraction;
+      efficiency.mn_half = kA100MnHalf * scale;
+      efficiency.k_half = kA100KHalf * scale;
+      efficiency.attention_fraction = kUncalibratedAttentionFraction;
+      efficiency.hbm_fraction = kHbmFraction;
+      return efficiency;
     }
     case topology::ChipFamily::kGeneric:
       break;
   }
-  return efficiency;
+  return IdealRoofline();
 }
 
 ComputeEfficiency V13Calibration() {
-  ComputeEfficiency efficiency = GpuEfficiency();
-  efficiency.family = "gpu-v13";
-  efficiency.matmul_peak_fraction = kV13MatmulPeakFraction;
+  ComputeEfficiency efficiency = A100();
+  efficiency.family = "a100-v13";
   efficiency.matmul_overhead = kV13CallOverhead;
   return efficiency;
+}
+
+double AttentionEfficiency(const AttentionCurve& curve, int64_t seq, int64_t head_dim, bool causal,
+                           bool backward) {
+  PODSIM_CHECK(curve.plateau > 0) << "attention curve not calibrated";
+  const double s_half = backward
+                            ? (causal ? curve.s_half_backward_causal : curve.s_half_backward_full)
+                            : (causal ? curve.s_half_forward_causal : curve.s_half_forward_full);
+  const double head =
+      curve.d_half > 0
+          ? std::min(1.0, Saturation(head_dim, curve.d_half) / Saturation(128, curve.d_half))
+          : 1.0;
+  return curve.plateau * Saturation(seq, s_half) * head;
 }
 
 double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency) {
@@ -158,6 +195,11 @@ ComputeModel::ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency eff
     PODSIM_CHECK(fraction > 0 && fraction <= 1) << "efficiency fraction " << fraction;
   }
   PODSIM_CHECK(e.mn_half >= 0 && e.k_half >= 0) << "half-points " << e.mn_half << ", " << e.k_half;
+  const AttentionCurve& a = e.attention;
+  PODSIM_CHECK(a.plateau >= 0 && a.plateau <= 1 && a.s_half_forward_full >= 0 &&
+               a.s_half_forward_causal >= 0 && a.s_half_backward_full >= 0 &&
+               a.s_half_backward_causal >= 0 && a.d_half >= 0)
+      << "attention curve out of range";
   PODSIM_CHECK(e.kernel_overhead >= sim::Time::Zero() && e.matmul_overhead >= sim::Time::Zero())
       << "negative kernel overhead";
 }
@@ -174,9 +216,15 @@ OpCost ComputeModel::Cost(const Op& op) const {
       overhead = efficiency_.matmul_overhead;
       break;
     case OpKind::kAttention:
-      cost.efficiency = efficiency_.attention_fraction *
-                        (HasShape(op.shape) ? MatmulEfficiency(op.shape, efficiency_)
-                                            : efficiency_.matmul_peak_fraction);
+      if (efficiency_.attention.plateau > 0 && HasShape(op.shape)) {
+        // Flash kernel shape (op.h): m = query tokens per sequence, k = head dimension.
+        cost.efficiency = AttentionEfficiency(efficiency_.attention, op.shape.m, op.shape.k,
+                                              op.causal, op.phase == Phase::kBackwardInput);
+      } else {
+        cost.efficiency = efficiency_.attention_fraction *
+                          (HasShape(op.shape) ? MatmulEfficiency(op.shape, efficiency_)
+                                              : efficiency_.matmul_peak_fraction);
+      }
       overhead = efficiency_.matmul_overhead;
       break;
     default:  // HBM-bound kinds (header comment).

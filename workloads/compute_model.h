@@ -7,8 +7,9 @@
 // is the chip's bf16 dense peak (the op lists are bf16, precision.h); HBM bytes are the op's reads
 // plus writes.
 //   kMatmul       efficiency = MatmulEfficiency(shape): the saturating curve below.
-//   kAttention    attention_fraction x MatmulEfficiency(shape), or x matmul_peak_fraction when the
-//                 op carries no shape (layer_ops.h does not set one for attention).
+//   kAttention    with a calibrated AttentionCurve and an op shape (layer_ops.h sets one on the
+//                 flash kernels): AttentionEfficiency below; otherwise attention_fraction x
+//                 MatmulEfficiency(shape), or x matmul_peak_fraction when the op has no shape.
 //   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
 //                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
 //   kCollective   not a compute op (REQUIRES: never passed here).
@@ -21,21 +22,31 @@
 // tile's prologue and epilogue), and it saturates at 1 for large x. M and N share one half-point
 // (C = AB and C^T = B^T A^T are the same kernel). The curve uses the dimensions of one product:
 // `batch` adds parallelism but not tile occupancy. A dimension of 0 (shape unknown) counts as 1.
-// Efficiency rises monotonically in every dimension.
+// Efficiency rises monotonically in every dimension (or stays constant where a half-point is 0).
 //
-// Defaults, one set per chip family (DefaultComputeEfficiency; numbers and sources in
-// compute_model.cc):
-//   GPU      matmul curve's half-points fitted once on reference/measured.md V13 (LLMCompass, 18
-//            measured A100 fp16 GEMMs, tools/fit_compute_model.py), used for every GPU preset
-//            (a100 ... gb200); its plateau the sustained one of our H200 measurements (0.72:
-//            GEMMs at the power cap, docs/measurements/h200.md), not V13's isolated 0.91; HBM
-//            fraction and matmul overhead from the same measurements; kernel overhead from book
-//            case G7's small add. V13's ~29 us per call is its harness's cost, not a kernel's;
-//            V13Calibration keeps it and V13's plateau.
-//   TPU      NOT calibrated on TPU measurements: the GPU curve's half-points scaled to the MXU
-//            width, the book's "TPUs can get closer to 95%" as the peak fraction. To be validated
-//            against the MaxText rows (measured.md V7).
-//   Generic  the ideal roofline: efficiencies of 1, no shape term, no overhead.
+// Flash attention efficiency, of a kernel over sequences of S tokens with head dimension D:
+//   e = plateau * S / (S + s_half[direction][mask]) * min(1, f(D, d_half) / f(128, d_half)),
+// a fraction of the peak (not of a matmul's). Direction: forward (forward and recomputation
+// phases) or backward (the backward-input phase); mask: causal or full.
+//
+// Defaults: one calibration per chip family (DefaultComputeEfficiency), fitted once by
+// tools/fit_calibration.py on the microbenchmarks of data/calibration (GEMMs: OpenXLA's measured
+// table, MAMF best shapes, LLMCompass V13, our H200 rows; attention: FA3 and FA4 kernel
+// benchmarks), each constant naming its rows in compute_model.cc:
+//   a100       GEMM curve from V13 + MAMF (isolated GEMMs: no sustained A100 measurement
+//              exists in the references); attention plateau from FA2's stated ~70%, ramp
+//              borrowed from FA3.
+//   hopper     (h100, h200) GEMM curve from our sustained H200 rows (back to back at the 700 W
+//              cap, as in a training step); attention from FA3 on H100.
+//   blackwell  (b200, gb200) GEMM curve from OpenXLA's B200 table anchored at MAMF's B200
+//              plateau (isolated); attention plateau from FA4, ramp borrowed from FA3.
+//   tpu-v5e    GEMM plateau from XLA matmuls on one v5e (three cubes; half-points A100's).
+//   tpu        (v4p, v5p, v6e, tpu7x) NOT calibrated: v5e's fit with the half-points scaled to
+//              the MXU width.
+//   TPU attention is not calibrated anywhere (no kernel measurements): attention_fraction x
+//   matmul efficiency. HBM fraction and the HBM-bound kernels' overhead are the GPU ones of
+//   docs/measurements/h200.md and book case G7, for every family.
+//   ideal      (generic chips) the roofline: efficiencies of 1, no shape term, no overhead.
 
 #ifndef PODSIM_WORKLOADS_COMPUTE_MODEL_H_
 #define PODSIM_WORKLOADS_COMPUTE_MODEL_H_
@@ -48,16 +59,29 @@
 
 namespace podsim::workloads {
 
+// Flash attention's efficiency curve (header comment). plateau == 0: not calibrated.
+struct AttentionCurve {
+  double plateau = 0;
+  double s_half_forward_full = 0;
+  double s_half_forward_causal = 0;
+  double s_half_backward_full = 0;
+  double s_half_backward_causal = 0;
+  double d_half = 0;  // 0 turns the head-dimension term off.
+};
+
 struct ComputeEfficiency {
-  // Which calibration this is: "gpu", "tpu", "ideal", or anything a caller names.
+  // Which calibration this is: "a100", "hopper", "blackwell", "tpu-v5e", "tpu", "ideal", or
+  // anything a caller names.
   std::string family = "ideal";
   // Asymptotic fraction of the peak a large matmul reaches; in (0, 1].
   double matmul_peak_fraction = 1;
   // Half-points of the saturating curve, in elements; 0 turns the dimension's term off.
   double mn_half = 0;
   double k_half = 0;
-  // Attention kernel efficiency relative to a matmul of the same shape; in (0, 1].
+  // Attention kernel efficiency relative to a matmul of the same shape, where `attention` is
+  // not calibrated or the op has no shape; in (0, 1].
   double attention_fraction = 1;
+  AttentionCurve attention;
   // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].
   double hbm_fraction = 1;
   // Fixed cost of one compute op (launch, prologue, tail), added to its roofline time:
@@ -70,18 +94,23 @@ struct ComputeEfficiency {
 // The pure roofline: every fraction 1, no shape term, no overhead.
 ComputeEfficiency IdealRoofline();
 
-// The defaults for the chip's family (header comment; sources in compute_model.cc). TPU presets
-// with a 256-wide MXU (tpu-v6e, tpu7x) get half-points twice those of the 128-wide ones.
+// The defaults for the chip's calibration family (header comment; sources in compute_model.cc).
+// Uncalibrated TPU presets with a 256-wide MXU (tpu-v6e, tpu7x) get half-points twice those of
+// the 128-wide ones.
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip);
 
-// The GPU curve exactly as fitted on measured.md V13, including its plateau (isolated GEMMs) and
-// the per-call time of the harness that measured it (28.9 us, as matmul_overhead); it reproduces
-// V13's rows on the a100 preset. For comparisons with those measurements only: a training step does
-// not pay a harness per kernel, and does not run at V13's clock.
+// The a100 family's curve with the per-call time of the harness that measured V13 (28.9 us, as
+// matmul_overhead, fitted with the curve); it reproduces V13's rows on the a100 preset. For
+// comparisons with those measurements only: a training step does not pay a harness per kernel.
 ComputeEfficiency V13Calibration();
 
 // Fraction of the peak a matmul of this shape reaches, in (0, matmul_peak_fraction].
 double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency);
+
+// Fraction of the peak a flash attention kernel over sequences of `seq` tokens with head
+// dimension `head_dim` reaches, in (0, curve.plateau]. REQUIRES: curve.plateau > 0.
+double AttentionEfficiency(const AttentionCurve& curve, int64_t seq, int64_t head_dim, bool causal,
+                           bool backward);
 
 // What limits an op's roofline time: its FLOPs, its HBM traffic, or nothing (no FLOPs and no
 // bytes: only the overhead remains).

@@ -183,6 +183,13 @@ Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, 
   return op;
 }
 
+// The shape a flash kernel carries (op.h): queries and keys per sequence, head dimension, and
+// the independent (sequence, head) problems.
+MatmulShape FlashShape(const Dims& d) {
+  return {static_cast<int64_t>(d.T), static_cast<int64_t>(d.q / d.heads), static_cast<int64_t>(d.T),
+          static_cast<int64_t>(d.seqs * d.heads)};
+}
+
 // The materialized attention core as the kernels Megatron-LM runs it (CoreAttention in
 // megatron/model/transformer.py, as measured by Korthikanti et al. 2022): a batched GEMM for the
 // scores QK^T (baddbmm), the fused scale-mask-softmax kernel, dropout on the probabilities, and a
@@ -251,6 +258,8 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     core.hbm_write_bytes = d.e * d.tok * d.q;
     core.output_bytes = d.e * d.tok * d.q;
     core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
+    core.shape = FlashShape(d);
+    core.causal = options.causal;
     core.hfu_flops = 4 * d.q * model_pairs;
     core.model_flops = phase == Phase::kRecompute ? 0 : core.hfu_flops;
     core.flops = 4 * d.q * Pairs(d, options.causal);
@@ -554,6 +563,8 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     // Recompute S = QK^T, then the four gradient matmuls (Dao et al. 2022, Alg. 4).
     const Op& core = Find(fwd, "attn.core");
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
+    bwd.shape = core.shape;
+    bwd.causal = core.causal;
     const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
     bwd.model_flops = 2 * core.model_flops;
     // Executed: the recomputed scores and the four gradient matmuls, 2.5x the forward's pairs

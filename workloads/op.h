@@ -66,7 +66,10 @@ struct Op {
   double hfu_flops = 0;
   double hbm_read_bytes = 0;
   double hbm_write_bytes = 0;
-  MatmulShape shape;  // Set for kMatmul.
+  // kMatmul: the GEMM. kAttention (flash kernels of training steps): m = query tokens per
+  // sequence, n = key tokens, k = head dimension, batch = sequences x heads; unset elsewhere.
+  MatmulShape shape;
+  bool causal = false;  // kAttention: a causal kernel (skips the masked pairs).
 
   // Activation bytes this forward op keeps for the backward pass when nothing is recomputed
   // (Korthikanti et al. 2022, sec. 4.1 enumeration); `quadratic_saved_bytes` is the part that

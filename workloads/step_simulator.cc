@@ -55,6 +55,8 @@ OpCost CostOf(const ComputeModel& compute, const schedule::Op& op) {
   cost_op.hbm_read_bytes = op.hbm_bytes();
   cost_op.shape = MatmulShape{op.shape().m(), op.shape().k(), op.shape().n(),
                               op.shape().batch() > 0 ? op.shape().batch() : 1};
+  cost_op.causal = op.causal();
+  if (op.phase() == PhaseName(Phase::kBackwardInput)) cost_op.phase = Phase::kBackwardInput;
   return compute.Cost(cost_op);
 }
 

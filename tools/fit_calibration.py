@@ -1,0 +1,820 @@
+#!/usr/bin/env python3
+"""Fits podsim's compute-model constants once per chip family, from committed microbenchmarks only.
+
+Usage: tools/fit_calibration.py [--json] [--data DIR]
+
+Inputs (data/calibration/README.md says where every row comes from):
+  data/calibration/gemm.csv       GEMM points: calibration.md G1.1-G1.3, measured.md V13, our H200.
+  data/calibration/attention.csv  attention kernel points: calibration.md G2, our H200.
+Outputs, per family (a100, h100, b200, tpu-v5e): the fitted constants rounded to 3 significant
+digits, the rows that set them, a per-row error table (predicted vs measured, computed with the
+rounded constants), mean and max absolute error, and d(mean abs log error)/d(constant) by central
+finite differences. Readable text by default; with --json one JSON object with the same content.
+
+GEMM model (workloads/compute_model.h), for `batch` independent [m,k] x [k,n] products:
+  t = overhead + max(2*b*m*n*k / (peak * e), bytes / (hbm_bw * HBM_FRACTION))
+  e = e_max * f(m, h_mn) * f(n, h_mn) * f(k, h_k),   f(x, h) = x / (x + h)
+  bytes = 2 * b * (m*k + k*n + m*n)                    (16-bit A, B read once, C written once)
+Fitted: e_max, h_mn, h_k, overhead, minimizing sum(log(t_predicted / t_measured)^2), per family:
+  a100     isolated  V13 + MAMF (G1.2)
+  h100     isolated  XLA sm_90 table (G1.1) + MAMF; sustained: our H200 rows (700 W cap)
+  b200     isolated  XLA sm_100_B200 table + MAMF B200 and GB200
+  tpu-v5e  isolated  3 points: e_max and overhead only, half-points A100's (GEMM_FITS says why)
+An isolated fit whose e_max lands above MAMF's best kernel efficiency is also refitted with e_max
+fixed there ("anchored", anchored_spec). A half-point that fits below HALF_POINT_FLOOR is 0.
+
+Attention model (a proposal; podsim today prices attention as attention_fraction x a GEMM):
+  eff = a * f(S, s_half[direction, causal]) * g(D)       (fraction of the bf16 dense peak)
+  g(D) = min(1, f(D, d_half) / f(128, d_half))           (1 at the usual head dim 128)
+Fitted on log(eff_predicted / eff_measured), FLOPs by the FA convention (calibration.md G2): h100
+from FA3 (a, four half-points), b200 from FA4 (a only; half-points FA3's); a100 and tpu-v5e have no
+fittable rows (ATTENTION_NOT_FITTED).
+
+Only the standard library: Nelder-Mead is written out below and run on the logarithms of the
+parameters (all are positive; the log makes 1e-6 s overheads and 1e3-element half-points
+comparable step sizes).
+"""
+import argparse
+import csv
+import json
+import math
+import pathlib
+import sys
+from dataclasses import dataclass, field
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "data" / "calibration"
+
+# Chip presets, topology/chip_spec.cc: (bf16 dense peak FLOP/s, HBM B/s). h200 takes h100's
+# compute (H200() starts from H100()); gb200 takes all of b200's (GB200() starts from B200()).
+CHIPS = {
+    "a100": (3.12e14, 2.0e12),     # A100(): 312 TFLOP/s, 2.0e12 B/s.
+    "h100": (9.89e14, 3.35e12),    # H100(): 989 TFLOP/s, 3.35e12 B/s.
+    "h200": (9.89e14, 4.8e12),     # H200(): H100 compute, 4.8e12 B/s.
+    "b200": (2.25e15, 8.0e12),     # B200(): 2250 TFLOP/s, 8.0e12 B/s.
+    "gb200": (2.25e15, 8.0e12),    # GB200(): B200's figures.
+    "tpu-v5e": (1.97e14, 8.2e11),  # TpuV5e(): 197 TFLOP/s, 8.2e11 B/s.
+}
+
+# HBM fraction, fixed, not fitted: workloads/compute_model.cc kHbmFraction, from
+# docs/measurements/h200.md (large copies, reads and HBM-bound GEMMs reach 0.88-0.90 of the
+# preset bandwidth). No reference measures a TPU's.
+HBM_FRACTION = 0.90
+# bf16 and fp16 run at the same tensor-core / MXU peak on every chip here; 2 bytes per element.
+SIXTEEN_BIT = ("bf16", "fp16")
+BYTES_PER_ELEMENT = 2
+# The head dim at which g(D) = 1: every fitted attention row but issue #1438's has D = 128.
+REFERENCE_HEAD_DIM = 128
+# Sources whose time column is derived from their TF column (calibration.md G1.1: "Time (us) =
+# 2*b*m*n*k / FLOP/s"); for the others the time, where given, is what was measured.
+TIME_DERIVED_FROM_TFLOPS = ("G1.1",)
+# FLOPs of a backward (and a forward + backward) pass over a forward one: calibration.md G2's FA
+# convention ("bwd = 2.5x fwd"), as docs/measurements/h200.md's attention rows use it.
+FA_DIRECTION_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwdbwd": 3.5}
+ROUND_DIGITS = 3  # Significant digits of the reported constants.
+SENSITIVITY_STEP = 1e-3  # Relative step of the finite differences.
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass
+class GemmPoint:
+    """One row of gemm.csv. time_s is the measured time (derived from TF where the source gives
+    only TF, or gives a time computed from TF)."""
+    row_id: str
+    source: str
+    ref: str
+    chip: str
+    dtype: str
+    batch: int
+    m: int
+    n: int
+    k: int
+    time_s: float
+    flag: str
+    note: str
+
+    @property
+    def flops(self):
+        return 2.0 * self.batch * self.m * self.n * self.k
+
+    def label(self):
+        shape = f"{self.m}x{self.n}x{self.k}" + (f" b={self.batch}" if self.batch != 1 else "")
+        return f"{self.row_id:15s} {self.source:9s} {self.chip:7s} {shape}"
+
+
+@dataclass
+class AttentionPoint:
+    """One row of attention.csv with a known S, D and causal flag. eff is the measured TF/s over
+    the chip's bf16 peak (FLOPs by the FA convention)."""
+    row_id: str
+    source: str
+    ref: str
+    chip: str
+    kernel: str
+    dtype: str
+    seq: int
+    head_dim: int
+    causal: bool
+    direction: str
+    tflops: float
+    flag: str
+    note: str
+
+    @property
+    def eff(self):
+        return self.tflops * 1e12 / CHIPS[self.chip][0]
+
+    def label(self):
+        kind = f"{self.direction} {'causal' if self.causal else 'full'}"
+        origin = self.ref if self.source.startswith("G") else self.source
+        return (f"{self.row_id:20s} {origin:22s} {self.chip:5s} {self.kernel:9s} "
+                f"S={self.seq:<5d} D={self.head_dim:<3d} {kind}")
+
+
+def fa_flops(batch, heads, seq, head_dim, causal, direction):
+    """FLOPs of one attention call by calibration.md G2's FA convention: forward 4*B*H*S^2*D,
+    halved when causal, times FA_DIRECTION_FACTOR[direction]."""
+    forward = 4.0 * batch * heads * seq * seq * head_dim * (0.5 if causal else 1.0)
+    return forward * FA_DIRECTION_FACTOR[direction]
+
+
+def read_csv_rows(path):
+    """Returns (line number, dict) for every data row of a CSV whose comment lines start with
+    '#' and whose records are one line each. Line numbers are 1-based lines of the file, so row
+    ids point into it."""
+    with open(path, newline="") as handle:
+        lines = handle.read().splitlines()
+    numbered = [(i + 1, line) for i, line in enumerate(lines) if line and not line.startswith("#")]
+    reader = csv.DictReader(line for _, line in numbered)
+    rows = list(reader)
+    return [(number, row) for (number, _), row in zip(numbered[1:], rows)]
+
+
+def _int_or_none(text):
+    return int(text) if text.strip() else None
+
+
+def _float_or_none(text):
+    return float(text) if text.strip() else None
+
+
+def load_gemm(path):
+    """All rows of gemm.csv that have a shape and a time or TF, as GemmPoints. Rows without a
+    shape (a flag says so) are skipped: the model cannot price them."""
+    points = []
+    for number, row in read_csv_rows(path):
+        dims = [_int_or_none(row[key]) for key in ("batch", "m", "n", "k")]
+        if None in dims:
+            continue
+        batch, m, n, k = dims
+        time_us, tflops = _float_or_none(row["time_us"]), _float_or_none(row["tflops"])
+        flops = 2.0 * batch * m * n * k
+        if tflops is not None and (time_us is None or row["source"] in TIME_DERIVED_FROM_TFLOPS):
+            time_s = flops / (tflops * 1e12)
+        elif time_us is not None:
+            time_s = time_us * 1e-6
+        else:
+            continue
+        points.append(GemmPoint(f"gemm.csv:{number}", row["source"], row["ref"], row["chip"],
+                                row["dtype"], batch, m, n, k, time_s, row["flag"], row["note"]))
+    return points
+
+
+def load_attention(path):
+    """All rows of attention.csv with a known S, D, causal flag and TF, as AttentionPoints
+    (statement rows without a shape, and rows whose causal flag is unknown, are skipped)."""
+    points = []
+    for number, row in read_csv_rows(path):
+        seq, head_dim = _int_or_none(row["S"]), _int_or_none(row["D"])
+        tflops = _float_or_none(row["tflops"])
+        if seq is None or head_dim is None or tflops is None or row["causal"] not in ("yes", "no"):
+            continue
+        points.append(AttentionPoint(f"attention.csv:{number}", row["source"], row["ref"],
+                                     row["chip"], row["kernel"], row["dtype"], seq, head_dim,
+                                     row["causal"] == "yes", row["direction"], tflops,
+                                     row["flag"], row["note"]))
+    return points
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+
+def saturation(x, half):
+    """f(x, h) = x / (x + h); 1 when h = 0 (the term is off), as compute_model.cc's Saturation."""
+    return 1.0 if half <= 0 else x / (x + half)
+
+
+def gemm_efficiency(params, m, n, k):
+    """e(m, n, k) = e_max f(m, h_mn) f(n, h_mn) f(k, h_k), the fraction of peak the FLOPs get."""
+    return (params["e_max"] * saturation(m, params["h_mn"]) * saturation(n, params["h_mn"]) *
+            saturation(k, params["h_k"]))
+
+
+def gemm_time(params, point):
+    """Predicted seconds for one GemmPoint on its chip (module docstring's GEMM model)."""
+    peak, hbm = CHIPS[point.chip]
+    compute_s = point.flops / (peak * gemm_efficiency(params, point.m, point.n, point.k))
+    bytes_moved = BYTES_PER_ELEMENT * point.batch * (
+        point.m * point.k + point.k * point.n + point.m * point.n)
+    memory_s = bytes_moved / (hbm * HBM_FRACTION)
+    return params["overhead_s"] + max(compute_s, memory_s)
+
+
+def seq_half_name(direction, causal):
+    """The name of the sequence half-point for (direction, causal), e.g. 's_bwd_c'."""
+    return f"s_{direction}_{'c' if causal else 'nc'}"
+
+
+def head_dim_factor(head_dim, d_half):
+    """g(D) = min(1, f(D, d_half) / f(128, d_half)): slower below the reference head dim 128,
+    capped at 1 above it (the FA3-paper charts show hdim 256 no faster than 128)."""
+    return min(1.0, saturation(head_dim, d_half) / saturation(REFERENCE_HEAD_DIM, d_half))
+
+
+def attention_efficiency(params, point):
+    """Predicted fraction of the bf16 peak for one AttentionPoint (module docstring's model)."""
+    half = params[seq_half_name(point.direction, point.causal)]
+    return params["a"] * saturation(point.seq, half) * head_dim_factor(point.head_dim,
+                                                                       params["d_half"])
+
+
+def gemm_log_error(params, point):
+    return math.log(gemm_time(params, point) / point.time_s)
+
+
+def attention_log_error(params, point):
+    return math.log(attention_efficiency(params, point) / point.eff)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fitting
+
+
+def nelder_mead(f, x0, step=0.3, iterations=4000, tolerance=1e-12):
+    """Minimizes f over R^n from x0 by Nelder-Mead (reflection 1, expansion 2, contraction 0.5,
+    shrink 0.5). The initial simplex adds `step` to one coordinate at a time. Stops after
+    `iterations` or when the simplex's values agree within `tolerance`. Returns (x, f(x))."""
+    dim = len(x0)
+    simplex = [list(x0)] + [[x + (step if j == i else 0.0) for j, x in enumerate(x0)]
+                            for i in range(dim)]
+    values = [f(p) for p in simplex]
+    for _ in range(iterations):
+        order = sorted(range(dim + 1), key=lambda i: values[i])
+        simplex, values = [simplex[i] for i in order], [values[i] for i in order]
+        if abs(values[-1] - values[0]) <= tolerance * (1 + abs(values[0])):
+            break
+        centroid = [sum(p[j] for p in simplex[:-1]) / dim for j in range(dim)]
+        worst = simplex[-1]
+        reflected = [2 * c - w for c, w in zip(centroid, worst)]
+        f_reflected = f(reflected)
+        if f_reflected < values[0]:
+            expanded = [3 * c - 2 * w for c, w in zip(centroid, worst)]
+            f_expanded = f(expanded)
+            simplex[-1], values[-1] = ((expanded, f_expanded) if f_expanded < f_reflected
+                                       else (reflected, f_reflected))
+        elif f_reflected < values[-2]:
+            simplex[-1], values[-1] = reflected, f_reflected
+        else:
+            contracted = [0.5 * (c + w) for c, w in zip(centroid, worst)]
+            f_contracted = f(contracted)
+            if f_contracted < values[-1]:
+                simplex[-1], values[-1] = contracted, f_contracted
+            else:
+                best = simplex[0]
+                for i in range(1, dim + 1):
+                    simplex[i] = [0.5 * (b + x) for b, x in zip(best, simplex[i])]
+                    values[i] = f(simplex[i])
+    best = min(range(dim + 1), key=lambda i: values[i])
+    return simplex[best], values[best]
+
+
+def least_squares_fit(log_error, points, free, fixed, start, upper=None, complete=None,
+                      grid=(), restarts=6):
+    """Fits the `free` parameters (names) minimizing sum(log_error(params, point)^2), the others
+    held at `fixed`. Searches over log(parameter), from `start` and from every combination of
+    START_FACTORS times the start of the parameters named in `grid` (the loss has local minima:
+    a half-point can trade against the plateau), keeping the best. `upper` bounds some
+    parameters (name -> max); `complete` (params -> params) adds derived ones before each
+    evaluation. Each start restarts Nelder-Mead from its result until the loss stops falling.
+    Returns (params dict of the free and fixed parameters, loss)."""
+    upper = upper or {}
+    complete = complete or dict
+
+    def params_of(x):
+        params = dict(fixed)
+        params.update({name: math.exp(v) for name, v in zip(free, x)})
+        return params
+
+    def loss(x):
+        params = params_of(x)
+        if any(params[name] > bound for name, bound in upper.items()):
+            return math.inf
+        params = complete(params)
+        return sum(log_error(params, p) ** 2 for p in points)
+
+    best_x, best_value = None, math.inf
+    for x in _starts(free, start, [name for name in grid if name in free]):
+        value = math.inf
+        for _ in range(restarts):
+            x, new_value = nelder_mead(loss, x)
+            converged = new_value >= value * (1 - 1e-9)
+            value = min(value, new_value)
+            if converged:
+                break
+        if value < best_value:
+            best_x, best_value = x, value
+    return params_of(best_x), best_value
+
+
+# Multipliers of a gridded parameter's start value (least_squares_fit).
+START_FACTORS = (0.1, 1.0, 10.0)
+
+
+def _starts(free, start, grid):
+    """Start points in log space: `start`, with each parameter in `grid` scaled by every
+    combination of START_FACTORS."""
+    combos = [()]
+    for _ in grid:
+        combos = [c + (f,) for c in combos for f in START_FACTORS]
+    for combo in combos:
+        scale = dict(zip(grid, combo))
+        yield [math.log(start[name] * scale.get(name, 1.0)) for name in free]
+
+
+def round_sig(value, digits=ROUND_DIGITS):
+    """value rounded to `digits` significant digits."""
+    if value == 0:
+        return 0.0
+    return round(value, digits - 1 - int(math.floor(math.log10(abs(value)))))
+
+
+def mean_abs_log_error(log_error, params, points):
+    return sum(abs(log_error(params, p)) for p in points) / len(points)
+
+
+def sensitivities(log_error, params, points, names):
+    """d(mean abs log error)/d(constant) for each name, by central differences with a relative
+    step SENSITIVITY_STEP at `params` (one-sided, with an absolute step SENSITIVITY_STEP, for a
+    constant at 0). Returns name -> (derivative, derivative x constant); the second is the change
+    of the error per unit relative change of the constant."""
+    result = {}
+    for name in names:
+        value = params[name]
+        up, down = dict(params), dict(params)
+        if value == 0:
+            up[name] = SENSITIVITY_STEP
+            derivative = (mean_abs_log_error(log_error, up, points) -
+                          mean_abs_log_error(log_error, params, points)) / SENSITIVITY_STEP
+        else:
+            h = value * SENSITIVITY_STEP
+            up[name], down[name] = value + h, value - h
+            derivative = (mean_abs_log_error(log_error, up, points) -
+                          mean_abs_log_error(log_error, down, points)) / (2 * h)
+        result[name] = (derivative, derivative * value)
+    return result
+
+
+def dominant_rows(log_error, params, points, name, count=4):
+    """The `count` rows whose prediction moves most with `name` (|d log prediction / d log
+    constant|, by central differences): the rows that set that constant."""
+    value = params[name]
+    up, down = dict(params), dict(params)
+    up[name], down[name] = value * (1 + SENSITIVITY_STEP), value * (1 - SENSITIVITY_STEP)
+    leverage = [(abs(log_error(up, p) - log_error(down, p)) / (2 * SENSITIVITY_STEP), p)
+                for p in points]
+    leverage.sort(key=lambda item: -item[0])
+    return [(p.row_id, round_sig(lev)) for lev, p in leverage[:count] if lev > 1e-6]
+
+
+# ---------------------------------------------------------------------------------------------
+# What is fitted per family
+
+
+@dataclass
+class FitSpec:
+    """One fit: which rows (the family's chips and sources; for attention its kernels), which
+    parameters are free, which are fixed (a value, or borrowed from an earlier fit's result) or
+    derived, where the search starts, and why. `anchor` asks for the plateau-anchored variant
+    too (anchored_spec)."""
+    family: str
+    variant: str
+    chips: tuple
+    sources: tuple
+    free: tuple
+    start: dict
+    why: str
+    fixed: dict = field(default_factory=dict)      # name -> value
+    fixed_notes: dict = field(default_factory=dict)  # name -> where the fixed value comes from
+    borrowed: dict = field(default_factory=dict)   # name -> (fit key, its name, scale)
+    derived: dict = field(default_factory=dict)    # name -> (description, function of params)
+    kernels: tuple = ()                            # attention: kernels fitted
+    check_kernels: tuple = ()                      # attention: kernels only compared
+    upper: dict = field(default_factory=dict)
+    grid: tuple = ()                               # parameters started from several values
+    anchor: bool = False
+
+    @property
+    def key(self):
+        return f"{self.family}/{self.variant}"
+
+
+# Search starts (not results): a plateau near MAMF's 0.8, half-points of tens of elements, XLA's
+# ~5 us floor; the half-points are also started at 0.1x and 10x (GEMM_GRID).
+GEMM_START = {"e_max": 0.8, "h_mn": 30.0, "h_k": 60.0, "overhead_s": 5e-6}
+GEMM_PARAMS = ("e_max", "h_mn", "h_k", "overhead_s")
+GEMM_GRID = ("h_mn", "h_k")
+# A half-point fitted below one element (or token) is reported as 0, the term off, and the other
+# parameters refitted with it there: f(x, 1) > 0.98 for every dimension (>= 64) in the data, so
+# the rows cannot tell such a half-point from 0.
+HALF_POINT_FLOOR = 1.0
+HALF_POINTS = ("h_mn", "h_k", "s_fwd_nc", "s_fwd_c", "s_bwd_c", "d_half")
+# A tile's width: cuBLAS/CUTLASS Hopper GEMM tiles are 128 (or 256) wide, the TPU v4/v5 MXU is
+# 128x128 (hardware.md 1.1 "Chip internals"), so the GPU half-points carry over to TPU v5e at
+# scale 128 / 128 = 1, the assumption compute_model.cc makes too (kGpuReferenceTile).
+GPU_REFERENCE_TILE = 128
+TPU_V5E_MXU = 128
+
+GEMM_FITS = [
+    FitSpec("a100", "isolated", ("a100",), ("V13", "G1.2"), GEMM_PARAMS, GEMM_START,
+            "V13's 18 A100 fp16 GEMMs (shape sweeps, one eager call each) and MAMF's two A100 "
+            "SXM best shapes (plateau only). The overhead is V13's per-call harness cost, not a "
+            "kernel's; the MAMF rows are too large to feel it.",
+            upper={"e_max": 1.0}, grid=GEMM_GRID, anchor=True),
+    FitSpec("h100", "isolated", ("h100", "h200"), ("G1.1", "G1.2", "G1.3"), GEMM_PARAMS,
+            GEMM_START,
+            "XLA's sm_90 bf16 table (19 shapes and its maximum) and MAMF's H100 SXM best shape: "
+            "isolated GEMMs at boost clock. The Chillee gist row ran with vboost (flagged): "
+            "compared only.",
+            upper={"e_max": 1.0}, grid=GEMM_GRID, anchor=True),
+    FitSpec("h100", "sustained", ("h200",), ("h200-ours",), GEMM_PARAMS, GEMM_START,
+            "Our H200 GEMMs (58 bf16 + 18 fp16, CUDA-graph medians) at the 700 W cap, SM clock "
+            "1365-1620 of 1980 MHz (docs/measurements/h200.md): what a training step sustains.",
+            upper={"e_max": 1.0}, grid=GEMM_GRID),
+    FitSpec("b200", "isolated", ("b200", "gb200"), ("G1.1", "G1.2"), GEMM_PARAMS, GEMM_START,
+            "XLA's sm_100_B200 bf16 table (19 shapes) and MAMF's B200 SXM and GB200 bf16 best "
+            "shapes, all against the presets' 2250 TF (MAMF's own GB200 peak is 2500).",
+            upper={"e_max": 1.0}, grid=GEMM_GRID, anchor=True),
+    FitSpec("tpu-v5e", "isolated", ("tpu-v5e",), ("G1.3",), ("e_max", "overhead_s"),
+            GEMM_START,
+            "Three points only (XLA jnp.matmul 1024^3, 4096^3, 8192^3), all cubes: too few for "
+            "four parameters, and cubes cannot tell h_mn from h_k. e_max and the overhead are "
+            "fitted (1024^3 sets the overhead: timeit around one call, Python dispatch "
+            "included, a harness cost like V13's); the half-points are A100's (V13, M = 8192 "
+            "sweeps: tile and k-loop effects) in tile units, x 128/128. Not H100's: XLA's "
+            "m = 256 rows on H100 have fewer output tiles than SMs, an under-occupancy a TPU "
+            "v5e's single TensorCore does not have, and that inflates H100's half-points.",
+            borrowed={"h_mn": ("a100/isolated", "h_mn", TPU_V5E_MXU / GPU_REFERENCE_TILE),
+                      "h_k": ("a100/isolated", "h_k", TPU_V5E_MXU / GPU_REFERENCE_TILE)},
+            upper={"e_max": 1.0}),
+]
+
+# Search starts (not results); the sequence half-points are also started at 0.1x and 10x.
+ATTENTION_START = {"a": 0.7, "s_fwd_nc": 500.0, "s_fwd_c": 1000.0, "s_bwd_c": 3000.0,
+                   "d_half": 100.0}
+ATTENTION_GRID = ("s_fwd_nc", "s_fwd_c", "s_bwd_c")
+SEQ_AND_HEAD_HALVES = ("s_fwd_nc", "s_fwd_c", "s_bwd_c", "d_half")
+
+
+def _assumed_bwd_full_half(params):
+    """s_bwd_nc: no fitted row measures non-causal backward at more than one S, so assume the
+    causal-to-full ramp ratio of the forward pass holds for the backward one."""
+    return params["s_bwd_c"] * params["s_fwd_nc"] / params["s_fwd_c"]
+
+
+BWD_FULL_HALF = {"s_bwd_nc": ("s_bwd_c * s_fwd_nc / s_fwd_c (assumed: no rows measure "
+                              "non-causal backward at more than one S)", _assumed_bwd_full_half)}
+
+ATTENTION_FITS = [
+    FitSpec("h100", "fa3", ("h100", "h200"), ("G2.1", "G2.2"), ("a",) + SEQ_AND_HEAD_HALVES,
+            ATTENTION_START,
+            "FA3 rows with a known mask: tritonbench PR #1254 (non-causal fwd, S = 1k-8k), PR "
+            "#1267 (causal fwd and bwd, S = 1k-8k; non-causal S = 2k; its non-causal S = 1k and "
+            "4k rows are flagged), flash-attention issue #1438 (H100 and H200, D = 64: the only "
+            "rows that set d_half). One plateau a for both directions (separate ones, 0.737 fwd "
+            "and 0.775 bwd, fit no better: mean error 5.10% vs 5.11%); the ramp differs by "
+            "direction and mask (one ramp for both directions: mean 15%, max 51%), so one s_half "
+            "per (direction, mask) the rows cover.",
+            kernels=("fa3",), check_kernels=("cudnn",), upper={"a": 1.0}, grid=ATTENTION_GRID,
+            derived=BWD_FULL_HALF),
+    FitSpec("b200", "fa4", ("b200", "gb200"), ("G2.2",), ("a",), ATTENTION_START,
+            "flash-attention PR #2280 only: FA4 at one shape (S = 8192, D = 128), fwd and the "
+            "faster (2CTA) bwd, causal and not. One S cannot set a ramp, so the half-points are "
+            "FA3's on H100 (an assumption: no FA4 row at another S or D) and only the plateau a "
+            "is fitted.",
+            kernels=("fa4", "fa4-2cta"), check_kernels=("fa4-1cta",), upper={"a": 1.0},
+            borrowed={name: ("h100/fa3", name, 1.0) for name in SEQ_AND_HEAD_HALVES},
+            derived=BWD_FULL_HALF),
+]
+
+# Families with no fittable attention rows, and why.
+ATTENTION_NOT_FITTED = {
+    "a100": "not fittable: only statements without a shape, mask or direction (calibration.md "
+            "G2.2: FA2 'up to 230 TFLOPs/s' = 0.737 of 312; 'around 70% theoretical max')",
+    "tpu-v5e": "not fittable: no TPU attention kernel measurements (calibration.md G2: 'Not "
+               "found: TPU splash/flash-attention throughput numbers')",
+}
+FAMILIES = ("a100", "h100", "b200", "tpu-v5e")
+# A large square GEMM, at which the sustained/isolated ratio of efficiencies is also reported.
+RATIO_SHAPE = (8192, 8192, 8192)
+
+
+def usable(point, spec):
+    """Whether a point enters the fit `spec`: one of the family's chips and the spec's sources,
+    16-bit, no flag, and (attention) one of the spec's kernels in a direction the model has."""
+    if point.chip not in spec.chips or point.source not in spec.sources or point.flag:
+        return False
+    if point.dtype not in SIXTEEN_BIT:
+        return False
+    if isinstance(point, AttentionPoint):
+        return point.kernel in spec.kernels and point.direction in ("fwd", "bwd")
+    return True
+
+
+def checked(point, spec):
+    """Rows only compared with the fit `spec`: the family's chips, 16-bit, not fitted because of
+    a flag or (attention) because they are of a kernel in spec.check_kernels."""
+    if point.chip not in spec.chips or point.dtype not in SIXTEEN_BIT or usable(point, spec):
+        return False
+    if isinstance(point, AttentionPoint):
+        return (point.direction in ("fwd", "bwd") and
+                point.kernel in spec.kernels + spec.check_kernels)
+    return point.source in spec.sources
+
+
+def resolve_fixed(spec, results):
+    """spec.fixed plus the borrowed values, read from earlier results (fit key -> result)."""
+    fixed = dict(spec.fixed)
+    for name, (key, other, scale) in spec.borrowed.items():
+        fixed[name] = results[key]["rounded"][other] * scale
+    return fixed
+
+
+def with_derived(spec, params):
+    """params plus spec's derived parameters, computed from them."""
+    params = dict(params)
+    for name, (_, function) in spec.derived.items():
+        params[name] = function(params)
+    return params
+
+
+def fit_with_floor(spec, rows, log_error, fixed):
+    """least_squares_fit of spec's free parameters; a half-point that lands below
+    HALF_POINT_FLOOR is fixed at 0 (term off) and the rest refitted. Returns (params, loss,
+    names fixed at 0)."""
+    free, fixed, zeroed = list(spec.free), dict(fixed), []
+    while True:
+        params, loss = least_squares_fit(log_error, rows, free, fixed, spec.start, spec.upper,
+                                         complete=lambda p: with_derived(spec, p),
+                                         grid=spec.grid)
+        low = [n for n in free if n in HALF_POINTS and params[n] < HALF_POINT_FLOOR]
+        if not low:
+            return params, loss, zeroed
+        for name in low:
+            free.remove(name)
+            fixed[name] = 0.0
+            zeroed.append(name)
+
+
+def run_fit(spec, points, log_error, results):
+    """Fits one spec on its usable points and describes the result (JSON-ready): the raw and
+    rounded constants, where each comes from, the per-row error table computed with the rounded
+    constants, its mean and max, the sensitivities, and the rows only compared."""
+    rows = [p for p in points if usable(p, spec)]
+    if not rows:
+        raise ValueError(f"{spec.key}: no usable rows")
+    checks = [p for p in points if checked(p, spec)]
+    fitted, loss, zeroed = fit_with_floor(spec, rows, log_error, resolve_fixed(spec, results))
+    rounded = with_derived(spec, {name: round_sig(value) for name, value in fitted.items()})
+    rounded = {name: round_sig(value) for name, value in rounded.items()}
+    names = list(spec.free) + [n for n in fitted if n not in spec.free] + list(spec.derived)
+    sens = sensitivities(log_error, rounded, rows, [n for n in names if n not in spec.derived])
+    constants = {name: _constant_entry(spec, name, fitted, rounded, zeroed, sens, log_error, rows)
+                 for name in names}
+    return {
+        "key": spec.key, "family": spec.family, "variant": spec.variant, "why": spec.why,
+        "kind": "attention" if spec.kernels else "gemm",
+        "fitted": fitted, "rounded": rounded, "constants": constants, "loss": loss,
+        "rows": error_table(log_error, rounded, rows),
+        "checks": error_table(log_error, rounded, checks),
+        **error_summary(log_error, rounded, rows),
+    }
+
+
+def _constant_entry(spec, name, fitted, rounded, zeroed, sens, log_error, rows):
+    """One constant's value, where it comes from and its sensitivity (run_fit)."""
+    entry = {"value": rounded[name], "raw": fitted.get(name, rounded[name])}
+    if name in zeroed:
+        entry["how"] = f"fitted to 0 (below {HALF_POINT_FLOOR:g}: term off)"
+    elif name in spec.free:
+        entry["how"] = "fitted"
+        entry["rows"] = dominant_rows(log_error, rounded, rows, name)
+    elif name in spec.borrowed:
+        key, other, scale = spec.borrowed[name]
+        entry["how"] = f"borrowed: {key} {other} x {scale:g}"
+    elif name in spec.derived:
+        entry["how"] = "derived: " + spec.derived[name][0]
+    else:
+        entry["how"] = "fixed: " + spec.fixed_notes.get(name, "")
+    if name in sens:
+        entry["d_mean_abs_log_error"], entry["d_mean_abs_log_error_dlog"] = sens[name]
+    return entry
+
+
+def error_table(log_error, params, points):
+    """Per-row prediction vs measurement (microseconds for GEMMs, fraction of peak for
+    attention) and the relative error predicted / measured - 1."""
+    table = []
+    for p in points:
+        measured = p.time_s * 1e6 if isinstance(p, GemmPoint) else p.eff
+        error = math.exp(log_error(params, p)) - 1
+        table.append({"row": p.row_id, "label": p.label(), "flag": p.flag,
+                      "measured": measured, "predicted": measured * (1 + error), "error": error})
+    return table
+
+
+def error_summary(log_error, params, points):
+    """Mean and max absolute relative error over the points."""
+    errors = [abs(math.exp(log_error(params, p)) - 1) for p in points]
+    return {"count": len(errors), "mean_abs_error": sum(errors) / len(errors),
+            "max_abs_error": max(errors)}
+
+
+# Rows that bound the plateau: calibration.md G1.2, the best shape a brute-force search found.
+ANCHOR_SOURCES = ("G1.2",)
+
+
+def kernel_efficiency(point, overhead_s):
+    """The fraction of its chip's bf16 peak a GEMM row's FLOPs reached once a per-call
+    `overhead_s` is taken off its time."""
+    return point.flops / ((point.time_s - overhead_s) * CHIPS[point.chip][0])
+
+
+def anchored_spec(spec, result, points):
+    """The plateau-anchored variant of an isolated GEMM fit, or None when it is not needed.
+    Needed when the free fit's e_max is above the best kernel efficiency (time less the fitted
+    overhead) of the fit's ANCHOR_SOURCES rows, MAMF's brute-force searches for the best shape:
+    the shape terms then climb toward a plateau no shape reached, and GEMMs larger than the rows
+    would be overpredicted. The variant fixes e_max at that efficiency and refits the rest.
+    Only rows of the family's first chip anchor it: a GB200 GPU runs at a higher power and peak
+    than the b200 preset it shares (MAMF's own GB200 peak is 2500 TF against the preset's 2250),
+    so its row would put B200's plateau above what a B200 reached."""
+    rows = [p for p in points if usable(p, spec) and p.source in ANCHOR_SOURCES
+            and p.chip == spec.chips[0]]
+    if not rows:
+        return None
+    overhead_s = result["rounded"]["overhead_s"]
+    best = max(rows, key=lambda p: kernel_efficiency(p, overhead_s))
+    ceiling = round_sig(kernel_efficiency(best, overhead_s))
+    if result["rounded"]["e_max"] <= ceiling:
+        return None
+    shape = f"{best.m}x{best.n}x{best.k}" + (f" b={best.batch}" if best.batch != 1 else "")
+    return FitSpec(
+        spec.family, "anchored", spec.chips, spec.sources,
+        tuple(n for n in spec.free if n != "e_max"), spec.start,
+        f"As {spec.key}, but e_max fixed at the best kernel efficiency of its MAMF rows ("
+        f"{best.row_id}, {best.source} {best.chip} {shape}, time less {spec.key}'s overhead): "
+        f"the free e_max ({result['rounded']['e_max']:.3g}) is above what a brute-force "
+        f"search found, so GEMMs larger than the rows would be overpredicted.",
+        fixed={**spec.fixed, "e_max": ceiling},
+        fixed_notes={"e_max": f"best MAMF kernel efficiency ({best.row_id})"},
+        borrowed=spec.borrowed, upper=spec.upper, grid=spec.grid)
+
+
+def sustained_ratio(results):
+    """Per family: sustained / isolated e_max and e(RATIO_SHAPE), against each isolated variant,
+    where a sustained fit exists; otherwise a string saying it is unmeasured."""
+    ratios = {}
+    for family in FAMILIES:
+        sustained = results.get(f"{family}/sustained")
+        if sustained is None:
+            ratios[family] = "unmeasured: no sustained (power-capped) GEMM rows for this family"
+            continue
+        ratios[family] = {}
+        for variant in ("isolated", "anchored"):
+            isolated = results.get(f"{family}/{variant}")
+            if isolated is None:
+                continue
+            e_iso = gemm_efficiency(isolated["rounded"], *RATIO_SHAPE)
+            e_sus = gemm_efficiency(sustained["rounded"], *RATIO_SHAPE)
+            ratios[family][variant] = {
+                "e_max": sustained["rounded"]["e_max"] / isolated["rounded"]["e_max"],
+                "e_at_8192_cubed": e_sus / e_iso,
+                "e_at_8192_cubed_sustained": e_sus, "e_at_8192_cubed_isolated": e_iso}
+    return ratios
+
+
+def calibrate(data_dir=DATA_DIR):
+    """Runs every fit on the CSVs in data_dir and returns the JSON-ready result: settings,
+    per-family GEMM fits (isolated, anchored where needed, sustained where measured) and
+    attention fits (or why not), and the sustained/isolated ratios."""
+    gemm = load_gemm(pathlib.Path(data_dir) / "gemm.csv")
+    attention = load_attention(pathlib.Path(data_dir) / "attention.csv")
+    results = {}
+    for spec in GEMM_FITS:
+        results[spec.key] = run_fit(spec, gemm, gemm_log_error, results)
+        extra = anchored_spec(spec, results[spec.key], gemm) if spec.anchor else None
+        if extra is not None:
+            results[extra.key] = run_fit(extra, gemm, gemm_log_error, results)
+    for spec in ATTENTION_FITS:
+        results[spec.key] = run_fit(spec, attention, attention_log_error, results)
+    families = {}
+    for family in FAMILIES:
+        mine = [r for r in results.values() if r["family"] == family]
+        families[family] = {
+            "gemm": {r["variant"]: r for r in mine if r["kind"] == "gemm"},
+            "attention": ({r["variant"]: r for r in mine if r["kind"] == "attention"} or
+                          ATTENTION_NOT_FITTED.get(family, "not fitted")),
+        }
+    return {"settings": {"hbm_fraction": HBM_FRACTION, "chips": CHIPS,
+                         "round_digits": ROUND_DIGITS, "sensitivity_step": SENSITIVITY_STEP,
+                         "half_point_floor": HALF_POINT_FLOOR},
+            "families": families, "sustained_over_isolated": sustained_ratio(results)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Text output
+
+
+def _format_value(name, value):
+    return f"{value * 1e6:.3g} us" if name.endswith("_s") else f"{value:.3g}"
+
+
+def print_fit(result, out):
+    """One fit as text: constants, their origin and sensitivity, the row table, the summary."""
+    unit = "us" if result["kind"] == "gemm" else "fraction of peak"
+    out.write(f"\n== {result['key']}: {result['count']} rows ==\n{result['why']}\n")
+    out.write("constants (3 significant digits); E = mean abs log error over the rows, "
+              "c = the constant:\n")
+    for name, c in result["constants"].items():
+        line = f"  {name:10s} = {_format_value(name, c['value']):9s} {c['how']}"
+        if "d_mean_abs_log_error" in c:
+            line += (f"; dE/dc = {c['d_mean_abs_log_error']:.3g}, "
+                     f"c dE/dc = {c['d_mean_abs_log_error_dlog']:+.3g}")
+        out.write(line + "\n")
+        for row, leverage in c.get("rows", []):
+            out.write(f"      set most by {row} (d log predicted / d log {name} = "
+                      f"{leverage:.2f})\n")
+    header = f"  {'row':86s} {'measured':>9s} {'predicted':>9s} {'error':>7s}  [{unit}]\n"
+    out.write(header)
+    for r in result["rows"]:
+        out.write(_table_line(r))
+    out.write(f"  mean abs error {100 * result['mean_abs_error']:.2f}%, "
+              f"max {100 * result['max_abs_error']:.2f}% over {result['count']} rows\n")
+    if result["checks"]:
+        out.write("  not fitted, compared only:\n")
+        for r in result["checks"]:
+            out.write(_table_line(r, r["flag"] or "compared kernel"))
+
+
+def _table_line(row, why=""):
+    text = (f"  {row['label']:86s} {row['measured']:9.4g} {row['predicted']:9.4g} "
+            f"{100 * row['error']:+6.1f}%")
+    return text + (f"  ({why})\n" if why else "\n")
+
+
+def print_text(result, out=sys.stdout):
+    """The whole calibration as readable text."""
+    settings = result["settings"]
+    out.write(f"podsim compute calibration from data/calibration; HBM fraction fixed at "
+              f"{settings['hbm_fraction']}; errors use the rounded constants\n")
+    for family, content in result["families"].items():
+        out.write(f"\n######## family {family} ########\n")
+        for fit in content["gemm"].values():
+            print_fit(fit, out)
+        if isinstance(content["attention"], str):
+            out.write(f"\n== {family} attention: {content['attention']} ==\n")
+        else:
+            for fit in content["attention"].values():
+                print_fit(fit, out)
+    out.write(f"\nsustained (power cap) / isolated GEMM efficiency "
+              f"(e at {'x'.join(map(str, RATIO_SHAPE))}):\n")
+    for family, ratio in result["sustained_over_isolated"].items():
+        if isinstance(ratio, str):
+            out.write(f"  {family:8s} {ratio}\n")
+            continue
+        for variant, r in ratio.items():
+            out.write(f"  {family:8s} vs {variant:8s}: e_max {r['e_max']:.3f}; e "
+                      f"{r['e_at_8192_cubed']:.3f} ({r['e_at_8192_cubed_sustained']:.3f} / "
+                      f"{r['e_at_8192_cubed_isolated']:.3f})\n")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--data", default=str(DATA_DIR), help="directory of the two CSVs")
+    args = parser.parse_args(argv)
+    result = calibrate(args.data)
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_text(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
