@@ -73,6 +73,30 @@ double Seconds(const topology::Fabric& fabric, const Case& run) {
   return Simulate(fabric, run).time.ToSeconds();
 }
 
+// The podsim command that runs `run` on `system` (validation_record.h); empty when the run names
+// explicit rank groups, which no flag expresses.
+std::string CollectiveCommand(const std::string& system, const Case& run) {
+  if (!run.ranks.empty()) return "";
+  char bytes[32];
+  std::snprintf(bytes, sizeof bytes, "%.17g", run.bytes);
+  std::string command = "collective --system " + system + " --op " +
+                        std::string(CollectiveOpName(run.op)) + " --bytes " + bytes;
+  if (!run.axes.empty()) {
+    command += " --axes";
+    for (const std::string& axis : run.axes) command += " " + axis;
+  }
+  if (!run.algorithm.empty()) command += " --algorithm " + run.algorithm;
+  if (!run.calibrated) command += " --ideal";
+  return command;
+}
+
+// The chip family a system's rows speak for.
+std::string FamilyOf(const std::string& system) {
+  if (system.starts_with("h100") || system.starts_with("h200")) return "hopper";
+  if (system.starts_with("tpu-v5e")) return "tpu-v5e";
+  return "";
+}
+
 void ExpectWithin(double actual, double expected, double tolerance, const std::string& what) {
   EXPECT_NEAR(actual / expected, 1.0, tolerance)
       << what << ": actual " << actual << " expected " << expected;
@@ -84,9 +108,50 @@ struct BookCase {
   const char* id;
   const char* system;
   Case run;
-  double expected_s;
+  double expected_s;  // The book's answer, recorded at its tag's tolerance.
   double tolerance;
+  // What podsim's fabric adds that the closed form leaves out (hop latencies): the test asserts
+  // the answer plus this, the document shows the miss.
+  double extra_s = 0;
+  // > 0: the test asserts this tolerance instead of the tag's (the document keeps the tag's).
+  double check_tolerance = 0;
 };
+
+double CheckTolerance(const BookCase& c) {
+  return c.check_tolerance > 0 ? c.check_tolerance : c.tolerance;
+}
+
+// A book case's row: S4-measured is an independent measurement (validation), S5-measured sets the
+// TPU launch latency (calibration), the rest are the book's closed forms (consistency).
+void Record(const BookCase& c, double predicted, const std::string& command) {
+  podsim::testing::ValidationRow row{
+      .case_id = c.id,
+      .what = std::string(CollectiveOpName(c.run.op)) + " time on " + c.system,
+      .predicted = predicted,
+      .published = c.expected_s,
+      .unit = "s",
+      .tolerance = c.tolerance,
+      .family = FamilyOf(c.system),
+      .command = command,
+  };
+  const std::string id = c.id;
+  if (id == "S4-measured") row.kind = podsim::testing::RowKind::kValidation;
+  if (id == "S5-measured") {
+    row.kind = podsim::testing::RowKind::kCalibration;
+    row.sets = "the TPU launch latency, 2.7 us (collectives/efficiency_model.h)";
+  }
+  if (id == "G18-h100") {
+    row.note =
+        "the closed form has no latency; the simulated in-switch all-reduce on h100:8 pays "
+        "the NVLink hop latencies and the fill and drain of its chunk pipeline";
+  }
+  if (id == "G10-h100") {
+    row.note =
+        "the book's closed form has no hop latency; h100:8 adds 7 ring steps of two 0.5 us "
+        "NVLink hops (G10 on an ideal switch is the closed form itself)";
+  }
+  podsim::testing::RecordValidation(row);
+}
 
 TEST(BookCaseTest, CollectiveAndPointToPointCases) {
   // S4: AllGather_Y of bf16[2048, 8192] on TPU v5e {X: 8, Y: 4}; 34 MB, 8.4 MB per device.
@@ -136,7 +201,8 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
        {CollectiveOp::kAllGather, g10},
        g10 * 7 / (8 * 450e9),
        kExact},
-      {"G10-h100", "h100:8", {CollectiveOp::kAllGather, g10}, g10 * 7 / (8 * 450e9) + 7e-6, kExact},
+      // On h100:8 the book's answer (65 us) at its tag; podsim adds the NVLink hop latencies.
+      {"G10-h100", "h100:8", {CollectiveOp::kAllGather, g10}, g10 * 7 / (8 * 450e9), kExact, 7e-6},
       // G11: in-node AllToAll V (N-1) / (W N^2).
       {"G11", "h100:8", {CollectiveOp::kAllToAll, 64 * kGiB}, 64 * kGiB * 7 / (450e9 * 64), kIdle},
       // G15: AllToAll spanning M = 2 nodes: B (M-1) / (M^2 W_node), W_node = 400e9.
@@ -147,10 +213,14 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
        {CollectiveOp::kAllReduce, 8 * kGiB, "in-switch"},
        8 * kGiB / 450e9,
        kExact},
+      // Tag "exact (theory)": 1%, recorded at it; asserted within the idle-fabric 2% (the hop
+      // latencies and the chunk pipeline's fill, note below).
       {"G18-h100",
        "h100:8",
        {CollectiveOp::kAllReduce, 8 * kGiB, "in-switch"},
        8 * kGiB / 450e9,
+       kExact,
+       0,
        kIdle},
   };
   for (const BookCase& c : cases) {
@@ -165,17 +235,13 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
       request.dst = 1;
       sim::StatusOr<CollectiveResult> result = SimulateCollective(system.fabric, request);
       ASSERT_TRUE(result.ok()) << result.status();
-      ExpectWithin(result->time.ToSeconds(), c.expected_s, c.tolerance, c.id);
-      podsim::testing::RecordValidation(
-          c.id, std::string(CollectiveOpName(run.op)) + " time on " + c.system,
-          result->time.ToSeconds(), c.expected_s, "s", c.tolerance);
+      ExpectWithin(result->time.ToSeconds(), c.expected_s + c.extra_s, CheckTolerance(c), c.id);
+      Record(c, result->time.ToSeconds(), "");
       continue;
     }
     const double predicted = Seconds(system.fabric, run);
-    ExpectWithin(predicted, c.expected_s, c.tolerance, c.id);
-    podsim::testing::RecordValidation(
-        c.id, std::string(CollectiveOpName(run.op)) + " time on " + c.system, predicted,
-        c.expected_s, "s", c.tolerance);
+    ExpectWithin(predicted, c.expected_s + c.extra_s, CheckTolerance(c), c.id);
+    Record(c, predicted, CollectiveCommand(c.system, run));
   }
 }
 
@@ -219,8 +285,13 @@ TEST(BookCaseTest, G19SharpAllReduceFromOneNodeToTheSpine) {
                  {CollectiveOp::kAllReduce, array / row.y, "in-switch", false, {}, row.ranks});
     ASSERT_EQ(result.algorithm, "in-switch");
     ExpectWithin(result.time.ToSeconds(), row.expected_s, kExact, "G19");
-    podsim::testing::RecordValidation("G19", row.what, result.time.ToSeconds(), row.expected_s, "s",
-                                      kExact);
+    podsim::testing::RecordValidation({.case_id = "G19",
+                                       .what = row.what,
+                                       .predicted = result.time.ToSeconds(),
+                                       .published = row.expected_s,
+                                       .unit = "s",
+                                       .tolerance = kExact,
+                                       .family = "hopper"});
   }
 }
 
@@ -245,11 +316,29 @@ TEST(BookCaseTest, G18CalibratedNvlsAndRingBusBandwidth) {
       Simulate(system.fabric, {CollectiveOp::kAllReduce, 8 * kGiB, "ring", true});
   ExpectWithin(nvls.busbw_bytes_per_s, 480e9, kIdle, "NVLS busbw");
   ExpectWithin(ring.busbw_bytes_per_s, 370e9, kIdle, "ring busbw");
-  podsim::testing::RecordValidation("G18-measured", "NVLS all-reduce busbw on h100:8, calibrated",
-                                    nvls.busbw_bytes_per_s, 480e9, "B/s", kIdle);
-  podsim::testing::RecordValidation("V9 nccl-tests #212",
-                                    "ring all-reduce busbw on h100:8, calibrated",
-                                    ring.busbw_bytes_per_s, 370e9, "B/s", kIdle);
+  using podsim::testing::RowKind;
+  podsim::testing::RecordValidation(
+      {.case_id = "G18-measured",
+       .what = "NVLS all-reduce busbw on h100:8, calibrated",
+       .predicted = nvls.busbw_bytes_per_s,
+       .published = 480e9,
+       .unit = "B/s",
+       .tolerance = kIdle,
+       .kind = RowKind::kCalibration,
+       .family = "hopper",
+       .command = "collective --system h100:8 --op all-reduce --bytes 8GiB --algorithm in-switch",
+       .sets = "the NVLS bus bandwidth, 480 GB/s (collectives/efficiency_model.h)"});
+  podsim::testing::RecordValidation(
+      {.case_id = "V9 nccl-tests #212",
+       .what = "ring all-reduce busbw on h100:8, calibrated",
+       .predicted = ring.busbw_bytes_per_s,
+       .published = 370e9,
+       .unit = "B/s",
+       .tolerance = kIdle,
+       .kind = RowKind::kCalibration,
+       .family = "hopper",
+       .command = "collective --system h100:8 --op all-reduce --bytes 8GiB --algorithm ring",
+       .sets = "the NVLink bandwidth factor, 370/450 (collectives/efficiency_model.h)"});
   EXPECT_NEAR(nvls.busbw_bytes_per_s / ring.busbw_bytes_per_s, 1.3, 0.05);
   // Pure fabric: the theoretical +75% (2 (n-1)/n x 450 = 787.5 GB/s).
   const CollectiveResult pure =
@@ -308,8 +397,18 @@ TEST(BookCaseTest, G17ScalableUnitAllGatherIsBoundByTheNodeEgress) {
   CollectiveResult result = Simulate(system.fabric, {CollectiveOp::kAllGather, b, "hierarchical"});
   EXPECT_GE(result.time.ToSeconds(), book);
   ExpectWithin(result.time.ToSeconds(), book, 0.08, "G17");
-  podsim::testing::RecordValidation("G17", "all-gather time on h100:256 (one SU), hierarchical",
-                                    result.time.ToSeconds(), book, "s", 0.08);
+  // Asserted within 8% above (hop latencies and the NVLink stage before the spine); recorded at
+  // the tag, exact.
+  podsim::testing::RecordValidation(
+      {.case_id = "G17",
+       .what = "all-gather time on h100:256 (one SU), hierarchical",
+       .predicted = result.time.ToSeconds(),
+       .published = book,
+       .unit = "s",
+       .tolerance = kExact,
+       .family = "hopper",
+       .command = "collective --system h100:256 --op all-gather --bytes 1GiB --algorithm "
+                  "hierarchical --ideal"});
 }
 
 // Validation, not calibration: vidur's measured DGX-H100 all-reduce (measured.md V9), 8 GPUs,
@@ -325,11 +424,23 @@ TEST(NcclBusBandwidthTest, CalibratedH100NodeMatchesVidurMeasurements) {
         Simulate(system.fabric, {CollectiveOp::kAllReduce, row.bytes, "", true});
     EXPECT_EQ(result.algorithm, "in-switch");
     ExpectWithin(result.time.ToSeconds(), row.measured_s, kEmpirical, "vidur DGX-H100 x8");
-    podsim::testing::RecordValidation("V9 vidur DGX-H100 x8",
-                                      "all-reduce time of " +
-                                          std::to_string(static_cast<int>(row.bytes / kMiB)) +
-                                          " MiB, calibrated",
-                                      result.time.ToSeconds(), row.measured_s, "s", kEmpirical);
+    const int mib = static_cast<int>(row.bytes / kMiB);
+    podsim::testing::ValidationRow record{
+        .case_id = "V9 vidur DGX-H100 x8",
+        .what = "all-reduce time of " + std::to_string(mib) + " MiB, calibrated",
+        .predicted = result.time.ToSeconds(),
+        .published = row.measured_s,
+        .unit = "s",
+        .tolerance = kEmpirical,
+        .kind = podsim::testing::RowKind::kValidation,
+        .family = "hopper",
+        .command =
+            "collective --system h100:8 --op all-reduce --bytes " + std::to_string(mib) + "MiB"};
+    if (mib == 1) {
+      record.kind = podsim::testing::RowKind::kCalibration;
+      record.sets = "the GPU launch latency, 30 us (collectives/efficiency_model.h)";
+    }
+    podsim::testing::RecordValidation(record);
   }
 }
 

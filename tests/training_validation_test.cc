@@ -35,7 +35,9 @@
 namespace podsim::workloads {
 namespace {
 
-constexpr int64_t kSeq = 2048;  // Every source here trains at sequence length 2048.
+constexpr int64_t kSeq = 2048;
+// Each measured row's tolerance in docs/validation.md: issue 5's 10% target (kTarget below).
+constexpr double kTargetTolerance = 0.10;  // Every source here trains at sequence length 2048.
 
 topology::System System(const std::string& text) {
   sim::StatusOr<topology::System> system = topology::ParseSystem(text);
@@ -51,12 +53,77 @@ Layout ParsedLayout(const std::string& text) {
 
 TrainingResult Train(const std::string& system_text, const ModelSpec& model,
                      const std::string& layout_text, int64_t sequences, const OpOptions& options,
-                     const StepOptions& step_options = {}) {
+                     const StepOptions& step_options = {}, int64_t seq = kSeq) {
   const topology::System system = System(system_text);
   sim::StatusOr<TrainingResult> result = SimulateTraining(
-      system, model, ParsedLayout(layout_text), BatchSpec{sequences, kSeq}, options, step_options);
+      system, model, ParsedLayout(layout_text), BatchSpec{sequences, seq}, options, step_options);
   EXPECT_TRUE(result.ok()) << system_text << " " << layout_text << ": " << result.status();
   return result.ok() ? std::move(*result) : TrainingResult{};
+}
+
+// The --model text of a model: its custom:... form, every field written (ParseModel reads it
+// back as the same model: ModelTextReadsBack).
+std::string ModelText(const ModelSpec& m) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return "custom:layers=" + n(m.layers) + ",d_model=" + n(m.d_model) + ",ffn=" + n(m.ffn) +
+         ",heads=" + n(m.heads) + ",kv_heads=" + n(m.kv_heads) + ",head_dim=" + n(m.head_dim) +
+         ",vocab=" + n(m.vocab) + ",gated=" + n(m.gated_mlp) + ",tied=" + n(m.tied_embeddings) +
+         ",bias=" + n(m.linear_biases) + ",norm=" + (m.norm == NormKind::kLayer ? "layer" : "rms") +
+         ",positions=" + n(m.learned_positions) + ",dropout=" + n(m.dropout);
+}
+
+// The podsim command of a training row (validation_record.h), or "" where its options need a
+// scenario file (named recomputation).
+std::string TrainCommand(const std::string& system, const ModelSpec& model,
+                         const std::string& layout, int64_t sequences, const OpOptions& options,
+                         int64_t seq = kSeq) {
+  if (options.recompute == RecomputePolicy::kSaveNamed) return "";
+  std::string command = "train --system " + system + " --model " + ModelText(model) + " --layout " +
+                        layout + " --batch-tokens " + std::to_string(sequences * seq) + " --seq " +
+                        std::to_string(seq);
+  if (options.recompute != RecomputePolicy::kNone) {
+    command += options.recompute == RecomputePolicy::kFull ? " --recompute full"
+                                                           : " --recompute selective";
+  }
+  if (options.attention == AttentionKernel::kMaterialized) command += " --attention materialized";
+  if (options.precision.name != OpOptions{}.precision.name) {
+    command += " --precision " + std::string(options.precision.name);
+  }
+  return command;
+}
+
+// A measured row: an independent measurement that sets nothing.
+void RecordMeasured(const std::string& id, const std::string& what, double predicted,
+                    double measured, const std::string& family, const std::string& command,
+                    const std::string& note = "") {
+  testing::RecordValidation({.case_id = id,
+                             .what = what,
+                             .predicted = predicted,
+                             .published = measured,
+                             .unit = "s",
+                             .tolerance = kTargetTolerance,
+                             .kind = testing::RowKind::kValidation,
+                             .family = family,
+                             .command = command,
+                             .note = note});
+}
+
+// The book's tags (book-cases.yaml "tol"): exact < 1%, rounded 5%, approx 15%.
+constexpr double kBookExact = 0.01;
+constexpr double kBookRounded = 0.05;
+constexpr double kBookApprox = 0.15;
+
+// A book verdict's row: a closed form at its tag (consistency). Crossovers come from several
+// simulated steps, which no single command prints.
+void RecordBook(const std::string& id, const std::string& what, double predicted, double book,
+                double tag, const std::string& family, const std::string& unit = "tokens") {
+  testing::RecordValidation({.case_id = id,
+                             .what = what,
+                             .predicted = predicted,
+                             .published = book,
+                             .unit = unit,
+                             .tolerance = tag,
+                             .family = family});
 }
 
 // What a row needs from a simulated step (the schedule itself is dropped at once: the 1T
@@ -106,13 +173,14 @@ class ErrorSummary {
 // (isolated A100 GEMMs, tools/fit_calibration.py) rather than borrowed from a power-capped H200:
 // what the old plateau compensated for -- non-GEMM kernels slower than their roofline, compute
 // slowed by concurrent communication -- is not modelled yet.
-constexpr double kTarget = 0.10;
+constexpr double kTarget = kTargetTolerance;
 // Guards: the worst row and the mean of each source on 2026-12-01, plus about 2 points.
 constexpr double kV1RowGuard = 0.27;     // Worst row 24.7%.
 constexpr double kV1MeanGuard = 0.24;    // Mean 21.7%.
 constexpr double kV3T4MeanGuard = 0.18;  // Mean 15.6%.
 constexpr double kV3T5RowGuard = 0.24;   // Worst row 22.0%.
 constexpr double kV3T5MeanGuard = 0.21;  // Mean 19.3%.
+constexpr double kG61MeanGuard = 0.30;   // Mean 27.2% (worst 73.2%, the 32B row at tp=8).
 
 // --- Megatron-LM GPT models (measured.md V1 and V3) -------------------------------------------
 // GPT-3 architecture as Megatron-LM trains it: plain GeLU MLP of 4h, LayerNorm, biases, learned
@@ -213,11 +281,12 @@ void RunV1(bool large) {
     const double measured =
         MegatronEq3Flops(r) / (static_cast<double>(r.gpus) * r.tflops_per_gpu * 1e12);
     const double predicted = outcomes[i].step_time_s;
-    testing::RecordValidation(std::string("V1 row ") + r.name,
-                              "iteration time on " + systems[i] + ", " + layouts[i] +
-                                  " (published " + std::to_string(int(r.tflops_per_gpu)) +
-                                  " TFLOP/s/GPU by eq. 3)",
-                              predicted, measured, "s", kTarget);
+    RecordMeasured(std::string("V1 row ") + r.name,
+                   "iteration time on " + systems[i] + ", " + layouts[i] + " (published " +
+                       std::to_string(int(r.tflops_per_gpu)) + " TFLOP/s/GPU by eq. 3)",
+                   predicted, measured, "a100",
+                   TrainCommand(systems[i], Gpt(r.layers, r.hidden, r.heads), layouts[i], r.batch,
+                                Megatron(RecomputePolicy::kFull, PrecisionRecipe::Zero())));
     std::printf("V1 %-8s measured %8.3f s podsim %8.3f s (%+.1f%%); eq.3 TFLOP/s/GPU %.1f\n",
                 r.name, measured, predicted, 100 * (predicted / measured - 1),
                 MegatronEq3Flops(r) / static_cast<double>(r.gpus) / predicted / 1e12);
@@ -226,6 +295,18 @@ void RunV1(bool large) {
   }
   summary.Print();
   EXPECT_LE(summary.Mean(), kV1MeanGuard);
+}
+
+// The rows' commands name their models as ModelText writes them: read back, the same model.
+TEST(TrainingValidationTest, ModelTextReadsBack) {
+  for (const ModelSpec& m : {Gpt(24, 2304, 24), Gpt(96, 12288, 96)}) {
+    sim::StatusOr<ModelSpec> back = ParseModel(ModelText(m));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(ModelText(*back), ModelText(m));
+    EXPECT_EQ(back->TotalParams(), m.TotalParams());
+    EXPECT_EQ(back->TrainingFlopsPerToken(kSeq, AttentionCount::kFull),
+              m.TrainingFlopsPerToken(kSeq, AttentionCount::kFull));
+  }
 }
 
 TEST(TrainingValidationTest, V1MegatronTable1) { RunV1(false); }
@@ -300,10 +381,12 @@ TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
         SimulateTraining(system, model, layout, batch, options, step);
     ASSERT_TRUE(result.ok()) << result.status();
     const std::string id = std::string("V3 T4 ") + r.name;
-    testing::RecordValidation(id, "22B layer forward on a100:8, " + std::string(r.layout),
-                              timer.forward_s(), r.forward_ms * 1e-3, "s", kTarget);
-    testing::RecordValidation(id, "22B layer backward on a100:8, " + std::string(r.layout),
-                              timer.backward_s(), r.backward_ms * 1e-3, "s", kTarget);
+    // A layer's forward and backward time is timed by an observer of the step, which no command
+    // prints: no command.
+    RecordMeasured(id, "22B layer forward on a100:8, " + std::string(r.layout), timer.forward_s(),
+                   r.forward_ms * 1e-3, "a100", "");
+    RecordMeasured(id, "22B layer backward on a100:8, " + std::string(r.layout), timer.backward_s(),
+                   r.backward_ms * 1e-3, "a100", "");
     std::printf("V3 T4 %-22s fwd %.2f ms (measured %.1f)  bwd %.2f ms (measured %.1f)\n", r.name,
                 timer.forward_s() * 1e3, r.forward_ms, timer.backward_s() * 1e3, r.backward_ms);
     summary.Add(timer.forward_s(), r.forward_ms * 1e-3);
@@ -325,7 +408,7 @@ struct V3Row {
 void RunV3Table5(const std::vector<V3Row>& rows, const std::string& source) {
   ErrorSummary summary(source);
   std::vector<std::function<Outcome()>> jobs;
-  std::vector<std::string> systems;
+  std::vector<std::string> systems, layouts;
   for (const V3Row& r : rows) {
     for (bool present : {false, true}) {
       std::string layout = "tp=8,pp=" + std::to_string(r.pp) +
@@ -336,6 +419,7 @@ void RunV3Table5(const std::vector<V3Row>& rows, const std::string& source) {
       }
       const std::string system = "a100:" + std::to_string(r.gpus);
       systems.push_back(system);
+      layouts.push_back(layout);
       jobs.push_back([&r, present, system, layout] {
         return OutcomeOf(
             Train(system, Gpt(r.layers, r.hidden, r.heads), layout, r.batch,
@@ -351,10 +435,12 @@ void RunV3Table5(const std::vector<V3Row>& rows, const std::string& source) {
     const double predicted = outcomes[i].step_time_s;
     const double measured = present ? r.selective_s : r.full_s;
     const char* what = present ? "sequence parallel + selective recompute" : "full recompute";
-    testing::RecordValidation(
+    RecordMeasured(
         std::string("V3 T5 ") + r.name + (present ? " SP+selective" : " full"),
-        std::string("iteration time on ") + systems[i] + ", " + what, predicted, measured, "s",
-        kTarget);
+        std::string("iteration time on ") + systems[i] + ", " + what, predicted, measured, "a100",
+        TrainCommand(systems[i], Gpt(r.layers, r.hidden, r.heads), layouts[i], r.batch,
+                     Megatron(present ? RecomputePolicy::kSelective : RecomputePolicy::kFull,
+                              PrecisionRecipe::Megatron())));
     std::printf("V3 T5 %-5s %-40s measured %6.2f s podsim %6.2f s (%+.1f%%), MFU %.1f%%\n", r.name,
                 what, measured, predicted, 100 * (predicted / measured - 1), 100 * outcomes[i].mfu);
     summary.Add(predicted, measured);
@@ -374,6 +460,85 @@ TEST(TrainingValidationTest, DISABLED_V3KorthikantiTable5LargestPipelines) {
   RunV3Table5({{"530B", 128, 20480, 105, 35, 280, 280, 1, 3, 49.05, 37.83},
                {"1T", 160, 25600, 128, 64, 512, 512, 1, 1, 94.42, 71.49}},
               "V3 Table 5 (large rows)");
+}
+
+// --- G6.1: Megatron-Core weak scaling on H100 (calibration.md G6.1) ----------------------------
+// NVIDIA/Megatron-LM README model table (Megatron-Core r0.8.0): GPT models with a vocabulary of
+// 131,072 and sequences of 4096 on H100, each row's TP, PP, DP and global batch;
+// --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap and PP overlap on; throughput
+// end to end (data loading, optimizer, logging included). Published: TFLOP/s per GPU by
+// Megatron-LM's num_floating_point_operations (megatron/training/training.py), which for this GPT
+// (MHA, ffn 4h, no gating) is Narayanan et al.'s count without recomputation,
+// F = 72 B s L h^2 (1 + s/(6h) + V/(12 L h)); the measured iteration time is F / (GPUs x TFLOP/s).
+// Not stated, so assumed here (and visible in each row's command): Megatron-Core's GPT block
+// defaults (LayerNorm, GeLU, biases, learned positions, dropout), flash attention (Transformer
+// Engine's fused kernels), Megatron's bf16 recipe with fp32 main gradients, no recomputation, and
+// micro-batches of one sequence. podsim does not model --tp-comm-overlap (its tp collectives block)
+// nor the distributed optimizer (memory only).
+struct G61Row {
+  const char* name;
+  int64_t heads, hidden, layers, tp, pp, dp, batch;
+  double tflops_per_gpu;
+};
+
+void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
+  constexpr int64_t kG61Seq = 4096;
+  constexpr uint64_t kG61MaxTransfers = 50'000'000;
+  ErrorSummary summary(source);
+  for (const G61Row& r : rows) {
+    ModelSpec model = Gpt(r.layers, r.hidden, r.heads);
+    model.vocab = 131072;
+    model.learned_positions = kG61Seq;
+    OpOptions options;
+    options.precision = PrecisionRecipe::Megatron();
+    const int64_t microbatches = r.batch / r.dp;  // One sequence each (assumed).
+    const std::string layout = "dp=" + std::to_string(r.dp) + ",tp=" + std::to_string(r.tp) +
+                               ",pp=" + std::to_string(r.pp) +
+                               ",microbatches=" + std::to_string(microbatches);
+    const int64_t gpus = r.tp * r.pp * r.dp;
+    const std::string system = "h100:" + std::to_string(gpus);
+    // The pipelined rows reduce each stage's gradients over 48 ranks per layer chunk: more
+    // transfers than the default work bound allows (--max-transfers).
+    StepOptions step;
+    step.max_transfers = kG61MaxTransfers;
+    const TrainingResult result = Train(system, model, layout, r.batch, options, step, kG61Seq);
+    const double B = static_cast<double>(r.batch), s = kG61Seq, L = static_cast<double>(r.layers),
+                 h = static_cast<double>(r.hidden), V = static_cast<double>(model.vocab);
+    const double flops = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+    const double measured = flops / (static_cast<double>(gpus) * r.tflops_per_gpu * 1e12);
+    char what[200];
+    std::snprintf(what, sizeof what,
+                  "iteration time on %s, %s (published %.1f TFLOP/s/GPU by Megatron's count)",
+                  system.c_str(), layout.c_str(), r.tflops_per_gpu);
+    RecordMeasured(std::string("G6.1 Megatron-Core ") + r.name, what, result.step_time_s, measured,
+                   "hopper",
+                   TrainCommand(system, model, layout, r.batch, options, kG61Seq) +
+                       " --max-transfers " + std::to_string(kG61MaxTransfers),
+                   r.tp > 1 ? "Megatron-Core ran with --tp-comm-overlap; podsim does not model it: "
+                              "its tp collectives block the compute stream"
+                            : "tp=1: podsim's non-GEMM kernels run at their HBM roofline (our H200 "
+                              "layer profile measures them 1.5-1.8x slower), and the published "
+                              "throughput is end to end (data loading, optimizer, logging)");
+    std::printf("G6.1 %-5s measured %7.3f s podsim %7.3f s (%+.1f%%), MFU %.1f%%\n", r.name,
+                measured, result.step_time_s, 100 * (result.step_time_s / measured - 1),
+                100 * result.mfu);
+    summary.Add(result.step_time_s, measured);
+  }
+  summary.Print();
+  EXPECT_LE(summary.Mean(), kG61MeanGuard);
+}
+
+TEST(TrainingValidationTest, DISABLED_G61MegatronCoreH100WeakScaling) {
+  RunG61({{"1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8},
+          {"7.1B", 32, 4096, 30, 2, 1, 48, 192, 465.9},
+          {"16B", 48, 6144, 32, 4, 1, 48, 192, 489.1},
+          {"32B", 56, 7168, 48, 8, 1, 48, 192, 459.6},
+          {"70B", 64, 8192, 84, 8, 2, 48, 384, 419.7},
+          {"119B", 80, 10240, 92, 8, 4, 48, 768, 420.5},
+          {"177B", 96, 12288, 96, 8, 6, 48, 1152, 432.8},
+          {"314B", 128, 16384, 96, 8, 8, 48, 1536, 474.4},
+          {"462B", 144, 18432, 112, 8, 16, 48, 3072, 459.9}},
+         "G6.1 Megatron-Core H100");
 }
 
 // --- V7: MaxText on TPU v5e (AI-Hypercomputer/maxtext, MaxText/configs/v5e/*.sh) -------------
@@ -444,8 +609,9 @@ TEST(TrainingValidationTest, V7MaxTextV5e) {
       char what[160];
       std::snprintf(what, sizeof what, "step time on %s, %s (published MFU %.2f%%)", system.c_str(),
                     layout.c_str(), m.mfu[i]);
-      testing::RecordValidation(std::string("V7 v5e ") + m.name + " " + std::to_string(n) + "x",
-                                what, result.step_time_s, measured, "s", kTarget);
+      RecordMeasured(std::string("V7 v5e ") + m.name + " " + std::to_string(n) + "x", what,
+                     result.step_time_s, measured, "tpu-v5e",
+                     TrainCommand(system, model, layout, sequences, options));
       std::printf(
           "V7 %-4s %2dx measured MFU %.2f%% podsim %.2f%%: step %.3f s vs %.3f s (%+.1f%%)\n",
           m.name, n, m.mfu[i], 100 * result.mfu, measured, result.step_time_s,
@@ -549,10 +715,12 @@ TEST(TrainingBookTest, TR2FsdpCrossoverOnV5p) {
   const double three_axes = Crossover("tpu-v5p:8x8x8", model, "fsdp=512", "fsdp", 850);
   std::printf("TR2 FSDP crossover: one axis %.0f tokens/chip (book 2550), three axes %.0f (850)\n",
               one_axis, three_axes);
-  testing::RecordValidation("TR2", "FSDP crossover per-chip batch, 1 axis (tpu-v5p:16x1x1 ring)",
-                            one_axis, 2550, "tokens", 0.15);
-  testing::RecordValidation("TR2", "FSDP crossover per-chip batch, 3 axes (tpu-v5p:8x8x8)",
-                            three_axes, 850, "tokens", 0.15);
+  // Asserted within 15% below (the simulated crossover pays latencies and the ring's (n-1)/n
+  // the book rounds away); recorded at the tag, exact.
+  RecordBook("TR2", "FSDP crossover per-chip batch, 1 axis (tpu-v5p:16x1x1 ring)", one_axis, 2550,
+             kBookExact, "tpu");
+  RecordBook("TR2", "FSDP crossover per-chip batch, 3 axes (tpu-v5p:8x8x8)", three_axes, 850,
+             kBookExact, "tpu");
   EXPECT_NEAR(one_axis / 2550, 1, 0.15);
   EXPECT_NEAR(three_axes / 850, 1, 0.15);
   // The verdicts on either side.
@@ -585,10 +753,11 @@ TEST(TrainingBookTest, G21G23FsdpCrossoverOnH100) {
     const double crossover = Crossover(c.system, model, c.layout, "fsdp", c.precise);
     std::printf("%s FSDP crossover on %s: %.0f tokens/GPU (book %.0f, precise form %.0f)\n", c.id,
                 c.system, crossover, c.book, c.precise);
-    testing::RecordValidation(c.id,
-                              std::string("FSDP crossover per-GPU batch on ") + c.system +
-                                  " (precise form " + std::to_string(int(c.precise)) + ")",
-                              crossover, c.book, "tokens", 0.15);
+    // Asserted against the precise form below; recorded against the book's answer at its tag.
+    RecordBook(c.id,
+               std::string("FSDP crossover per-GPU batch on ") + c.system + " (precise form " +
+                   std::to_string(int(c.precise)) + ")",
+               crossover, c.book, std::string(c.id) == "G23" ? kBookExact : kBookRounded, "hopper");
     EXPECT_NEAR(crossover / c.precise, 1, 0.10) << c.system;
   }
 }
@@ -616,8 +785,8 @@ TEST(TrainingBookTest, G26G27FsdpVerdictsOnH100) {
       "G26/G27 FSDP crossover on h100:64: LLaMA-3 70B layers %.0f tokens/GPU, 16B-class "
       "%.0f (book ~2472)\n",
       c70, c16);
-  testing::RecordValidation("G27", "FSDP crossover per-GPU batch, llama3-70b layers on h100:64",
-                            c70, 2472, "tokens", 0.15);
+  RecordBook("G27", "FSDP crossover per-GPU batch, llama3-70b layers on h100:64", c70, 2472,
+             kBookRounded, "hopper");
   EXPECT_LT(976, c70);   // G26 ZeRO-3 at 976 tokens/GPU: comms-bound.
   EXPECT_LT(2048, c70);  // G27 70B at 2048: comms-bound.
   EXPECT_GT(4096, c16);  // G27 16B at 4096: compute-bound.
@@ -667,9 +836,9 @@ TEST(TrainingBookTest, TR5TensorParallelVerdictOnV5p) {
     const double ratio = timer.comm_s / timer.matmul_s;
     const double book = y * 2550.0 / 28672;
     std::printf("TR5 %d-way: MLP tp comms / matmuls %.2f (book %.2f)\n", y, ratio, book);
-    testing::RecordValidation(
-        "TR5", "MLP tp comms / matmul time, " + std::to_string(y) + "-way on a v5p axis, F=28672",
-        ratio, book, "", 0.15);
+    RecordBook("TR5",
+               "MLP tp comms / matmul time, " + std::to_string(y) + "-way on a v5p axis, F=28672",
+               ratio, book, kBookApprox, "tpu", "");
     if (y == 8) {
       EXPECT_LT(ratio, 1);  // Compute-bound.
     } else {

@@ -85,7 +85,13 @@ double ComputeSeconds(const InferenceResult& r) {
 // error (predicted / published - 1) is within the tag.
 void Agree(std::string_view id, std::string_view what, double predicted, double published,
            std::string_view unit, double book_tolerance) {
-  testing::RecordValidation(id, what, predicted, published, unit, book_tolerance);
+  testing::RecordValidation({.case_id = std::string(id),
+                             .what = std::string(what),
+                             .predicted = predicted,
+                             .published = published,
+                             .unit = std::string(unit),
+                             .tolerance = book_tolerance,
+                             .family = "tpu-v5e"});
   const double error = predicted / published - 1;
   EXPECT_LE(std::abs(error), book_tolerance)
       << id << " " << what << ": " << predicted << " vs " << published;
@@ -98,7 +104,14 @@ void Miss(std::string_view id, std::string_view what, double predicted, double p
           std::string_view unit, double book_tolerance, double lo, double hi,
           std::string_view why) {
   ASSERT_FALSE(why.empty());
-  testing::RecordValidation(id, what, predicted, published, unit, book_tolerance, why);
+  testing::RecordValidation({.case_id = std::string(id),
+                             .what = std::string(what),
+                             .predicted = predicted,
+                             .published = published,
+                             .unit = std::string(unit),
+                             .tolerance = book_tolerance,
+                             .family = "tpu-v5e",
+                             .note = std::string(why)});
   const double error = predicted / published - 1;
   EXPECT_GT(std::abs(error), book_tolerance) << id << " " << what << " now agrees: use Agree";
   EXPECT_GE(error, lo) << id << " " << what << ": " << predicted << " vs " << published;
