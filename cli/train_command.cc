@@ -37,7 +37,7 @@ struct TrainFlags {
   std::string recompute = "none";
   std::string attention = "flash";
   std::string precision;
-  std::string flops_convention = "full";
+  std::string flops_convention = "causal";
   std::string write_schedule;
   std::string trace;
   std::string trace_chips;
@@ -67,7 +67,7 @@ workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact, co
   return options;
 }
 
-// "full" or "causal": how the step's MFU and HFU count attention (--flops-convention).
+// "causal" or "full": how the step's MFU counts attention (--flops-convention).
 std::string_view ConventionName(const workloads::OpOptions& options) {
   return options.model_flops_count == workloads::AttentionCount::kCausal ? "causal" : "full";
 }
@@ -123,7 +123,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(size_t attention,
                           Choose("--attention", flags.attention, {"flash", "materialized"}));
   PODSIM_ASSIGN_OR_RETURN(size_t convention,
-                          Choose("--flops-convention", flags.flops_convention, {"full", "causal"}));
+                          Choose("--flops-convention", flags.flops_convention, {"causal", "full"}));
   if (!flags.precision.empty()) {
     const std::vector<std::string> recipes = workloads::PrecisionRecipeNames();
     PODSIM_RETURN_IF_ERROR(Choose("--precision", flags.precision,
@@ -142,7 +142,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
       scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
   if (recompute != 0) train->set_recompute(kRecompute[recompute]);
   if (attention != 0) train->set_attention(scenario::Train::MATERIALIZED);
-  if (convention != 0) train->set_flops_convention(scenario::Train::CAUSAL_PAIRS);
+  if (convention != 0) train->set_flops_convention(scenario::Train::ALL_PAIRS);
   if (flags.every_chip) train->set_every_chip(true);
   if (flags.flows) train->set_flows(true);
   if (flags.exact) train->set_exact(true);
@@ -267,12 +267,13 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   char line[160];
   std::snprintf(line, sizeof line, "%.4g", result.tokens_per_s);
   io.out << "tokens/s    " << line << "\n";
+  const bool all_pairs = options.model_flops_count == workloads::AttentionCount::kFull;
   io.out << "MFU         " << FormatPercent(result.mfu) << " (HFU " << FormatPercent(result.hfu)
-         << "; attention counted over "
-         << (options.model_flops_count == workloads::AttentionCount::kCausal
-                 ? "the causal T(T+1)/2 query-key pairs"
-                 : "all T^2 query-key pairs")
-         << ", HFU adds recomputation)\n";
+         << "; MFU counts attention over "
+         << (all_pairs ? "all T^2 query-key pairs, which a causal kernel halves, so it can exceed "
+                         "HFU"
+                       : "the causal T(T+1)/2 query-key pairs")
+         << "; HFU counts the matmul and attention work executed, recomputation included)\n";
   io.out << "breakdown   (mean per chip)\n";
   for (const auto& [name, seconds] : result.breakdown) {
     std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(),
@@ -391,11 +392,13 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
   sub->add_option("--attention", flags->attention, "flash (default) or materialized");
   sub->add_option("--flops-convention", flags->flops_convention,
-                  "How MFU and HFU count attention: full (default; all T^2 query-key pairs, "
-                  "PaLM and Megatron-LM) or causal (the T(T+1)/2 unmasked pairs)");
+                  "How MFU counts attention: causal (default; the T(T+1)/2 pairs a causal "
+                  "kernel executes, as MaxText) or full (all T^2 pairs, as PaLM, Megatron-LM and "
+                  "torchtitan); HFU counts the work executed");
   sub->add_option("--precision", flags->precision,
-                  "Bytes kept per parameter: zero (default; bf16 params and grads, fp32 master "
-                  "and Adam, 16 B), megatron (fp32 main grads, 18 B) or book (10 B)");
+                  "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
+                  "and Adam, 16 B, gradients accumulated in fp32 over microbatches), zero (ZeRO's "
+                  "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
@@ -431,7 +434,7 @@ sim::Status RunDefaultScenario(CommandIo& io) {
   io.out << "podsim: no command given; running the default scenario:\n"
          << "  podsim train --system " << flags.system << " --model " << flags.model << " --layout "
          << flags.layout << " --batch-tokens " << flags.batch_tokens << " --seq " << flags.seq
-         << "\n"
+         << " --recompute " << flags.recompute << "\n"
          << "(podsim --help lists the commands)\n\n";
   PODSIM_ASSIGN_OR_RETURN(scenario::Scenario scenario, ScenarioOf(flags));
   return RunTrain(scenario, FlagsOf(), io);

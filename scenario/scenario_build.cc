@@ -522,8 +522,8 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   options.attention = train.attention() == Train::MATERIALIZED
                           ? workloads::AttentionKernel::kMaterialized
                           : workloads::AttentionKernel::kFlash;
-  if (train.flops_convention() == Train::CAUSAL_PAIRS) {
-    options.model_flops_count = workloads::AttentionCount::kCausal;
+  if (train.flops_convention() == Train::ALL_PAIRS) {
+    options.model_flops_count = workloads::AttentionCount::kFull;
   }
   if (train.has_precision()) {
     // CheckScenario has named a bad recipe; an unchecked one keeps the default.

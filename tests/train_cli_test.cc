@@ -93,9 +93,9 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M or 1Mi "
        "(got '4X')\n"},
       {With(kTrain, {"--precision", "fp32"}),
-       "podsim: error: --precision: unknown value 'fp32'; expected zero, megatron, book\n"},
+       "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book\n"},
       {With(kTrain, {"--flops-convention", "half"}),
-       "podsim: error: --flops-convention: unknown value 'half'; expected full, causal\n"},
+       "podsim: error: --flops-convention: unknown value 'half'; expected causal, full\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,pp=4",
         "--batch-tokens", "64Ki", "--seq", "4096"},
        "podsim: error: --layout: layout dp=1,fsdp=4,tp=1,pp=4: pp=4 needs the microbatches per "
@@ -122,27 +122,30 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
 TEST(TrainCliTest, ReportsStateTheirConventions) {
   Outcome text = Podsim(kTrain);
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_NE(text.out.find("; attention counted over all T^2 query-key pairs, HFU adds "
-                          "recomputation)\n"),
+  EXPECT_NE(text.out.find("; MFU counts attention over the causal T(T+1)/2 query-key pairs; HFU "
+                          "counts the matmul and attention work executed, recomputation "
+                          "included)\n"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("(stage 0, precision zero)"), std::string::npos) << text.out;
-  Outcome full = Podsim(With(kTrain, {"--json"}));
-  Outcome causal =
-      Podsim(With(kTrain, {"--json", "--flops-convention", "causal", "--precision", "megatron"}));
+  EXPECT_NE(text.out.find("(stage 0, precision mixed)"), std::string::npos) << text.out;
+  Outcome causal = Podsim(With(kTrain, {"--json"}));
+  Outcome full =
+      Podsim(With(kTrain, {"--json", "--flops-convention", "full", "--precision", "megatron"}));
   ASSERT_EQ(full.code, 0) << full.err;
   ASSERT_EQ(causal.code, 0) << causal.err;
   const nlohmann::json f = nlohmann::json::parse(full.out);
   const nlohmann::json c = nlohmann::json::parse(causal.out);
-  EXPECT_EQ(f["flops_convention"], "full");
-  EXPECT_EQ(f["precision"], "zero");
   EXPECT_EQ(c["flops_convention"], "causal");
-  EXPECT_EQ(c["precision"], "megatron");
-  EXPECT_GE(f["hfu"].get<double>(), f["mfu"].get<double>());
+  EXPECT_EQ(c["precision"], "mixed");
+  EXPECT_EQ(f["flops_convention"], "full");
+  EXPECT_EQ(f["precision"], "megatron");
+  // The default convention counts what the causal kernel executes: MFU <= HFU <= 1.
   EXPECT_GE(c["hfu"].get<double>(), c["mfu"].get<double>());
-  EXPECT_LT(c["mfu"].get<double>(), f["mfu"].get<double>());  // Fewer pairs counted.
+  EXPECT_LE(c["hfu"].get<double>(), 1);
+  EXPECT_GT(f["mfu"].get<double>(), c["mfu"].get<double>());  // More pairs counted.
+  EXPECT_LE(f["hfu"].get<double>(), 1);
   // fp32 main gradients: 2 more bytes per parameter than the default's bf16 ones.
-  EXPECT_GT(c["memory"]["grads_bytes"].get<double>(), f["memory"]["grads_bytes"].get<double>());
+  EXPECT_GT(f["memory"]["grads_bytes"].get<double>(), c["memory"]["grads_bytes"].get<double>());
 
   Outcome mbs = Podsim({"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout",
                         "fsdp=4,pp=4,mbs=2", "--batch-tokens", "64Ki", "--seq", "4096", "--json"});

@@ -154,10 +154,12 @@ class ErrorSummary {
     for (double e : errors_) sum += e;
     return errors_.empty() ? 0 : sum / static_cast<double>(errors_.size());
   }
+  double Worst() const {
+    return errors_.empty() ? 0 : *std::max_element(errors_.begin(), errors_.end());
+  }
   void Print() const {
     std::printf("%s: %zu rows, mean absolute error %.1f%%, worst %.1f%%\n", source_.c_str(),
-                errors_.size(), 100 * Mean(),
-                100 * (errors_.empty() ? 0 : *std::max_element(errors_.begin(), errors_.end())));
+                errors_.size(), 100 * Mean(), 100 * Worst());
   }
 
  private:
@@ -180,7 +182,8 @@ constexpr double kV1MeanGuard = 0.24;    // Mean 21.7%.
 constexpr double kV3T4MeanGuard = 0.18;  // Mean 15.6%.
 constexpr double kV3T5RowGuard = 0.24;   // Worst row 22.0%.
 constexpr double kV3T5MeanGuard = 0.21;  // Mean 19.3%.
-constexpr double kG61MeanGuard = 0.30;   // Mean 27.2% (worst 73.2%, the 32B row at tp=8).
+constexpr double kG61MeanGuard = 0.30;   // Mean 27.2%.
+constexpr double kG61RowGuard = 0.76;    // Worst 73.2%, the 32B row at tp=8.
 
 // --- Megatron-LM GPT models (measured.md V1 and V3) -------------------------------------------
 // GPT-3 architecture as Megatron-LM trains it: plain GeLU MLP of 4h, LayerNorm, biases, learned
@@ -473,8 +476,9 @@ TEST(TrainingValidationTest, DISABLED_V3KorthikantiTable5LargestPipelines) {
 // Not stated, so assumed here (and visible in each row's command): Megatron-Core's GPT block
 // defaults (LayerNorm, GeLU, biases, learned positions, dropout), flash attention (Transformer
 // Engine's fused kernels), Megatron's bf16 recipe with fp32 main gradients, no recomputation, and
-// micro-batches of one sequence. podsim does not model --tp-comm-overlap (its tp collectives block)
-// nor the distributed optimizer (memory only).
+// micro-batches of one sequence. podsim does not model the distributed optimizer (neither its
+// reduce-scatter and overlapped all-gather nor its sharded memory, so several rows that ran print
+// fits NO) nor --tp-comm-overlap (its tp collectives block).
 struct G61Row {
   const char* name;
   int64_t heads, hidden, layers, tp, pp, dp, batch;
@@ -514,8 +518,13 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
                    "hopper",
                    TrainCommand(system, model, layout, r.batch, options, kG61Seq) +
                        " --max-transfers " + std::to_string(kG61MaxTransfers),
-                   r.tp > 1 ? "Megatron-Core ran with --tp-comm-overlap; podsim does not model it: "
-                              "its tp collectives block the compute stream"
+                   r.tp > 1 ? "exposed dp communication is the largest share after compute (40% "
+                              "of the 32B row's step): podsim all-reduces the fp32 gradients "
+                              "after the last microbatch, where Megatron-Core's distributed "
+                              "optimizer reduce-scatters them during the backward and gathers the "
+                              "parameters during the next forward (--overlap-grad-reduce "
+                              "--overlap-param-gather); neither that nor --tp-comm-overlap is "
+                              "modelled yet"
                             : "tp=1: podsim's non-GEMM kernels run at their HBM roofline (our H200 "
                               "layer profile measures them 1.5-1.8x slower), and the published "
                               "throughput is end to end (data loading, optimizer, logging)");
@@ -526,6 +535,7 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
   }
   summary.Print();
   EXPECT_LE(summary.Mean(), kG61MeanGuard);
+  EXPECT_LE(summary.Worst(), kG61RowGuard);
 }
 
 TEST(TrainingValidationTest, DISABLED_G61MegatronCoreH100WeakScaling) {

@@ -9,7 +9,7 @@
 //   kMatmul       efficiency = MatmulEfficiency(shape): the saturating curve below.
 //   kAttention    with a calibrated AttentionCurve and an op shape (layer_ops.h sets one on the
 //                 flash kernels): AttentionEfficiency below; otherwise attention_fraction x
-//                 MatmulEfficiency(shape), or x matmul_peak_fraction when the op has no shape.
+//                 matmul_peak_fraction.
 //   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
 //                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
 //   kCollective   not a compute op (REQUIRES: never passed here).
@@ -78,8 +78,8 @@ struct ComputeEfficiency {
   // Half-points of the saturating curve, in elements; 0 turns the dimension's term off.
   double mn_half = 0;
   double k_half = 0;
-  // Attention kernel efficiency relative to a matmul of the same shape, where `attention` is
-  // not calibrated or the op has no shape; in (0, 1].
+  // Attention kernel efficiency relative to the large-matmul plateau, where `attention` is not
+  // calibrated or the op has no shape; in (0, 1].
   double attention_fraction = 1;
   AttentionCurve attention;
   // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].

@@ -259,12 +259,11 @@ TEST(ComputeModelTest, AttentionFollowsTheFamilysFlashCurve) {
   EXPECT_DOUBLE_EQ(AttentionEfficiency(curve, 8192, 256, true, false),
                    AttentionEfficiency(curve, 8192, 128, true, false));
 
-  // TPUs have no attention calibration: the fraction of the shape's matmul efficiency.
+  // TPUs have no attention calibration: a fraction of the plateau, whatever the shape.
   const ComputeModel v5e(Chip("tpu-v5e"));
   const ComputeEfficiency& e = v5e.efficiency();
   EXPECT_EQ(e.attention.plateau, 0);
-  EXPECT_DOUBLE_EQ(v5e.Cost(attention).efficiency,
-                   e.attention_fraction * MatmulEfficiency(attention.shape, e));
+  EXPECT_DOUBLE_EQ(v5e.Cost(attention).efficiency, e.attention_fraction * e.matmul_peak_fraction);
   attention.shape = {};
   EXPECT_DOUBLE_EQ(h100.Cost(attention).efficiency,
                    h100.efficiency().attention_fraction * h100.efficiency().matmul_peak_fraction);

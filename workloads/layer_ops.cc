@@ -180,6 +180,7 @@ Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, 
   op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n),
               static_cast<int64_t>(batch)};
   op.flops = 2 * batch * m * k * n;
+  op.hfu_flops = op.flops;
   return op;
 }
 
@@ -201,11 +202,9 @@ MatmulShape FlashShape(const Dims& d) {
 void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, Phase phase,
                             double model_pairs) {
   const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
-  const double hfu_flops = 2 * d.q * model_pairs;
-  const double model_flops = phase == Phase::kRecompute ? 0 : hfu_flops;
+  const double model_flops = phase == Phase::kRecompute ? 0 : 2 * d.q * model_pairs;
   Op scores = AttentionMatmul(b, "attn.core.scores", d, d.T, d.q / d.heads, d.T, phase);
   scores.model_flops = model_flops;
-  scores.hfu_flops = hfu_flops;
   scores.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // Q and K.
   scores.hbm_write_bytes = d.e * probs;
   scores.output_bytes = d.e * probs;
@@ -226,7 +225,6 @@ void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, P
   }
   Op pv = AttentionMatmul(b, "attn.core", d, d.T, d.T, d.q / d.heads, phase);
   pv.model_flops = model_flops;
-  pv.hfu_flops = hfu_flops;
   pv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // Probabilities and V.
   pv.hbm_write_bytes = d.e * d.tok * d.q;
   pv.output_bytes = d.e * d.tok * d.q;
@@ -248,7 +246,9 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops, 1,
                         1, d.e));
   }
-  const double model_pairs = Pairs(d, options.model_flops_count == AttentionCount::kCausal);
+  // kCausal counts the pairs the mask leaves: all of them without one.
+  const double model_pairs =
+      Pairs(d, options.causal && options.model_flops_count == AttentionCount::kCausal);
   if (materialized) {
     AppendMaterializedCore(b, model, d, phase, model_pairs);
   } else {
@@ -260,9 +260,9 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
     core.shape = FlashShape(d);
     core.causal = options.causal;
-    core.hfu_flops = 4 * d.q * model_pairs;
-    core.model_flops = phase == Phase::kRecompute ? 0 : core.hfu_flops;
+    core.model_flops = phase == Phase::kRecompute ? 0 : 4 * d.q * model_pairs;
     core.flops = 4 * d.q * Pairs(d, options.causal);
+    core.hfu_flops = core.flops;
     core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(core);
@@ -315,11 +315,12 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
   b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
 }
 
-double GradWireBytes(const OpOptions& options) {
-  // Gradients travel in their accumulation precision (fp32 main grads in Megatron), or as the
-  // working precision when the recipe keeps none.
-  return options.precision.grad_bytes > 0 ? options.precision.grad_bytes
-                                          : options.precision.param_bytes;
+double GradWireBytes(const Layout& layout, const OpOptions& options) {
+  // Gradients travel in their accumulation precision (fp32 main grads in Megatron, the fp32
+  // buffer of Mixed() under accumulation), or as the working precision when the recipe keeps
+  // none.
+  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
+  return buffer > 0 ? buffer : options.precision.param_bytes;
 }
 
 // Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`.
@@ -333,9 +334,13 @@ double GradWireBytes(const OpOptions& options) {
 // (With fsdp the reduced shard is what accumulates; not modelled.)
 void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
                              const OpOptions& options, const std::string& what) {
-  const double bytes = GradWireBytes(options) * params;
+  const double bytes = GradWireBytes(layout, options) * params;
   const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
-  if (buffer > 0 && layout.fsdp == 1) {
+  // One microbatch whose gradients stay in the working precision accumulates nothing: the
+  // weight-gradient ops write the gradients the reductions send.
+  const bool accumulates =
+      layout.microbatch_count() > 1 || options.precision.grad_bytes > options.precision.param_bytes;
+  if (buffer > 0 && layout.fsdp == 1 && accumulates) {
     double unfused = params;
     if (options.precision.fused_grad_accumulation) {
       for (int dw : dws) {
@@ -423,12 +428,12 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
   const double h = d.q / d.heads;
   const double model_flops = Find(fwd, "attn.core").model_flops;
   Op dp = AttentionMatmul(b, "attn.core.dx", d, d.T, h, d.T, Phase::kBackwardInput);
-  dp.model_flops = dp.hfu_flops = model_flops;
+  dp.model_flops = model_flops;
   dp.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // dO, V.
   dp.hbm_write_bytes = d.e * probs;
   b.Add(dp);
   Op dv = AttentionMatmul(b, "attn.core.dv", d, d.T, d.T, h, Phase::kBackwardInput);
-  dv.model_flops = dv.hfu_flops = model_flops;
+  dv.model_flops = model_flops;
   dv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // P (dropped), dO.
   dv.hbm_write_bytes = d.e * d.tok * d.kv;
   b.Add(dv);
@@ -445,12 +450,12 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
     b.Add(op);
   }
   Op dq = AttentionMatmul(b, "attn.core.scores.dx", d, d.T, d.T, h, Phase::kBackwardInput);
-  dq.model_flops = dq.hfu_flops = model_flops;
+  dq.model_flops = model_flops;
   dq.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // dS, K.
   dq.hbm_write_bytes = d.e * d.tok * d.q;
   b.Add(dq);
   Op dk = AttentionMatmul(b, "attn.core.scores.dk", d, d.T, d.T, h, Phase::kBackwardInput);
-  dk.model_flops = dk.hfu_flops = model_flops;
+  dk.model_flops = model_flops;
   dk.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // dS, Q.
   dk.hbm_write_bytes = d.e * d.tok * d.kv;
   b.Add(dk);
@@ -567,12 +572,11 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     bwd.causal = core.causal;
     const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
     bwd.model_flops = 2 * core.model_flops;
-    // Executed: the recomputed scores and the four gradient matmuls, 2.5x the forward's pairs
-    // (flops below); HFU counts them in the model's pair convention.
-    bwd.hfu_flops = 2.5 * core.hfu_flops;
+
     bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.q;  // Q, K, V, O, dO.
     bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
     bwd.flops = 10 * d.q * Pairs(d, options.causal);
+    bwd.hfu_flops = bwd.flops;  // The recomputed scores and the four gradient matmuls.
     bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(bwd);
   }
@@ -691,7 +695,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   return b.Take();
 }
 
-OpList OptimizerOps(double params_on_chip, const OpOptions& options) {
+OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options) {
   const PrecisionRecipe& p = options.precision;
   Op adam;
   adam.name = "optimizer.adam";
@@ -699,15 +703,16 @@ OpList OptimizerOps(double params_on_chip, const OpOptions& options) {
   adam.phase = Phase::kOptimizer;
   adam.flops = kAdamFlopsPerParam * params_on_chip;
   adam.model_flops = 0;  // Not part of the 6N model FLOPs.
-  const double grad = GradWireBytes(options);
+  const double grad = GradWireBytes(layout, options);
   adam.hbm_read_bytes =
       params_on_chip * (p.param_bytes + grad + p.master_bytes + p.optimizer_bytes);
   adam.hbm_write_bytes = params_on_chip * (p.param_bytes + p.master_bytes + p.optimizer_bytes);
-  if (p.grad_bytes > 0) {
+  const double buffer = p.GradBufferBytes(layout.microbatch_count());
+  if (buffer > 0) {
     // A gradient buffer is also read for the global-norm clipping and zeroed for the next step
     // (Megatron-LM optimizer.py: clip_grad_norm_fp32, zero_grad of the main-grad buffers).
-    adam.hbm_read_bytes += params_on_chip * p.grad_bytes;
-    adam.hbm_write_bytes += params_on_chip * p.grad_bytes;
+    adam.hbm_read_bytes += params_on_chip * buffer;
+    adam.hbm_write_bytes += params_on_chip * buffer;
   }
   return {adam};
 }

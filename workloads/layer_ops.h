@@ -63,8 +63,10 @@ struct OpOptions {
   std::vector<std::string> saved_ops;  // kSaveNamed: names of forward ops whose outputs are kept.
   AttentionKernel attention = AttentionKernel::kFlash;
   bool causal = true;  // Decoder masking; kFlash skips the masked pairs.
-  AttentionCount model_flops_count = AttentionCount::kFull;  // PaLM / Megatron / book convention.
-  PrecisionRecipe precision = PrecisionRecipe::Zero();       // precision.h
+  // kCausal (default): the pairs a causal kernel executes, so MFU <= HFU; kFull: all T^2 pairs,
+  // the PaLM / Megatron / book convention (MFU can then exceed the executed work).
+  AttentionCount model_flops_count = AttentionCount::kCausal;
+  PrecisionRecipe precision = PrecisionRecipe::Mixed();  // precision.h
 };
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
@@ -90,8 +92,9 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
                        const OpOptions& options);
 
 // The Adam step over `params_on_chip` parameters (memory.h ParamsPerChip): reads the working
-// parameters, gradients, master copy and moments; writes all but the gradients.
-OpList OptimizerOps(double params_on_chip, const OpOptions& options);
+// parameters, gradients (the buffer `layout`'s microbatches hold), master copy and moments;
+// writes all but the gradients.
+OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options);
 
 // Activation bytes one layer keeps for one microbatch between its forward and backward on one
 // chip, under options.recompute (computed from `forward` = LayerForwardOps(...)).

@@ -78,8 +78,9 @@ TEST(LayerOpsTest, ModelFlopsOfAllOpsMatchModelSpec) {
   per_chip += Totals(EmbeddingForwardOps(s.model, s.layout, s.shape, options)).model_flops;
   per_chip += Totals(EmbeddingBackwardOps(s.model, s.layout, s.shape, options)).model_flops;
   const double tokens = static_cast<double>(s.batch.tokens());
-  EXPECT_NEAR(per_chip * 4 / (s.model.TrainingFlopsPerToken(2048, AttentionCount::kFull) * tokens),
-              1.0, 1e-12);
+  EXPECT_NEAR(
+      per_chip * 4 / (s.model.TrainingFlopsPerToken(2048, AttentionCount::kCausal) * tokens), 1.0,
+      1e-12);
 }
 
 // X10 (Ch4 Q6): recomputing the attention core costs 4BT^2NH extra FLOPs (QK^T and PV), with the
@@ -109,10 +110,17 @@ TEST(LayerOpsTest, X10SelectiveRecomputeExtraFlops) {
   const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, flash);
   EXPECT_DOUBLE_EQ(Sum(bwd, OpKind::kAttention, &Op::flops),
                    1.25 * Sum(bwd, OpKind::kAttention, &Op::model_flops));
-  // Causal flash computes T(T+1)/2 of the T^2 pairs; model FLOPs keep the full count.
+  // Causal flash computes T(T+1)/2 of the T^2 pairs; model FLOPs count them (the default) or all
+  // T^2 (the full convention).
   const OpList causal = LayerForwardOps(s.model, s.layout, s.shape, OpOptions());
   EXPECT_DOUBLE_EQ(Sum(causal, OpKind::kAttention, &Op::flops), 4 * B * N * H * T * (T + 1) / 2);
-  EXPECT_DOUBLE_EQ(Sum(causal, OpKind::kAttention, &Op::model_flops), 4 * B * N * H * T * T);
+  EXPECT_DOUBLE_EQ(Sum(causal, OpKind::kAttention, &Op::model_flops),
+                   4 * B * N * H * T * (T + 1) / 2);
+  OpOptions all_pairs;
+  all_pairs.model_flops_count = AttentionCount::kFull;
+  EXPECT_DOUBLE_EQ(Sum(LayerForwardOps(s.model, s.layout, s.shape, all_pairs), OpKind::kAttention,
+                       &Op::model_flops),
+                   4 * B * N * H * T * T);
 }
 
 // X3 (Ch4): with block remat the training FLOPs grow from 6ND to ~8ND: every forward matmul runs
@@ -224,7 +232,7 @@ TEST(LayerOpsTest, DependenciesPointBackwards) {
 TEST(LayerOpsTest, OptimizerReadsAndWritesEveryState) {
   OpOptions options;
   options.precision = PrecisionRecipe::Megatron();
-  const OpList adam = OptimizerOps(1e9, options);
+  const OpList adam = OptimizerOps(1e9, Layout{}, options);
   ASSERT_EQ(adam.size(), 1u);
   // Params, fp32 main grads, master and moments (2 + 4 + 4 + 8), plus the main grads again for
   // the norm clipping; writes params, master and moments, plus zeroing the main grads.

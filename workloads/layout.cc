@@ -39,9 +39,7 @@ std::string Layout::ToString() const {
   std::string text =
       StrCat({"dp=", Str(dp), ",fsdp=", Str(fsdp), ",tp=", Str(tp), ",pp=", Str(pp)});
   if (sp) text += ",sp=1";
-  if (microbatches > 1 || (microbatches == 1 && pp > 1)) {
-    text += StrCat({",microbatches=", Str(microbatches)});
-  }
+  if (microbatches > 0) text += StrCat({",microbatches=", Str(microbatches)});
   if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
   if (schedule != PipelineSchedule::kOneFOneB) {
     text += StrCat({",schedule=", PipelineScheduleName(schedule)});

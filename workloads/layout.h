@@ -61,8 +61,8 @@ struct Layout {
   int microbatch_count() const { return microbatches > 0 ? microbatches : 1; }
 
   // "dp=2,fsdp=4,tp=8,pp=1[,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
-  // the canonical text, every axis written, flags only when not default (a stated microbatch
-  // count with pp > 1 always).
+  // the canonical text, every axis written, flags only when not default (a microbatch count
+  // whenever it is stated).
   std::string ToString() const;
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group).

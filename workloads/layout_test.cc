@@ -136,7 +136,8 @@ TEST(LayoutTest, PipelinesStateTheirMicrobatches) {
   // Stated as one, it is what the user asked for, and it reads back as stated.
   EXPECT_TRUE(ValidateLayout(L("pp=4,microbatches=1"), M("llama3-70b"), 4, batch).ok());
   EXPECT_EQ(L("pp=4,microbatches=1").ToString(), "dp=1,fsdp=1,tp=1,pp=4,microbatches=1");
-  EXPECT_EQ(L("dp=2,microbatches=1").ToString(), "dp=2,fsdp=1,tp=1,pp=1");
+  EXPECT_EQ(L("dp=2,microbatches=1").ToString(), "dp=2,fsdp=1,tp=1,pp=1,microbatches=1");
+  EXPECT_EQ(L("dp=2").ToString(), "dp=2,fsdp=1,tp=1,pp=1");
   EXPECT_EQ(L("dp=2").microbatch_count(), 1);
 
   // mbs=2 on 8 data shards: 256 / (8 * 2) = 16 microbatches.

@@ -216,8 +216,15 @@ TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {
   EXPECT_EQ(single.grad_bytes, 0);
   EXPECT_DOUBLE_EQ(accumulated.grad_bytes, 2 * accumulated.params);
   EXPECT_EQ(PrecisionRecipe::Book().total_bytes_per_param(4), 12);
-  // The default recipe holds bf16 gradients either way; Megatron's fp32 main gradients.
+  // The default recipe holds bf16 gradients for one microbatch and accumulates several in fp32;
+  // ZeRO's in fp16; Megatron's fp32 main gradients either way.
+  EXPECT_DOUBLE_EQ(StageMemory(one.model, one.layout, one.batch, {}, h100, 0).grad_bytes,
+                   2 * single.params);
   EXPECT_DOUBLE_EQ(StageMemory(four.model, four.layout, four.batch, {}, h100, 0).grad_bytes,
+                   4 * accumulated.params);
+  OpOptions zero;
+  zero.precision = PrecisionRecipe::Zero();
+  EXPECT_DOUBLE_EQ(StageMemory(four.model, four.layout, four.batch, zero, h100, 0).grad_bytes,
                    2 * accumulated.params);
   OpOptions megatron;
   megatron.precision = PrecisionRecipe::Megatron();
@@ -226,10 +233,11 @@ TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {
 }
 
 TEST(MemoryTest, RecipesByName) {
-  EXPECT_EQ(PrecisionRecipeNames(), (std::vector<std::string>{"zero", "megatron", "book"}));
+  EXPECT_EQ(PrecisionRecipeNames(),
+            (std::vector<std::string>{"mixed", "zero", "megatron", "book"}));
   EXPECT_EQ(PrecisionRecipeNamed("megatron")->total_bytes_per_param(), 18);
   EXPECT_EQ(PrecisionRecipeNamed("fp8").status().message(),
-            "precision 'fp8' is not a recipe; use one of zero, megatron, book");
+            "precision 'fp8' is not a recipe; use one of mixed, zero, megatron, book");
 }
 
 // G26 (Ch12 Quiz5 Q2): LLaMA-3 70B with tp=8 over dp=512 on H100: 700GB/8 = 87.5GB per GPU ->

@@ -59,10 +59,10 @@ struct Op {
   double model_flops = 0;  // Counted by the model-FLOPs convention (MFU numerator); 0 for
                            // recomputation and for work a kernel repeats internally.
   // The HFU numerator: the matmul and attention work executed, recomputation and a kernel's
-  // repeated work included, counted by model_flops' attention convention (so >= model_flops;
-  // Korthikanti et al. 2022's hardware FLOPs). It differs from `flops` in attention (a causal
-  // kernel executes half the pairs that the full convention counts) and in the vector work
-  // (norms, elementwise), which neither utilization counts.
+  // repeated work (flash attention's backward recomputes the scores) included -- Korthikanti et
+  // al. 2022's hardware FLOPs. `flops` of matmul and attention ops; 0 for the vector work (norms,
+  // elementwise), which neither utilization counts. >= model_flops whenever model_flops counts no
+  // more attention pairs than the kernel executes (AttentionCount::kCausal, the default).
   double hfu_flops = 0;
   double hbm_read_bytes = 0;
   double hbm_write_bytes = 0;

@@ -4,8 +4,8 @@ namespace podsim::workloads {
 
 namespace {
 
-constexpr PrecisionRecipe kRecipes[] = {PrecisionRecipe::Zero(), PrecisionRecipe::Megatron(),
-                                        PrecisionRecipe::Book()};
+constexpr PrecisionRecipe kRecipes[] = {PrecisionRecipe::Mixed(), PrecisionRecipe::Zero(),
+                                        PrecisionRecipe::Megatron(), PrecisionRecipe::Book()};
 
 }  // namespace
 

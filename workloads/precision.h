@@ -1,8 +1,12 @@
 // PrecisionRecipe: bytes per parameter that training keeps on a chip, by role.
 //
-// Three recipes, because the references count differently (reference/formulas.md 2.4 and
-// measured.md V3); Zero() is the default (OpOptions), the count of bf16 mixed-precision Adam that
-// every framework named here keeps at least:
+// Four recipes, because the references count differently (reference/formulas.md 2.4 and
+// measured.md V3); Mixed() is the default (OpOptions):
+//   Mixed()     bf16 mixed precision with fp32 master weights and Adam, as the frameworks run it
+//               today: Zero()'s 16 bytes/param, and with several microbatches the gradients
+//               accumulate in an fp32 buffer (4) instead of bf16 ones -- Megatron-LM forces fp32
+//               accumulation with bf16 (arguments.py: accumulate_allreduce_grads_in_fp32), FSDP
+//               reduces in fp32 (MixedPrecisionPolicy reduce_dtype in torchtitan's bf16 runs).
 //   Book()      bf16 params (2) + fp32 Adam moments (4 + 4) = 10 bytes/param: formulas.md "2 + 8 =
 //               10 bytes/param" and Ch5 Q2's "(2 + 4 + 4)" are the same recipe written two ways.
 //               Gradients are not held (the book's accounting: reduced and consumed layer by
@@ -43,11 +47,17 @@ struct PrecisionRecipe {
   // With grad_bytes > 0: weight-gradient matmuls accumulate into the gradient buffer themselves
   // (true), or a separate pass adds each microbatch's gradients into it (false).
   bool fused_grad_accumulation = false;
+  // microbatches > 1: the accumulation buffer's bytes per parameter; 0: grad_bytes, or the
+  // working precision's when the recipe holds no gradients.
+  double accumulation_bytes = 0;
 
-  // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes, or
-  // the working precision's when the recipe holds none and microbatches > 1.
+  // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes for
+  // one microbatch; for several, accumulation_bytes, or grad_bytes, or the working precision's
+  // when the recipe holds none.
   double GradBufferBytes(int microbatches) const {
-    return grad_bytes > 0 || microbatches <= 1 ? grad_bytes : param_bytes;
+    if (microbatches <= 1) return grad_bytes;
+    if (accumulation_bytes > 0) return accumulation_bytes;
+    return grad_bytes > 0 ? grad_bytes : param_bytes;
   }
   double total_bytes_per_param(int microbatches = 1) const {
     return param_bytes + GradBufferBytes(microbatches) + master_bytes + optimizer_bytes;
@@ -56,10 +66,11 @@ struct PrecisionRecipe {
   static constexpr PrecisionRecipe Book() { return {"book", 2, 0, 0, 8, 2}; }
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
   static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
+  static constexpr PrecisionRecipe Mixed() { return {"mixed", 2, 2, 4, 8, 2, false, 4}; }
 };
 
-// The recipes by name, in the order of PrecisionRecipeNames(): "zero" (the default), "megatron",
-// "book".
+// The recipes by name, in the order of PrecisionRecipeNames(): "mixed" (the default), "zero",
+// "megatron", "book".
 std::vector<std::string> PrecisionRecipeNames();
 // The recipe named `name`; InvalidArgument listing the names otherwise.
 sim::StatusOr<PrecisionRecipe> PrecisionRecipeNamed(std::string_view name);

@@ -16,12 +16,6 @@ using schedule::Op;
 using schedule::OpKind;
 using schedule::Program;
 
-std::string FormatDouble(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
 std::string Where(const Program& program, int p) {
   return "schedule: program " + std::to_string(p) + " '" + program.name() + "'";
 }
@@ -69,11 +63,7 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
   if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops || op.hfu_flops() > kMaxOpFlops) {
     return bad("flops, model_flops and hfu_flops: at most 1e30 per op");
   }
-  if (op.hfu_flops() > 0 && op.hfu_flops() < op.model_flops()) {
-    // HFU counts the model's FLOPs and what is executed on top (recomputation), never less.
-    return bad("hfu_flops " + FormatDouble(op.hfu_flops()) + " is below model_flops " +
-               FormatDouble(op.model_flops()) + "; HFU counts at least the model FLOPs");
-  }
+
   if (op.hbm_bytes() > kMaxOpBytes || op.hbm_alloc_bytes() > kMaxOpBytes ||
       op.hbm_free_bytes() > kMaxOpBytes || op.bytes() > kMaxOpBytes) {
     return bad("hbm_bytes, hbm_alloc_bytes, hbm_free_bytes and bytes: at most 1e18 per op");

@@ -169,10 +169,6 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
        "schedule: program 0 'p' op 0 'a': hbm_alloc_bytes and hbm_free_bytes must be finite "
        "and >= 0"},
-      // Issue 14: HFU counts at least the model FLOPs.
-      {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "model_flops: 4 hfu_flops: 2") + "}",
-       "schedule: program 0 'p' op 0 'a': hfu_flops 2 is below model_flops 4; HFU counts at "
-       "least the model FLOPs"},
       // Found by fuzz/: mesh names, and a send whose peers on other chips run another program.
       {"system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 2 } mesh { name: 'dp' size: 2 } "
        "programs { name: 'p' }",

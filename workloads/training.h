@@ -25,9 +25,10 @@ struct TrainingResult {
   MemoryBreakdown memory;  // The stage with the most bytes per chip.
   double step_time_s = 0;
   double tokens_per_s = 0;
-  // Model FLOPs (options.model_flops_count convention, no recomputation) and HFU FLOPs (the same
-  // convention, recomputation and repeated kernel work included: op.h hfu_flops) per second over
-  // the peak bf16 FLOP/s of all chips; hfu >= mfu.
+  // Model FLOPs (options.model_flops_count convention, no recomputation) and HFU FLOPs (the
+  // matmul and attention work executed, recomputation included: op.h hfu_flops) per second over
+  // the peak bf16 FLOP/s of all chips; hfu >= mfu unless the convention counts pairs a causal
+  // kernel skips (kFull).
   double mfu = 0;
   double hfu = 0;
   // Mean seconds per chip: "compute", "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble"

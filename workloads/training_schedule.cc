@@ -265,7 +265,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
       }
     }
     const std::vector<int> reductions = builder.LastReductions();
-    OpList optimizer = OptimizerOps(ParamsPerChip(model, layout, stage), options);
+    OpList optimizer = OptimizerOps(ParamsPerChip(model, layout, stage), layout, options);
     const int before = program->ops_size();
     builder.Append(optimizer, -1, Unit{}, -1, true);
     for (int r : reductions) program->mutable_ops(before)->add_deps(r);

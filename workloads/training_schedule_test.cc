@@ -116,16 +116,16 @@ TEST(TrainingScheduleTest, ShadowsCoverParallelGroupsThatShareLinks) {
 TEST(TrainingScheduleTest, ModelFlopsAreTheModels) {
   Simulated run = Simulate("tpu-v5e:2x2", kSmall, "fsdp=4", 8, 1024);
   sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
-  const double expected = model->TrainingFlopsPerToken(1024, AttentionCount::kFull) * 8 * 1024;
+  const double expected = model->TrainingFlopsPerToken(1024, AttentionCount::kCausal) * 8 * 1024;
   EXPECT_NEAR(run.result.total_model_flops / expected, 1.0, 0.01);
   EXPECT_GT(run.result.mean_compute_s, 0);
   // fsdp all-gathers are prefetched: most of their time hides behind compute.
   EXPECT_LT(run.result.mean_exposed_s["fsdp"], 0.2 * run.result.step_time.ToSeconds());
 }
 
-// Issue 14: HFU counts what MFU counts and the recomputation on top, in the same attention
-// convention, so it is never below MFU -- also with a causal flash kernel (which executes half the
-// pairs the full convention counts) and no recomputation.
+// Issue 14: HFU counts the matmul and attention work executed, so it never exceeds 100%; MFU,
+// counting the pairs a causal kernel executes (the default), is never above it. Only the full-pair
+// convention on a causal flash kernel counts work that is not done, and may exceed HFU.
 TEST(TrainingScheduleTest, HfuIsNeverBelowMfu) {
   sim::StatusOr<topology::System> system = topology::ParseSystem("h100:8");
   sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
@@ -145,10 +145,14 @@ TEST(TrainingScheduleTest, HfuIsNeverBelowMfu) {
         const std::string what = std::string(RecomputeName(recompute)) + " " +
                                  (kernel == AttentionKernel::kFlash ? "flash" : "materialized") +
                                  (count == AttentionCount::kCausal ? " causal" : " full");
-        EXPECT_GE(r->total_hfu_flops, r->total_model_flops) << what;
+        const double peak = 8 * 9.89e14 * r->step_time.ToSeconds();  // h100:8 bf16 peak.
+        EXPECT_LE(r->total_hfu_flops, peak) << what;
+        if (count == AttentionCount::kCausal || kernel == AttentionKernel::kMaterialized) {
+          EXPECT_GE(r->total_hfu_flops, r->total_model_flops) << what;
+        }
         const double expected = model->TrainingFlopsPerToken(8192, count) * batch.tokens();
         EXPECT_NEAR(r->total_model_flops / expected, 1.0, 0.01) << what;
-        if (recompute == RecomputePolicy::kFull) {
+        if (recompute == RecomputePolicy::kFull && count == AttentionCount::kCausal) {
           // Full recomputation re-runs the forward: about 4/3 of the model FLOPs.
           EXPECT_GT(r->total_hfu_flops, 1.3 * r->total_model_flops) << what;
         }
