@@ -195,9 +195,9 @@ void StepTraceObserver::OnOpEnd(sim::Time now, uint32_t chip, int program, int o
   }
   if (spec.kind() == schedule::COLLECTIVE) {
     collective = EnumName(schedule::CollectiveKind_Name(spec.collective()));
-    axes = Join(spec.axes());
+    axes = spec.group().empty() ? Join(spec.axes()) : "group " + spec.group();
     args.push_back(traces::Arg::String("collective", collective));
-    args.push_back(traces::Arg::String("mesh_axes", axes));
+    args.push_back(traces::Arg::String(spec.group().empty() ? "mesh_axes" : "group", axes));
     if (auto it = algorithms_.find({chip, op}); it != algorithms_.end()) {
       algorithm = std::move(it->second);
       algorithms_.erase(it);

@@ -23,7 +23,6 @@ namespace {
 
 constexpr double kExact = 0.01;
 constexpr double kRounded = 0.05;
-constexpr double kApprox = 0.15;
 constexpr double kEmpirical = 0.30;
 constexpr double kIdle = 0.02;  // issue 4: idle-fabric closed forms within 2%.
 

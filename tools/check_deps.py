@@ -11,7 +11,8 @@ ALLOWED = {
     "workloads": {"sim", "topology", "collectives", "workloads"},
     "traces": {"sim", "topology", "collectives", "workloads", "traces"},
     "scenario": {"sim", "topology", "workloads", "scenario"},
-    "cli": {"sim", "topology", "collectives", "workloads", "traces", "scenario", "cli"},
+    "interop": {"sim", "topology", "workloads", "interop"},
+    "cli": {"sim", "topology", "collectives", "workloads", "traces", "scenario", "interop", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

@@ -29,7 +29,8 @@ constexpr double kMaxOpBytes = 1e18;
 
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
-sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) {
+sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
+                    const std::map<std::string, int>& groups) {
   const Op& op = program.ops(i);
   auto bad = [&](const std::string& what) {
     return sim::Status::InvalidArgument(At(program, p, i) + ": " + what);
@@ -70,7 +71,16 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
   }
   if (op.kind() == schedule::COLLECTIVE) {
     if (op.collective() == schedule::COLLECTIVE_KIND_UNSPECIFIED) return bad("collective: missing");
-    if (op.axes().empty()) return bad("axes: a collective spans at least one mesh axis");
+    if (!schedule::CollectiveKind_IsValid(op.collective())) {
+      return bad("collective: unknown value " + std::to_string(op.collective()));
+    }
+    if (!op.group().empty()) {
+      if (!op.axes().empty()) return bad("axes and group: a collective spans one or the other");
+      if (groups.count(op.group()) == 0)
+        return bad("group: no schedule group '" + op.group() + "'");
+    } else if (op.axes().empty()) {
+      return bad("axes: a collective spans at least one mesh axis (or names a group)");
+    }
     std::set<std::string> seen;
     for (const std::string& axis : op.axes()) {
       if (grid.AxisIndex(axis) < 0) return bad("axes: no mesh axis '" + axis + "'");
@@ -100,17 +110,18 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid) 
 // One program's collectives over one set of mesh axes, in program order (op indices).
 using CollectiveSequences = std::map<std::vector<int>, std::vector<int>>;
 
-CollectiveSequences SequencesOf(const Program& program, const MeshGrid& grid) {
+CollectiveSequences SequencesOf(const Program& program, const CheckedSchedule& checked) {
   CollectiveSequences sequences;
   for (int i = 0; i < program.ops_size(); ++i) {
     const Op& op = program.ops(i);
-    if (op.kind() != schedule::COLLECTIVE) continue;
-    std::vector<int> axes;
-    for (const std::string& name : op.axes()) axes.push_back(grid.AxisIndex(name));
-    std::sort(axes.begin(), axes.end());
-    sequences[axes].push_back(i);
+    if (op.kind() == schedule::COLLECTIVE) sequences[CollectiveSet(checked, op)].push_back(i);
   }
   return sequences;
+}
+
+// The schedule group of a CollectiveSet, or -1 for mesh axes.
+int ScheduleGroup(const std::vector<int>& set) {
+  return set.size() == 1 && set.front() < 0 ? -1 - set.front() : -1;
 }
 
 std::string Describe(const Program& program, int i) {
@@ -128,16 +139,28 @@ sim::Status CheckGroupsAgree(const schedule::Schedule& schedule, const CheckedSc
   std::vector<CollectiveSequences> sequences;
   std::set<std::vector<int>> axis_sets;
   for (const Program& program : schedule.programs()) {
-    sequences.push_back(SequencesOf(program, g));
+    sequences.push_back(SequencesOf(program, checked));
     for (const auto& [axes, ops] : sequences.back()) axis_sets.insert(axes);
   }
   std::set<std::tuple<std::vector<int>, int, int>> agreed;  // (axes, program, program)
   std::vector<int> group_program(g.chip_count());
+  std::vector<uint32_t> every_chip(g.chip_count());
+  for (uint32_t chip = 0; chip < g.chip_count(); ++chip) every_chip[chip] = chip;
   for (const std::vector<int>& axes : axis_sets) {
     std::fill(group_program.begin(), group_program.end(), -1);
-    for (uint32_t chip = 0; chip < g.chip_count(); ++chip) {
-      uint32_t first = chip;  // The group's member at coordinate 0 on its axes.
-      for (int axis : axes) first = g.ChipWith(first, axis, 0);
+    const int group = ScheduleGroup(axes);
+    // A schedule group is one group of its members; mesh axes make a group of every chip.
+    const google::protobuf::RepeatedField<uint32_t>* members =
+        group >= 0 ? &schedule.groups(group).chips() : nullptr;
+    const size_t count = members != nullptr ? members->size() : every_chip.size();
+    for (size_t m = 0; m < count; ++m) {
+      const uint32_t chip = members != nullptr ? members->Get(m) : every_chip[m];
+      uint32_t first = chip;  // The group's first member (at coordinate 0 on its axes).
+      if (members != nullptr) {
+        first = members->Get(0);
+      } else {
+        for (int axis : axes) first = g.ChipWith(first, axis, 0);
+      }
       const int p = checked.program_of_chip[chip];
       int& q = group_program[first];
       if (q < 0) q = p;
@@ -150,7 +173,11 @@ sim::Status CheckGroupsAgree(const schedule::Schedule& schedule, const CheckedSc
       const std::vector<int>& mine = ops_of(p);
       const std::vector<int>& theirs = ops_of(q);
       std::string names;
-      for (int axis : axes) names += (names.empty() ? "" : ",") + g.axes()[axis].name;
+      if (group >= 0) {
+        names = "group '" + schedule.groups(group).name() + "'";
+      } else {
+        for (int axis : axes) names += (names.empty() ? "" : ",") + g.axes()[axis].name;
+      }
       const Program& a = schedule.programs(q);
       const Program& b = schedule.programs(p);
       const std::string pair = "schedule: programs '" + a.name() + "' and '" + b.name() +
@@ -175,6 +202,31 @@ sim::Status CheckGroupsAgree(const schedule::Schedule& schedule, const CheckedSc
 }
 
 }  // namespace
+
+std::vector<int> CollectiveSet(const CheckedSchedule& checked, const schedule::Op& op) {
+  if (!op.group().empty()) return {-1 - checked.group_index.at(op.group())};
+  std::vector<int> axes;
+  for (const std::string& name : op.axes()) axes.push_back(checked.grid.AxisIndex(name));
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+void CollectiveGroup(const schedule::Schedule& schedule, const CheckedSchedule& checked,
+                     const std::vector<int>& set, uint32_t chip, std::vector<uint32_t>* ranks,
+                     std::vector<int>* shape) {
+  const int group = ScheduleGroup(set);
+  if (group < 0) {
+    checked.grid.Group(chip, set, ranks, shape);
+    return;
+  }
+  const schedule::Group& g = schedule.groups(group);
+  ranks->assign(g.chips().begin(), g.chips().end());
+  if (g.shape().empty()) {
+    *shape = {static_cast<int>(g.chips_size())};
+  } else {
+    shape->assign(g.shape().begin(), g.shape().end());
+  }
+}
 
 bool IsComputeKind(schedule::OpKind kind) {
   return kind != schedule::COLLECTIVE && kind != schedule::SEND && kind != schedule::RECV &&
@@ -201,9 +253,41 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   const std::vector<std::string> order(schedule.order().begin(), schedule.order().end());
   sim::StatusOr<MeshGrid> grid = MeshGrid::Make(system, axes, placements, order);
   if (!grid.ok()) return sim::Status::InvalidArgument("schedule: mesh: " + grid.status().message());
-  CheckedSchedule checked{std::move(*grid), {}, {}};
+  CheckedSchedule checked{std::move(*grid), {}, {}, {}};
   const MeshGrid& g = checked.grid;
   if (schedule.programs().empty()) return sim::Status::InvalidArgument("schedule: no programs");
+  std::vector<std::vector<bool>> members;  // Per schedule group, per chip.
+  for (int k = 0; k < schedule.groups_size(); ++k) {
+    const schedule::Group& group = schedule.groups(k);
+    const std::string at = "schedule: group " + std::to_string(k) + " '" + group.name() + "'";
+    if (group.name().empty()) return sim::Status::InvalidArgument(at + ": name: missing");
+    if (!checked.group_index.emplace(group.name(), k).second) {
+      return sim::Status::InvalidArgument(at + ": name: a second group of that name");
+    }
+    if (group.chips().empty()) return sim::Status::InvalidArgument(at + ": chips: none");
+    int64_t grid_size = 1;
+    for (int32_t length : group.shape()) {
+      if (length < 1) return sim::Status::InvalidArgument(at + ": shape: sizes must be >= 1");
+      grid_size = std::min<int64_t>(grid_size * length, int64_t{1} << 40);
+    }
+    if (!group.shape().empty() && grid_size != group.chips_size()) {
+      return sim::Status::InvalidArgument(at + ": shape: sizes multiply to " +
+                                          std::to_string(grid_size) + ", not its " +
+                                          std::to_string(group.chips_size()) + " chips");
+    }
+    std::vector<bool>& in = members.emplace_back(g.chip_count(), false);
+    for (uint32_t chip : group.chips()) {
+      if (chip >= g.chip_count()) {
+        return sim::Status::InvalidArgument(at + ": chips: " + std::to_string(chip) +
+                                            " is not a chip of the system (it has " +
+                                            std::to_string(g.chip_count()) + ")");
+      }
+      if (in[chip]) {
+        return sim::Status::InvalidArgument(at + ": chips: " + std::to_string(chip) + " twice");
+      }
+      in[chip] = true;
+    }
+  }
 
   // Where clauses as (axis index, coordinate) lists.
   std::vector<std::vector<std::pair<int, int>>> wheres;
@@ -229,7 +313,9 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
       return sim::Status::InvalidArgument(Where(program, p) +
                                           ": static_hbm_bytes: must be finite, >= 0 and <= 1e18");
     }
-    for (int i = 0; i < program.ops_size(); ++i) PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g));
+    for (int i = 0; i < program.ops_size(); ++i) {
+      PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g, checked.group_index));
+    }
   }
 
   checked.program_of_chip.assign(g.chip_count(), -1);
@@ -251,6 +337,30 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
     if (checked.program_of_chip[chip] < 0) {
       return sim::Status::InvalidArgument("schedule: chip " + std::to_string(chip) +
                                           " matches no program");
+    }
+  }
+
+  // Every chip of a program with a collective over a schedule group is one of its members.
+  std::vector<std::vector<std::pair<int, int>>> groups_of_program(schedule.programs_size());
+  for (int p = 0; p < schedule.programs_size(); ++p) {
+    for (int i = 0; i < schedule.programs(p).ops_size(); ++i) {
+      const Op& op = schedule.programs(p).ops(i);
+      if (op.kind() != schedule::COLLECTIVE || op.group().empty()) continue;
+      std::vector<std::pair<int, int>>& used = groups_of_program[p];  // (group, first op)
+      const int k = checked.group_index.at(op.group());
+      if (std::none_of(used.begin(), used.end(), [k](const auto& u) { return u.first == k; })) {
+        used.emplace_back(k, i);
+      }
+    }
+  }
+  for (uint32_t chip = 0; chip < g.chip_count(); ++chip) {
+    const int p = checked.program_of_chip[chip];
+    for (const auto& [k, i] : groups_of_program[p]) {
+      if (members[k][chip]) continue;
+      return sim::Status::InvalidArgument(
+          At(schedule.programs(p), p, i) + ": group: the program runs on chip " +
+          std::to_string(chip) + ", which is not a member of group '" + schedule.groups(k).name() +
+          "'");
     }
   }
 

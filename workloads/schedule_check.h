@@ -12,14 +12,20 @@
 //     offset other than 0 that stays inside the axis for every chip of the program (the axis must
 //     be fixed by `where`), and bytes > 0 (sends); every send has exactly one receive with its
 //     tag and the opposite offset in the program of the peer chips, and vice versa.
-//   * groups: the members of a collective's group (chips differing only on its axes) meet at
-//     their n-th collective over that axis set, so their programs must list the same collectives
-//     over it, of the same kind and bytes, in the same order.
+//   * schedule groups (Schedule.groups): named once each, chips of the system, each once; a
+//     collective names either mesh axes or a group, and every chip of a program that has a
+//     collective over a group is one of its members.
+//   * groups: the members of a collective's group (chips differing only on its axes, or a
+//     schedule group) meet at their n-th collective over that axis set (or group), so their
+//     programs must list the same collectives over it, of the same kind and bytes, in the same
+//     order.
 
 #ifndef PODSIM_WORKLOADS_SCHEDULE_CHECK_H_
 #define PODSIM_WORKLOADS_SCHEDULE_CHECK_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "schedule.pb.h"
@@ -34,7 +40,19 @@ struct CheckedSchedule {
   MeshGrid grid;
   std::vector<int> program_of_chip;
   std::vector<int64_t> chips_of_program;
+  std::map<std::string, int> group_index;  // Schedule.groups by name.
 };
+
+// What a collective op spans: its mesh axes (sorted AxisIndex values), or {-1 - g} for schedule
+// group g. REQUIRES: `op` is a collective of the schedule `checked` was checked from.
+std::vector<int> CollectiveSet(const CheckedSchedule& checked, const schedule::Op& op);
+
+// The group over `set` (CollectiveSet) that holds `chip`, its chips in rank order and its rank
+// grid: MeshGrid::Group for mesh axes, the group's chips as one line for a schedule group.
+// REQUIRES: `chip` is a member.
+void CollectiveGroup(const schedule::Schedule& schedule, const CheckedSchedule& checked,
+                     const std::vector<int>& set, uint32_t chip, std::vector<uint32_t>* ranks,
+                     std::vector<int>* shape);
 
 sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
                                              const schedule::Schedule& schedule);

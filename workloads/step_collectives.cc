@@ -12,6 +12,8 @@ collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind) {
       return collectives::CollectiveOp::kReduceScatter;
     case schedule::ALL_TO_ALL:
       return collectives::CollectiveOp::kAllToAll;
+    case schedule::BROADCAST:
+      return collectives::CollectiveOp::kBroadcast;
     default:
       return collectives::CollectiveOp::kAllReduce;
   }
@@ -22,8 +24,13 @@ collectives::CollectiveRequest GroupRequest(const topology::System& system, cons
                                             const std::vector<int>& shape) {
   collectives::CollectiveRequest request;
   request.op = ToCollectiveOp(op.collective());
-  const double per_rank = std::ceil(op.bytes() / static_cast<double>(ranks.size()));
-  request.bytes = per_rank * static_cast<double>(ranks.size());
+  if (request.op == collectives::CollectiveOp::kBroadcast) {
+    request.bytes = std::ceil(op.bytes());  // Not sharded: the whole message from the root.
+    request.src = ranks.front();
+  } else {
+    const double per_rank = std::ceil(op.bytes() / static_cast<double>(ranks.size()));
+    request.bytes = per_rank * static_cast<double>(ranks.size());
+  }
   request.ranks.assign(ranks.begin(), ranks.end());
   if (system.fabric.torus() != nullptr) request.rank_shape = shape;
   return request;

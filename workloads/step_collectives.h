@@ -17,7 +17,8 @@ namespace podsim::workloads {
 collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind);
 
 // The request of collective op `op` over the group `ranks` (rank grid `shape`, MeshGrid::Group):
-// its bytes padded to a whole number per rank, as frameworks pad a tensor.
+// its bytes padded to a whole number per rank, as frameworks pad a tensor; a broadcast sends its
+// whole message from the group's first rank.
 collectives::CollectiveRequest GroupRequest(const topology::System& system, const schedule::Op& op,
                                             const std::vector<uint32_t>& ranks,
                                             const std::vector<int>& shape);

@@ -194,7 +194,7 @@ class Simulation {
   sim::FlowModel model_;
   collectives::CollectiveNetwork network_;
   std::vector<ProgramPlan> plans_;
-  std::vector<std::vector<int>> axes_sets_;  // Distinct sorted mesh-axis sets of collectives.
+  std::vector<std::vector<int>> axes_sets_;  // Distinct CollectiveSets of collectives.
   std::vector<Instance> instances_;
   std::vector<int> instance_of_chip_;  // -1 when the chip is not simulated.
   // Collective barriers: (axes set, first rank, n-th) -> arrived (instance, op).
@@ -238,9 +238,7 @@ sim::Status Simulation::Plan() {
         plan.limiter[i] = cost.limiter;
       }
       if (op.kind() == schedule::COLLECTIVE) {
-        std::vector<int> axes;
-        for (const std::string& name : op.axes()) axes.push_back(checked_.grid.AxisIndex(name));
-        std::sort(axes.begin(), axes.end());
+        const std::vector<int> axes = CollectiveSet(checked_, op);
         auto found = std::find(axes_sets_.begin(), axes_sets_.end(), axes);
         if (found == axes_sets_.end()) {
           axes_sets_.push_back(axes);
@@ -440,6 +438,9 @@ const std::vector<Shadow>& Simulation::ShadowsOf(int set, int program,
   auto key = std::make_pair(set, ranks.front());
   auto it = shadows_.find(key);
   if (it != shadows_.end()) return it->second;
+  // A schedule group names its chips: no other group runs a copy of its collectives.
+  if (axes_sets_[set].front() < 0)
+    return shadows_.emplace(key, std::vector<Shadow>{}).first->second;
   std::vector<Shadow> groups;  // Every group of the program's chips over these axes.
   std::vector<bool> seen(checked_.grid.chip_count(), false);
   for (uint32_t chip = 0; chip < checked_.grid.chip_count(); ++chip) {
@@ -473,16 +474,16 @@ const Simulation::CanonicalGroup& Simulation::CanonicalGroupOf(int set, uint32_t
   auto key = std::make_pair(set, chip);
   auto it = canonical_.find(key);
   if (it != canonical_.end()) return it->second;
-  const MeshGrid& grid = checked_.grid;
   std::vector<uint32_t> ranks;
   std::vector<int> shape;
-  grid.Group(chip, axes_sets_[set], &ranks, &shape);
+  CollectiveGroup(schedule_, checked_, axes_sets_[set], chip, &ranks, &shape);
   // Groups are mapped onto groups, so the one holding the lowest representative of its
   // members' orbits is the same for every group of the orbit.
   CanonicalGroup canonical;
   canonical.rep = group_.Rep(ranks.front());
   for (uint32_t rank : ranks) canonical.rep = std::min(canonical.rep, group_.Rep(rank));
-  grid.Group(canonical.rep, axes_sets_[set], &canonical.ranks, &canonical.shape);
+  CollectiveGroup(schedule_, checked_, axes_sets_[set], canonical.rep, &canonical.ranks,
+                  &canonical.shape);
   std::vector<uint32_t> reps;
   for (uint32_t rank : canonical.ranks) {
     const uint32_t rep = group_.Rep(rank);
@@ -520,7 +521,7 @@ void Simulation::StartCollective(int inst, int op) {
     // is simulated, each transfer one flow class.
     rank_reps = &canonical.rank_reps;
   } else {
-    checked_.grid.Group(instance.chip, axes_sets_[set], &ranks, &shape);
+    CollectiveGroup(schedule_, checked_, axes_sets_[set], instance.chip, &ranks, &shape);
     for (uint32_t rank : ranks) members += instance_of_chip_[rank] >= 0 ? 1 : 0;
     key = ranks.front();
   }
@@ -798,6 +799,10 @@ sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
   free.observer = nullptr;
   PODSIM_ASSIGN_OR_RETURN(StepResult step, SimulateStep(system, schedule, free));
   return step.step_time;
+}
+
+OpCost ScheduleOpCost(const ComputeModel& compute, const schedule::Op& op) {
+  return CostOf(compute, op);
 }
 
 sim::StatusOr<StepResult> SimulateStep(const topology::System& system,

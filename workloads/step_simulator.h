@@ -162,6 +162,10 @@ struct StepResult {
   uint64_t rehearsal_events = 0;
 };
 
+// A compute op's time on the compute stream, as the step simulation takes it: its `duration_s`,
+// or its cost on `compute` (its kind, shape, FLOPs and bytes). REQUIRES: a compute kind.
+OpCost ScheduleOpCost(const ComputeModel& compute, const schedule::Op& op);
+
 // Checks `schedule` against `system` (schedule_check.h) and simulates one step. Bad schedules
 // fail with InvalidArgument naming the program and op; a schedule whose dependencies can never
 // all be met fails with InvalidArgument naming an op that never ran.

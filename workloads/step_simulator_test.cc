@@ -11,6 +11,7 @@
 
 #include "collectives/collective_runner.h"
 #include "topology/system.h"
+#include "workloads/schedule_check.h"
 
 namespace podsim::workloads {
 namespace {
@@ -232,6 +233,73 @@ TEST(StepSimulatorTest, GroupMembersMustAgreeOnEachCollective) {
   // Agreeing members, and collectives over axes the programs do not share, are fine.
   EXPECT_TRUE(
       SimulateStep(system, Parse(mesh + program("a", 0, reduce) + program("b", 1, reduce))).ok());
+}
+
+// Schedule groups (traces recorded elsewhere, interop/chakra_import.h): a collective over a group
+// of chips is the collective over the mesh axes that make the same group, at the same time.
+TEST(StepSimulatorTest, ScheduleGroupsAreTheirMeshAxesGroups) {
+  topology::System system = System("tpu-v5e:2x2");
+  const std::string mesh = "system: 'tpu-v5e:2x2' mesh { name: 'fsdp' size: 4 }\n";
+  const StepResult axes = *SimulateStep(
+      system, Parse(mesh + "programs { name: 'all' " + std::string(kAllGather) + "}"));
+  // The same group, named: every chip a program of its own, as an import makes it.
+  sim::StatusOr<CheckedSchedule> checked =
+      CheckSchedule(system, Parse(mesh + "programs { name: 'all' }"));
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+  checked->grid.Group(0, {0}, &ranks, &shape);
+  std::string text = mesh + "groups { name: 'g'";
+  for (uint32_t chip : ranks) text += " chips: " + std::to_string(chip);
+  for (int length : shape) text += " shape: " + std::to_string(length);
+  text += " }\n";
+  for (uint32_t chip = 0; chip < 4; ++chip) {
+    text += "programs { name: 'chip " + std::to_string(chip) +
+            "' where { key: 'fsdp' value: " + std::to_string(checked->grid.Coord(chip, 0)) +
+            " } ops { name: 'ag' kind: COLLECTIVE stream: 'fsdp' collective: ALL_GATHER "
+            "group: 'g' bytes: 67108864 } }\n";
+  }
+  for (SimulatedChips chips : {SimulatedChips::kOnePerProgram, SimulatedChips::kOrbits}) {
+    StepOptions options;
+    options.chips = chips;
+    sim::StatusOr<StepResult> named = SimulateStep(system, Parse(text), options);
+    ASSERT_TRUE(named.ok()) << named.status();
+    const StepResult reference = *SimulateStep(
+        system, Parse(mesh + "programs { name: 'all' " + std::string(kAllGather) + "}"), options);
+    EXPECT_EQ(named->step_time, reference.step_time);
+    EXPECT_EQ(named->simulated_chips, 4u);
+  }
+  EXPECT_GT(axes.step_time.ToSeconds(), 0);
+
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const std::string op =
+      "ops { name: 'c' kind: COLLECTIVE stream: 'x' collective: ALL_REDUCE group: 'g' bytes: 8 }";
+  const Case cases[] = {
+      {mesh + "groups { name: 'g' chips: 0 chips: 4 } programs { name: 'p' }",
+       "schedule: group 0 'g': chips: 4 is not a chip of the system (it has 4)"},
+      {mesh + "groups { name: 'g' chips: 1 chips: 1 } programs { name: 'p' }",
+       "schedule: group 0 'g': chips: 1 twice"},
+      {mesh + "groups { name: 'g' chips: 0 } groups { name: 'g' chips: 1 } programs { name: 'p' }",
+       "schedule: group 1 'g': name: a second group of that name"},
+      {mesh + "groups { name: 'g' chips: 0 chips: 1 shape: 3 } programs { name: 'p' }",
+       "schedule: group 0 'g': shape: sizes multiply to 3, not its 2 chips"},
+      {mesh + "programs { name: 'p' " + op + " }",
+       "schedule: program 0 'p' op 0 'c': group: no schedule group 'g'"},
+      {mesh + "groups { name: 'g' chips: 0 chips: 1 } programs { name: 'p' " + op + " }",
+       "schedule: program 0 'p' op 0 'c': group: the program runs on chip 2, which is not a "
+       "member of group 'g'"},
+      {mesh + "groups { name: 'g' chips: 0 } programs { name: 'p' ops { name: 'c' kind: "
+              "COLLECTIVE stream: 'x' collective: ALL_REDUCE group: 'g' axes: 'fsdp' bytes: 8 } }",
+       "schedule: program 0 'p' op 0 'c': axes and group: a collective spans one or the other"},
+  };
+  for (const Case& c : cases) {
+    sim::StatusOr<StepResult> result = SimulateStep(system, Parse(c.text));
+    ASSERT_FALSE(result.ok()) << c.text;
+    EXPECT_EQ(result.status().message(), c.error);
+  }
 }
 
 }  // namespace

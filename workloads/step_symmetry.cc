@@ -157,7 +157,9 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
                                                               const CheckedSchedule& checked) {
   const topology::Fabric& fabric = system.fabric;
   collectives::TranslationGroup trivial(&fabric);
-  if (fabric.torus() == nullptr || !FabricSymmetry(&fabric).translates_torus() ||
+  // Schedule groups name chips (traces recorded elsewhere): not searched for symmetry.
+  if (schedule.groups_size() > 0 || fabric.torus() == nullptr ||
+      !FabricSymmetry(&fabric).translates_torus() ||
       !collectives::TranslationGroup::OfSteps(&fabric, fabric.shape())) {
     return trivial;
   }

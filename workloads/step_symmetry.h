@@ -13,9 +13,10 @@
 //     (collectives::RotatableDims: ring dimensions of rings and of the multi-axis algorithm).
 // Those that do form a group; podsim looks for the product of the largest cyclic subgroup along
 // each axis (the smallest step along it that works), which may miss diagonal symmetries: a
-// smaller group means more simulated chips, never a different answer. Fabrics that are not
-// translated tori, steps nothing maps, and steps whose check would walk the chips more than 2e8
-// times (many distinct collectives on a large torus) get the trivial group: every chip simulated.
+// smaller group means more simulated chips, never a different answer. Schedules with groups
+// (Schedule.groups), fabrics that are not translated tori, steps nothing maps, and steps whose
+// check would walk the chips more than 2e8 times (many distinct collectives on a large torus) get
+// the trivial group: every chip simulated.
 
 #ifndef PODSIM_WORKLOADS_STEP_SYMMETRY_H_
 #define PODSIM_WORKLOADS_STEP_SYMMETRY_H_

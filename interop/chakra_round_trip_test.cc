@@ -1,0 +1,104 @@
+// A podsim step written as a Chakra trace (chakra_export.h) and read back (chakra_import.h) is
+// the same step: the full simulation of both gives the same step time to the tick.
+
+#include <gtest/gtest.h>
+
+#include "interop/chakra_export.h"
+#include "interop/chakra_import.h"
+#include "topology/system.h"
+#include "workloads/layout.h"
+#include "workloads/model_spec.h"
+#include "workloads/step_simulator.h"
+#include "workloads/training_schedule.h"
+
+namespace podsim::interop {
+namespace {
+
+constexpr char kSmall[] =
+    "custom:layers=8,d_model=1024,ffn=4096,heads=16,kv_heads=8,head_dim=64,vocab=4096";
+
+struct RoundTrip {
+  workloads::StepResult original;
+  workloads::StepResult imported;
+  ChakraExport exported;
+};
+
+RoundTrip Through(const std::string& system_text, const std::string& layout_text,
+                  int64_t sequences) {
+  RoundTrip out;
+  sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
+  EXPECT_TRUE(system.ok()) << system.status();
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kSmall);
+  EXPECT_TRUE(model.ok()) << model.status();
+  sim::StatusOr<workloads::Layout> layout = workloads::ParseLayout(layout_text);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  const workloads::BatchSpec batch{sequences, 1024};
+  const schedule::Schedule schedule =
+      workloads::TrainingSchedule(system_text, *model, *layout, batch, workloads::OpOptions{});
+  workloads::StepOptions exact;
+  exact.chips = workloads::SimulatedChips::kOrbits;
+  sim::StatusOr<workloads::StepResult> original = workloads::SimulateStep(*system, schedule, exact);
+  EXPECT_TRUE(original.ok()) << original.status();
+
+  sim::StatusOr<ChakraExport> exported =
+      ExportChakra(*system, schedule, workloads::DefaultComputeEfficiency(system->chip));
+  EXPECT_TRUE(exported.ok()) << exported.status();
+  // Through the bytes of the files, as another tool would read them.
+  std::vector<ChakraRankTrace> ranks;
+  for (const ChakraRankTrace& rank : exported->ranks) {
+    sim::StatusOr<ChakraRankTrace> parsed = ParseChakraFile(EncodeChakraFile(rank), "rank");
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    ranks.push_back(*parsed);
+  }
+  sim::StatusOr<CommGroups> groups = ParseCommGroups(CommGroupsJson(exported->groups), "groups");
+  EXPECT_TRUE(groups.ok()) << groups.status();
+  sim::StatusOr<ChakraImport> imported = ImportChakra(*system, ranks, *groups);
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  if (!imported.ok()) return out;
+  sim::StatusOr<workloads::StepResult> replayed =
+      workloads::SimulateStep(*system, imported->schedule, exact);
+  EXPECT_TRUE(replayed.ok()) << replayed.status();
+  if (original.ok()) out.original = *original;
+  if (replayed.ok()) out.imported = *replayed;
+  out.exported = std::move(*exported);
+  return out;
+}
+
+// 16 GPUs in two NVLink nodes: tensor parallelism inside a node, a pipeline of two stages
+// across the nodes (sends and receives), data parallelism across them.
+TEST(ChakraRoundTripTest, SixteenRankPipelineStepKeepsItsStepTime) {
+  const RoundTrip run = Through("h100:16", "tp=4,pp=2,dp=2,microbatches=4", 8);
+  ASSERT_EQ(run.exported.ranks.size(), 16u);
+  EXPECT_GT(run.original.step_time.ToSeconds(), 0);
+  EXPECT_EQ(run.imported.step_time, run.original.step_time);
+  EXPECT_DOUBLE_EQ(run.imported.total_model_flops, run.original.total_model_flops);
+  EXPECT_EQ(run.imported.simulated_chips, 16u);
+  // The tensor-parallel groups: 4 per stage and replica, each of 4 chips.
+  int tp = 0;
+  for (const auto& [name, ranks] : run.exported.groups) {
+    if (name.rfind("tp@", 0) == 0) {
+      ++tp;
+      EXPECT_EQ(ranks.size(), 4u) << name;
+    }
+  }
+  EXPECT_EQ(tp, 4);
+}
+
+// A TPU torus: collectives over two mesh axes keep their rank grid (podsim_group_shape).
+TEST(ChakraRoundTripTest, TorusStepKeepsItsStepTime) {
+  const RoundTrip run = Through("tpu-v5e:4x4", "fsdp=8,tp=2", 8);
+  bool grid = false;  // Some group spans two torus dimensions.
+  for (const ChakraRankTrace& rank : run.exported.ranks) {
+    for (const ChakraProtoMsg::Node& node : rank.nodes) {
+      for (const ChakraProtoMsg::AttributeProto& attr : node.attr()) {
+        grid = grid || attr.name() == "podsim_group_shape";
+      }
+    }
+  }
+  EXPECT_TRUE(grid);
+  EXPECT_GT(run.original.step_time.ToSeconds(), 0);
+  EXPECT_EQ(run.imported.step_time, run.original.step_time);
+}
+
+}  // namespace
+}  // namespace podsim::interop
