@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/chakra_files.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
@@ -46,6 +47,7 @@ struct InferFlags {
   std::string chip_hour_usd;
   std::string trace;
   std::string trace_chips;
+  std::string write_chakra;
   bool exact = false;
   bool json = false;
   bool dump_scenario = false;
@@ -165,6 +167,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
+  if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
   return s;
 }
 
@@ -184,6 +187,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
+  flags.AddFlag("outputs.write_chakra", "--write-chakra");
   return flags;
 }
 
@@ -354,6 +358,14 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     PODSIM_RETURN_IF_ERROR(
         FieldError(trace->Close(r.step.step_time), source, "--trace", "outputs.trace"));
   }
+  std::string chakra;
+  if (outputs.has_write_chakra()) {
+    sim::StatusOr<std::string> written =
+        WriteChakraFiles(outputs.write_chakra(), in.system, r.schedule);
+    PODSIM_RETURN_IF_ERROR(
+        FieldError(written.status(), source, "--write-chakra", "outputs.write_chakra"));
+    chakra = *written;
+  }
   std::optional<double> cost;
   if (in.usd_per_chip_hour && r.tokens_per_s > 0) {
     cost = workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour, r.tokens_per_s);
@@ -412,6 +424,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   io.out << "simulated   " << r.step.simulated_chips << " chip, " << r.step.ops_executed << " ops, "
          << r.step.collectives << " collectives (" << r.step.rehearsals << " distinct), "
          << r.step.events + r.step.rehearsal_events << " events\n";
+  if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
@@ -585,14 +598,15 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
   in.max_transfers = io.max_transfers;
   const bool json = s.outputs().json();
   // A trace follows one simulated step; a batch list or a deployment is several.
-  if (s.outputs().has_trace() && (in.disaggregated || in.batches.size() > 1)) {
+  if ((s.outputs().has_trace() || s.outputs().has_write_chakra()) &&
+      (in.disaggregated || in.batches.size() > 1)) {
     return source.Annotate(
         sim::Status::InvalidArgument(
             in.disaggregated
                 ? "a trace follows one step; trace the prefill or the decode step alone"
                 : "a trace follows one step; give one batch size (got " +
                       std::to_string(in.batches.size()) + ")"),
-        "outputs.trace");
+        s.outputs().has_trace() ? "outputs.trace" : "outputs.write_chakra");
   }
   sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
                        : in.batches.size() > 1 ? RunPareto(in, io, json)
@@ -643,6 +657,7 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_option("--trace-chips", flags->trace_chips,
                   "Chips to trace: 'all' or ids and ranges like 0-15,32 (default: the simulated "
                   "chip)");
+  AddWriteChakraFlag(sub, &flags->write_chakra);
   sub->add_flag("--exact", flags->exact,
                 "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
                 "flow class: the full simulation's answer (default: one chip per program, whole "

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/chakra_files.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
@@ -39,6 +40,7 @@ struct TrainFlags {
   std::string precision;
   std::string flops_convention = "causal";
   std::string write_schedule;
+  std::string write_chakra;
   std::string trace;
   std::string trace_chips;
   bool every_chip = false;
@@ -50,6 +52,8 @@ struct TrainFlags {
 
 struct ReplayFlags {
   std::string file;
+  ChakraReplayFlags chakra;
+  std::string write_chakra;
   std::string trace;
   std::string trace_chips;
   bool every_chip = false;
@@ -148,6 +152,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (flags.exact) train->set_exact(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (!flags.write_schedule.empty()) s.mutable_outputs()->set_write_schedule(flags.write_schedule);
+  if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   return s;
@@ -176,6 +181,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   flags.AddFlag("outputs.write_schedule", "--write-schedule");
+  flags.AddFlag("outputs.write_chakra", "--write-chakra");
   return flags;
 }
 
@@ -225,6 +231,14 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     PODSIM_RETURN_IF_ERROR(FieldError(WriteScheduleFile(outputs.write_schedule(), result.schedule)
                                           .WithContext("--write-schedule"),
                                       source, "--write-schedule", "outputs.write_schedule"));
+  }
+  std::string chakra;
+  if (outputs.has_write_chakra()) {
+    sim::StatusOr<std::string> written =
+        WriteChakraFiles(outputs.write_chakra(), system, result.schedule);
+    PODSIM_RETURN_IF_ERROR(
+        FieldError(written.status(), source, "--write-chakra", "outputs.write_chakra"));
+    chakra = *written;
   }
 
   const workloads::MemoryBreakdown& memory = result.memory;
@@ -297,13 +311,33 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
          << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
+  if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
 
 sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(schedule::Schedule schedule, ReadScheduleFile(flags.file));
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, topology::ParseSystem(schedule.system()));
+  if (flags.file.empty() == flags.chakra.prefix.empty()) {
+    return sim::Status::InvalidArgument(
+        "replay: give a schedule FILE or --chakra PREFIX (a Chakra trace), not both");
+  }
+  schedule::Schedule schedule;
+  std::optional<topology::System> chakra_system;
+  std::string source = flags.file;
+  if (!flags.chakra.prefix.empty()) {
+    PODSIM_ASSIGN_OR_RETURN(ChakraInput input, ReadChakraInput(flags.chakra));
+    schedule = std::move(input.imported.schedule);
+    chakra_system.emplace(std::move(input.system));
+    source = std::move(input.description);
+  } else {
+    PODSIM_ASSIGN_OR_RETURN(schedule, ReadScheduleFile(flags.file));
+    source += " (" + schedule.description() + ")";
+  }
+  if (!chakra_system) {
+    PODSIM_ASSIGN_OR_RETURN(topology::System parsed, topology::ParseSystem(schedule.system()));
+    chakra_system.emplace(std::move(parsed));
+  }
+  const topology::System& system = *chakra_system;
   workloads::StepOptions step_options =
       StepOptionsOf(flags.every_chip, flags.flows, flags.exact, io);
   std::unique_ptr<StepTraceFile> trace;
@@ -316,6 +350,10 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(workloads::StepResult step,
                           workloads::SimulateStep(system, schedule, step_options));
   if (trace) PODSIM_RETURN_IF_ERROR(trace->Close(step.step_time));
+  std::string chakra;
+  if (!flags.write_chakra.empty()) {
+    PODSIM_ASSIGN_OR_RETURN(chakra, WriteChakraFiles(flags.write_chakra, system, schedule));
+  }
   const double seconds = step.step_time.ToSeconds();
   const double peak =
       static_cast<double>(system.fabric.chip_count()) * system.chip.bf16_flops_per_s * seconds;
@@ -335,7 +373,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
-  io.out << "schedule    " << flags.file << " (" << schedule.description() << ")\n";
+  io.out << "schedule    " << source << "\n";
   io.out << "system      " << system.name << "\n";
   io.out << "step time   " << FormatSeconds(seconds) << "\n";
   io.out << "MFU         " << FormatPercent(step.total_model_flops / peak) << " (HFU "
@@ -344,6 +382,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
     io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }
   io.out << "accuracy    " << StepFidelity(step) << "\n";
+  if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << flags.trace << " (" << trace->Summary() << ")\n";
   return sim::Status::Ok();
 }
@@ -401,6 +440,7 @@ Command AddTrainCommand(CLI::App& app) {
                   "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
+  AddWriteChakraFlag(sub, &flags->write_chakra);
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");
@@ -415,8 +455,11 @@ Command AddReplayCommand(CLI::App& app) {
   auto flags = std::make_shared<ReplayFlags>();
   CLI::App* sub = app.add_subcommand(
       "replay",
-      "Simulate one step of a schedule file (workloads/schedule.proto, docs/schedule.md)");
-  sub->add_option("file", flags->file, "FILE.pb (binary) or FILE.textproto")->required();
+      "Simulate one step of a schedule file (workloads/schedule.proto, docs/schedule.md) or of "
+      "a Chakra execution trace (--chakra, docs/chakra.md)");
+  sub->add_option("file", flags->file, "FILE.pb (binary) or FILE.textproto");
+  AddChakraReplayFlags(sub, &flags->chakra);
+  AddWriteChakraFlag(sub, &flags->write_chakra);
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
   sub->add_flag("--json", flags->json, "Print one JSON object");

@@ -337,6 +337,18 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                      "is also outputs.trace ('" + out.trace() + "'); write them to two files");
     }
   }
+  if (out.has_write_chakra()) {
+    if (s.command_case() != Scenario::kTrain && s.command_case() != Scenario::kInfer) {
+      return Invalid(source, "outputs.write_chakra", "only train and infer write Chakra traces");
+    }
+    if (out.write_chakra().empty())
+      return Invalid(source, "outputs.write_chakra", "must not be empty");
+    if (s.command_case() == Scenario::kInfer &&
+        (s.infer().has_prefill_len() || s.infer().batch_size() > 1)) {
+      return Invalid(source, "outputs.write_chakra",
+                     "a Chakra trace is one step; give one batch size and one phase");
+    }
+  }
   if (out.has_trace_chips()) {
     if (!out.has_trace()) {
       return Invalid(source, "outputs.trace_chips", "needs outputs.trace (the file to write)");

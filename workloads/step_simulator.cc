@@ -735,7 +735,13 @@ StepResult Simulation::Collect() {
       result.method = "every chip" + transfers;
       break;
     case SimulatedChips::kOnePerProgram:
-      result.method = "one chip per program with shadow copies" + transfers;
+      if (instances_.size() == checked_.grid.chip_count()) {
+        // Every chip runs a program of its own (an imported trace): no shadows, every chip.
+        result.method = "every chip (each its own program)" + transfers;
+        result.exact = flows;
+      } else {
+        result.method = "one chip per program with shadow copies" + transfers;
+      }
       result.default_approximation = !flows;
       break;
   }
