@@ -15,6 +15,7 @@
 #include "cli/infer_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
+#include "cli/task_runner.h"
 #include "cli/topology_command.h"
 #include "cli/train_command.h"
 #include "collectives/collective_runner.h"
@@ -71,7 +72,8 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                              [](const Command& c) { return c.subcommand->parsed(); });
   sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);
   if (status.ok()) return 0;
-  err << "podsim: error: " << status.message() << "\n";
+  // The MPI ranks of a sweep fail alike; rank 0 says why.
+  if (!IsSecondaryRank()) err << "podsim: error: " << status.message() << "\n";
   return 1;
 }
 

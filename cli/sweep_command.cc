@@ -4,23 +4,21 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "cli/byte_size.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
+#include "cli/task_runner.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
 #include "scenario/scenario_build.h"
@@ -48,30 +46,32 @@ struct SweepFlags {
   bool json = false;
   bool csv = false;
   bool exhaustive = false;
+  bool mpi = false;
   bool dump_scenario = false;
 };
 
 // Candidates are simulated in waves of this many, in order of their lower bound; after each
 // wave, those whose bound exceeds the K-th best step time so far are skipped. The wave size does
-// not depend on --jobs, so neither does which layouts are simulated nor the output.
+// not depend on --jobs or the MPI ranks, so neither does which layouts are simulated nor the
+// output.
 constexpr size_t kWave = 8;
 
-// A pool of min(jobs, tasks) threads; an error, not an abort, where the system refuses threads.
-sim::StatusOr<std::unique_ptr<boost::asio::thread_pool>> MakePool(int jobs, size_t tasks) {
-  const size_t threads = std::max<size_t>(1, std::min(static_cast<size_t>(jobs), tasks));
-  try {
-    return std::make_unique<boost::asio::thread_pool>(threads);
-  } catch (const std::system_error& e) {
-    return sim::Status::OutOfRange("--jobs: cannot start " + std::to_string(threads) +
-                                   " threads (" + e.what() + "); use fewer");
-  }
-}
+// What the sweep keeps of one simulated layout: what it prints and ranks by. It crosses MPI
+// ranks as JSON (nlohmann's doubles round-trip exactly), so one process and many print the same.
+struct Outcome {
+  double step_time_s = 0;
+  double mfu = 0;
+  std::string bottleneck;
+  bool exact = false;
+  std::string fidelity;  // StepFidelity of the step, for the report's accuracy line.
+};
 
 struct Entry {
   workloads::LayoutCandidate candidate;
-  workloads::MemoryBreakdown memory;
+  bool fits = false;
+  double memory_bytes = 0;
   double lower_bound_s = 0;
-  std::optional<workloads::TrainingResult> result;
+  std::optional<Outcome> result;
   std::string error;
   // The simulation is beyond podsim's limits (OutOfRange: the work bound, the time horizon): the
   // layout is listed as not simulated, and the sweep goes on.
@@ -89,6 +89,36 @@ std::string Bottleneck(const workloads::TrainingResult& result) {
     }
   }
   return name;
+}
+
+// MPI ranks give each other the collectives they rehearsed (a record depends on its request
+// alone, collectives/rehearsal_cache.h), so that no rank rehearses what another already did.
+void ShareRehearsals(TaskRunner& runner, collectives::RehearsalCache& cache, size_t* cursor) {
+  if (runner.ranks() < 2) return;
+  nlohmann::json mine = nlohmann::json::array();
+  for (const auto& [key, r] : cache.RecordsSince(cursor)) {
+    std::vector<uint32_t> links;
+    for (sim::ResourceId link : r.bottleneck) links.push_back(link.value);
+    mine.push_back({key, r.duration.picoseconds(), links, r.bytes, r.rate, r.latency.picoseconds(),
+                    r.algorithm, r.transfers});
+  }
+  const std::vector<std::string> all = runner.AllGather(mine.dump());
+  for (int rank = 0; rank < static_cast<int>(all.size()); ++rank) {
+    if (rank == runner.rank()) continue;
+    for (const nlohmann::json& j : nlohmann::json::parse(all[rank])) {
+      collectives::RehearsalRecord r;
+      r.duration = sim::Time::Picoseconds(j[1].get<int64_t>());
+      for (uint32_t link : j[2].get<std::vector<uint32_t>>()) r.bottleneck.push_back({link});
+      r.bytes = j[3].get<double>();
+      r.rate = j[4].get<double>();
+      r.latency = sim::Time::Picoseconds(j[5].get<int64_t>());
+      r.algorithm = j[6].get<std::string>();
+      r.transfers = j[7].get<uint64_t>();
+      cache.Insert(j[0].get<std::string>(), r);
+    }
+  }
+  // What this rank inserted from the others is not its own to give again.
+  cache.RecordsSince(cursor);
 }
 
 void Progress(std::ostream& err, size_t done, size_t total) {
@@ -118,6 +148,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   if (flags.jobs > 0) sweep->set_jobs(flags.jobs);
   if (flags.top != kDefaultTop) sweep->set_top(flags.top);
   if (flags.exhaustive) sweep->set_exhaustive(true);
+  if (flags.mpi) sweep->set_mpi(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (flags.csv) s.mutable_outputs()->set_csv(true);
   return s;
@@ -133,6 +164,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("sweep.jobs", "--jobs");
   flags.AddFlag("sweep.top", "--top");
   flags.AddFlag("sweep.exhaustive", "--exhaustive");
+  flags.AddFlag("sweep.mpi", "--mpi");
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.csv", "--csv");
   return flags;
@@ -158,9 +190,12 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   const workloads::BatchSpec batch{sweep.batch_tokens() / sweep.seq(), sweep.seq()};
   const size_t top = static_cast<size_t>(sweep.has_top() ? sweep.top() : kDefaultTop);
-  const int jobs = sweep.jobs() > 0
-                       ? sweep.jobs()
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<TaskRunner> runner,
+                          MakeTaskRunner(sweep.jobs(), sweep.mpi()));
+  // Only rank 0 of an MPI sweep prints; the others compute the same ranking in silence.
+  std::ostringstream silent;
+  CommandIo quiet{silent, silent, io.max_transfers};
+  CommandIo& shown = runner->rank() == 0 ? io : quiet;
 
   const std::vector<workloads::LayoutCandidate> candidates =
       workloads::EnumerateLayouts(system, model, batch);
@@ -174,39 +209,50 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
   // communication the placement of the mesh changes nothing), so each is computed once for the
-  // candidates that differ only in their order; the rest is spread over the jobs.
+  // candidates that differ only in their order; the rest is spread over the jobs (and ranks).
   std::vector<Entry> all(candidates.size());
   std::vector<size_t> shares(candidates.size());  // The candidate whose figures each one shares.
+  std::vector<size_t> distinct;                   // Those that share their own.
   {
     std::map<std::string, size_t> first;
     for (size_t i = 0; i < candidates.size(); ++i) {
       workloads::LayoutCandidate unplaced = candidates[i];
       unplaced.layout.order.clear();
       shares[i] = first.emplace(unplaced.Name(), i).first->second;
+      if (shares[i] == i) distinct.push_back(i);
     }
-    PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<boost::asio::thread_pool> pool_owner,
-                            MakePool(jobs, candidates.size()));
-    boost::asio::thread_pool& pool = *pool_owner;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (shares[i] != i) continue;
-      boost::asio::post(pool, [&system, &model, &batch, &candidates, entry = &all[i], i] {
-        workloads::OpOptions options;
-        options.recompute = candidates[i].recompute;
-        entry->memory =
-            workloads::PeakMemory(model, candidates[i].layout, batch, options, system.chip);
-        if (!entry->memory.fits) return;
-        const schedule::Schedule schedule =
-            workloads::TrainingSchedule(system.name, model, candidates[i].layout, batch, options);
-        // Fails only where the simulation would; that failure is reported when it is simulated.
-        sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
-        entry->lower_bound_s = bound.ok() ? bound->ToSeconds() : 0;
-      });
+    const std::vector<std::string> figures =
+        runner->Map(distinct.size(), [&system, &model, &batch, &candidates, &distinct](size_t k) {
+          const workloads::LayoutCandidate& candidate = candidates[distinct[k]];
+          workloads::OpOptions options;
+          options.recompute = candidate.recompute;
+          const workloads::MemoryBreakdown memory =
+              workloads::PeakMemory(model, candidate.layout, batch, options, system.chip);
+          double bound_s = 0;
+          if (memory.fits) {
+            const schedule::Schedule schedule =
+                workloads::TrainingSchedule(system.name, model, candidate.layout, batch, options);
+            // Fails only where the simulation would; that failure is reported when it is
+            // simulated.
+            sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
+            bound_s = bound.ok() ? bound->ToSeconds() : 0;
+          }
+          return nlohmann::json{
+              {"fits", memory.fits}, {"bytes", memory.total_bytes}, {"bound", bound_s}}
+              .dump();
+        });
+    for (size_t k = 0; k < distinct.size(); ++k) {
+      const nlohmann::json j = nlohmann::json::parse(figures[k]);
+      Entry& entry = all[distinct[k]];
+      entry.fits = j["fits"].get<bool>();
+      entry.memory_bytes = j["bytes"].get<double>();
+      entry.lower_bound_s = j["bound"].get<double>();
     }
-    pool.join();
     for (size_t i = 0; i < candidates.size(); ++i) {
       all[i].candidate = candidates[i];
       if (shares[i] == i) continue;
-      all[i].memory = all[shares[i]].memory;
+      all[i].fits = all[shares[i]].fits;
+      all[i].memory_bytes = all[shares[i]].memory_bytes;
       all[i].lower_bound_s = all[shares[i]].lower_bound_s;
     }
   }
@@ -214,10 +260,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   size_t too_big = 0;
   double smallest_over = 0;  // The least memory a layout that does not fit needs.
   for (Entry& entry : all) {
-    if (!entry.memory.fits) {
+    if (!entry.fits) {
       ++too_big;
-      if (smallest_over == 0 || entry.memory.total_bytes < smallest_over) {
-        smallest_over = entry.memory.total_bytes;
+      if (smallest_over == 0 || entry.memory_bytes < smallest_over) {
+        smallest_over = entry.memory_bytes;
       }
       continue;
     }
@@ -232,11 +278,13 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   // runs with the default step options, whose collective model this is.
   collectives::RehearsalCache rehearsals(&system.fabric,
                                          collectives::CalibratedEfficiency(system.fabric));
+  size_t shared_rehearsals = 0;  // Records of `rehearsals` already given to the other ranks.
   workloads::StepOptions step_options;
   step_options.rehearsals = &rehearsals;
-  step_options.max_transfers = io.max_transfers;
+  step_options.max_transfers = shown.max_transfers;
 
-  const bool progress = !outputs.json() && !outputs.csv() && isatty(STDERR_FILENO);
+  const bool progress =
+      !outputs.json() && !outputs.csv() && runner->rank() == 0 && isatty(STDERR_FILENO);
   std::vector<double> best;  // Step times simulated so far, ascending.
   size_t simulated = 0;
   size_t beyond_limits = 0;  // Simulations refused by the work bound or the horizon.
@@ -247,26 +295,40 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     // No later layout can make the top: their compute and dependencies alone take longer.
     if (!sweep.exhaustive() && kth > 0 && fitting[next].lower_bound_s > kth) break;
     const size_t end = std::min(fitting.size(), next + kWave);
-    {
-      PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<boost::asio::thread_pool> pool_owner,
-                              MakePool(jobs, end - next));
-      boost::asio::thread_pool& pool = *pool_owner;
-      for (size_t i = next; i < end; ++i) {
-        boost::asio::post(pool, [&system, &model, &batch, &step_options, entry = &fitting[i]] {
+    const std::vector<std::string> outcomes =
+        runner->Map(end - next, [&system, &model, &batch, &step_options, &fitting, next](size_t k) {
+          const Entry& entry = fitting[next + k];
           workloads::OpOptions options;
-          options.recompute = entry->candidate.recompute;
+          options.recompute = entry.candidate.recompute;
           sim::StatusOr<workloads::TrainingResult> result = workloads::SimulateTraining(
-              system, model, entry->candidate.layout, batch, options, step_options);
-          if (result.ok()) {
-            result->schedule.Clear();  // Not needed any more; keeps the sweep's memory small.
-            entry->result = std::move(*result);
-          } else {
-            entry->error = result.status().message();
-            entry->beyond_limits = result.status().code() == sim::Status::Code::kOutOfRange;
+              system, model, entry.candidate.layout, batch, options, step_options);
+          if (!result.ok()) {
+            return nlohmann::json{
+                {"error", result.status().message()},
+                {"beyond_limits", result.status().code() == sim::Status::Code::kOutOfRange}}
+                .dump();
           }
+          return nlohmann::json{
+              {"step_time_s", result->step_time_s},
+              {"mfu", result->mfu},
+              {"bottleneck", Bottleneck(*result)},
+              {"exact", result->step.exact},
+              {"fidelity",
+               StepFidelity(result->step, "podsim train --exact gives a layout's full simulation")}}
+              .dump();
         });
+    ShareRehearsals(*runner, rehearsals, &shared_rehearsals);
+    for (size_t k = 0; k < outcomes.size(); ++k) {
+      const nlohmann::json j = nlohmann::json::parse(outcomes[k]);
+      Entry& entry = fitting[next + k];
+      if (j.contains("error")) {
+        entry.error = j["error"].get<std::string>();
+        entry.beyond_limits = j["beyond_limits"].get<bool>();
+        continue;
       }
-      pool.join();
+      entry.result = Outcome{j["step_time_s"].get<double>(), j["mfu"].get<double>(),
+                             j["bottleneck"].get<std::string>(), j["exact"].get<bool>(),
+                             j["fidelity"].get<std::string>()};
     }
     for (size_t i = next; i < end; ++i) {
       if (fitting[i].beyond_limits) {
@@ -284,9 +346,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     }
     simulated += end - next;
     next = end;
-    if (progress) Progress(io.err, simulated, fitting.size());
+    if (progress) Progress(shown.err, simulated, fitting.size());
   }
-  if (progress) io.err << "\n";
+  if (progress) shown.err << "\n";
 
   std::vector<const Entry*> ranked;
   for (const Entry& entry : fitting) {
@@ -312,9 +374,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                          {"recompute", workloads::RecomputeName(e->candidate.recompute)},
                          {"step_time_s", e->result->step_time_s},
                          {"mfu", e->result->mfu},
-                         {"memory_per_chip_bytes", e->memory.total_bytes},
-                         {"fits", e->memory.fits},
-                         {"bottleneck", Bottleneck(*e->result)}});
+                         {"memory_per_chip_bytes", e->memory_bytes},
+                         {"fits", e->fits},
+                         {"bottleneck", e->result->bottleneck}});
     }
     nlohmann::ordered_json j{{"system", system.name},
                              {"model", model.name},
@@ -325,44 +387,42 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"simulated", simulated},
                              {"skipped_by_lower_bound", skipped},
                              {"beyond_limits", beyond_limits},
-                             {"exact", !ranked.empty() && ranked.front()->result->step.exact},
+                             {"exact", !ranked.empty() && ranked.front()->result->exact},
                              {"layouts", layouts}};
-    io.out << j.dump(2) << "\n";
+    shown.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
   if (outputs.csv()) {
-    io.out << "rank,layout,recompute,step_time_s,mfu,memory_per_chip_bytes,bottleneck\n";
+    shown.out << "rank,layout,recompute,step_time_s,mfu,memory_per_chip_bytes,bottleneck\n";
     for (size_t i = 0; i < ranked.size(); ++i) {
       const Entry& e = *ranked[i];
       char line[512];
       std::snprintf(line, sizeof line, "%zu,\"%s\",%s,%.9g,%.6f,%.0f,%s\n", i + 1,
                     e.candidate.layout.ToString().c_str(),
                     std::string(workloads::RecomputeName(e.candidate.recompute)).c_str(),
-                    e.result->step_time_s, e.result->mfu, e.memory.total_bytes,
-                    Bottleneck(*e.result).c_str());
-      io.out << line;
+                    e.result->step_time_s, e.result->mfu, e.memory_bytes,
+                    e.result->bottleneck.c_str());
+      shown.out << line;
     }
     return sim::Status::Ok();
   }
-  io.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
-  io.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
-         << " tokens\n";
-  io.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
+  shown.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
+  shown.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
+            << " tokens\n";
+  shown.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
   if (too_big > 0)
-    io.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
-  io.out << "; " << simulated << " simulated; " << skipped
-         << " skipped (their compute and dependencies alone exceed the top " << top << ")\n";
+    shown.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
+  shown.out << "; " << simulated << " simulated; " << skipped
+            << " skipped (their compute and dependencies alone exceed the top " << top << ")\n";
   if (beyond_limits > 0) {
-    io.out << "unranked    " << beyond_limits
-           << " simulated layout(s) beyond podsim's limits, not ranked (" << first_beyond << ")\n";
+    shown.out << "unranked    " << beyond_limits
+              << " simulated layout(s) beyond podsim's limits, not ranked (" << first_beyond
+              << ")\n";
   }
   if (!ranked.empty()) {
-    io.out << "accuracy    "
-           << StepFidelity(ranked.front()->result->step,
-                           "podsim train --exact gives a layout's full simulation")
-           << "\n";
+    shown.out << "accuracy    " << ranked.front()->result->fidelity << "\n";
   }
-  io.out << "\n";
+  shown.out << "\n";
   int width = 6;
   for (const Entry* e : ranked) {
     width = std::max(width, static_cast<int>(e->candidate.layout.ToString().size()));
@@ -370,16 +430,16 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   char line[512];
   std::snprintf(line, sizeof line, "%4s  %-*s %-9s %12s %7s %11s  %s\n", "rank", width, "layout",
                 "recompute", "step", "MFU", "memory", "bottleneck");
-  io.out << line;
+  shown.out << line;
   for (size_t i = 0; i < ranked.size(); ++i) {
     const Entry& e = *ranked[i];
     std::snprintf(line, sizeof line, "%4zu  %-*s %-9s %12s %7s %11s  %s\n", i + 1, width,
                   e.candidate.layout.ToString().c_str(),
                   std::string(workloads::RecomputeName(e.candidate.recompute)).c_str(),
                   FormatSeconds(e.result->step_time_s).c_str(),
-                  FormatPercent(e.result->mfu).c_str(),
-                  FormatByteSize(e.memory.total_bytes).c_str(), Bottleneck(*e.result).c_str());
-    io.out << line;
+                  FormatPercent(e.result->mfu).c_str(), FormatByteSize(e.memory_bytes).c_str(),
+                  e.result->bottleneck.c_str());
+    shown.out << line;
   }
   return sim::Status::Ok();
 }
@@ -397,10 +457,14 @@ Command AddSweepCommand(CLI::App& app) {
   sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
   sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
   sub->add_option("--jobs", flags->jobs,
-                  "Simulations run at once (default: all cores); the output does not depend on it");
+                  "Simulations run at once per process (default: all cores, shared among the MPI "
+                  "ranks of a machine); the output does not depend on it");
   sub->add_option("--top", flags->top, "Layouts to print (default 10)");
   sub->add_flag("--exhaustive", flags->exhaustive,
                 "Simulate every layout that fits, skipping none by the lower bound");
+  sub->add_flag("--mpi", flags->mpi,
+                "Spread the simulations over MPI ranks (implied under mpirun; a build with cmake "
+                "-DPODSIM_WITH_MPI=ON): rank 0 prints exactly the single-process output");
   auto* json = sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--csv", flags->csv, "Print CSV")->excludes(json);
   sub->add_flag("--dump-scenario", flags->dump_scenario,

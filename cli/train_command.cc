@@ -377,7 +377,13 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   io.out << "system      " << system.name << "\n";
   io.out << "step time   " << FormatSeconds(seconds) << "\n";
   io.out << "MFU         " << FormatPercent(step.total_model_flops / peak) << " (HFU "
-         << FormatPercent(step.total_hfu_flops / peak) << ")\n";
+         << FormatPercent(step.total_hfu_flops / peak) << ")";
+  if (step.total_model_flops > peak) {
+    io.out << "; over 100%: ops that state their time (duration_s, a trace's recorded durations) "
+              "do more FLOPs in it than "
+           << system.chip.name << "'s peak allows";
+  }
+  io.out << "\n";
   for (const auto& [name, s] : breakdown) {
     io.out << "  " << name << " " << FormatSeconds(s) << "\n";
   }

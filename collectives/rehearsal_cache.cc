@@ -11,7 +11,17 @@ std::optional<RehearsalRecord> RehearsalCache::Find(const std::string& key) cons
 
 void RehearsalCache::Insert(const std::string& key, const RehearsalRecord& record) {
   std::lock_guard<std::mutex> lock(mutex_);
-  records_.emplace(key, record);
+  auto [it, fresh] = records_.emplace(key, record);
+  if (fresh) stored_.push_back(it);
+}
+
+std::vector<std::pair<std::string, RehearsalRecord>> RehearsalCache::RecordsSince(
+    size_t* cursor) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, RehearsalRecord>> out;
+  for (size_t i = *cursor; i < stored_.size(); ++i) out.emplace_back(*stored_[i]);
+  *cursor = stored_.size();
+  return out;
 }
 
 size_t RehearsalCache::size() const {

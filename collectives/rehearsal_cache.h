@@ -56,12 +56,17 @@ class RehearsalCache {
   // once find equal records; the first stays).
   void Insert(const std::string& key, const RehearsalRecord& record);
   size_t size() const;
+  // The records stored since the call that left `*cursor` where it is (0: all), in the order
+  // they were stored; advances `*cursor`. For processes that share what each rehearsed (MPI
+  // sweeps, cli/task_runner.h).
+  std::vector<std::pair<std::string, RehearsalRecord>> RecordsSince(size_t* cursor) const;
 
  private:
   const topology::Fabric* fabric_;
   const FabricEfficiency efficiency_;
   mutable std::mutex mutex_;
   std::map<std::string, RehearsalRecord> records_;
+  std::vector<std::map<std::string, RehearsalRecord>::const_iterator> stored_;  // In order.
 };
 
 }  // namespace podsim::collectives

@@ -31,6 +31,8 @@ inline constexpr std::string_view kPodsimLayer = "podsim_layer";          // int
 inline constexpr std::string_view kPodsimMicrobatch = "podsim_microbatch";
 inline constexpr std::string_view kPodsimBytes = "podsim_bytes";  // Collectives, sends: double
 inline constexpr std::string_view kPodsimTag = "podsim_tag";      // Sends, receives: uint64
+// Collectives: what the process group is in podsim's terms ("tp@0": the tp group of chip 0).
+inline constexpr std::string_view kPodsimGroup = "podsim_group";  // string
 // Collectives: the group's rank grid when it has several dimensions (schedule.proto Group.shape).
 inline constexpr std::string_view kPodsimGroupShape = "podsim_group_shape";  // int64 list
 inline constexpr std::string_view kPodsimHbmAlloc = "podsim_hbm_alloc_bytes";

@@ -60,6 +60,7 @@ class Exporter {
   Node NodeOf(uint32_t chip, const Op& op, int index);
   struct Group {
     std::string name;
+    std::string description;  // "<axes>@<first chip>", or the schedule group's name.
     int64_t size = 0;
     std::vector<int> shape;
   };
@@ -70,32 +71,40 @@ class Exporter {
   const schedule::Schedule& schedule_;
   const workloads::CheckedSchedule& checked_;
   workloads::ComputeModel compute_;
-  std::map<std::pair<std::vector<int>, uint32_t>, Group> groups_;  // (CollectiveSet, chip)
+  // By (CollectiveSet, first rank): each group once; and by (CollectiveSet, chip), a cache.
+  std::map<std::pair<std::vector<int>, uint32_t>, Group> groups_;
+  std::map<std::pair<std::vector<int>, uint32_t>, const Group*> of_chip_;
   ChakraExport out_;
 };
 
 const Exporter::Group& Exporter::GroupOf(uint32_t chip, const Op& op) {
   const std::vector<int> set = workloads::CollectiveSet(checked_, op);
   auto key = std::make_pair(set, chip);
-  auto it = groups_.find(key);
-  if (it == groups_.end()) {
-    std::vector<uint32_t> ranks;
-    Group group;
-    workloads::CollectiveGroup(schedule_, checked_, set, chip, &ranks, &group.shape);
-    group.name = op.group();
-    if (group.name.empty()) {
+  auto it = of_chip_.find(key);
+  if (it != of_chip_.end()) return *it->second;
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+  workloads::CollectiveGroup(schedule_, checked_, set, chip, &ranks, &shape);
+  auto [group_it, fresh] = groups_.try_emplace(std::make_pair(set, ranks.front()));
+  Group& group = group_it->second;
+  if (fresh) {
+    // ASTRA-sim reads process group names as integers (std::stoi), "0" being every rank: the
+    // groups are numbered from 1 in order of first use, and their podsim name travels beside.
+    group.name = std::to_string(groups_.size());
+    group.description = op.group();
+    if (group.description.empty()) {
       for (const std::string& axis : op.axes()) {
-        if (!group.name.empty()) group.name += ',';
-        group.name += axis;
+        if (!group.description.empty()) group.description += ',';
+        group.description += axis;
       }
-      group.name += '@';
-      group.name += std::to_string(ranks.front());
+      group.description += '@';
+      group.description += std::to_string(ranks.front());
     }
     group.size = static_cast<int64_t>(ranks.size());
+    group.shape = std::move(shape);
     out_.groups.emplace(group.name, std::vector<int64_t>(ranks.begin(), ranks.end()));
-    it = groups_.emplace(key, std::move(group)).first;
   }
-  return it->second;
+  return *of_chip_.emplace(key, &group).first->second;
 }
 
 Node Exporter::NodeOf(uint32_t chip, const Op& op, int index) {
@@ -118,6 +127,7 @@ Node Exporter::NodeOf(uint32_t chip, const Op& op, int index) {
       AddIntAttr(&node, "comm_type", type);
       AddIntAttr(&node, "comm_size", Rounded(size));
       AddStringAttr(&node, "pg_name", group.name);
+      AddStringAttr(&node, kPodsimGroup, group.description);
       AddDoubleAttr(&node, kPodsimBytes, op.bytes());
       if (group.shape.size() > 1) {
         AddIntListAttr(&node, kPodsimGroupShape,

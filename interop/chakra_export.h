@@ -6,8 +6,10 @@
 //     `duration_micros`, the op's time on the system's chip (workloads/compute_model.h) rounded
 //     to the microsecond: Chakra's resolution, so ASTRA-sim replays it to within 0.5 us;
 //   * collectives: COMM_COLL_NODE with `comm_type`, `comm_size` in ASTRA-sim's convention
-//     (chakra_import.h) and `pg_name`, the group's name in the comm groups ("<axes>@<first
-//     chip>": the chips agreeing on every other mesh axis, in podsim's rank order);
+//     (chakra_import.h) and `pg_name`, the group's number in the comm groups ("1", "2", ...:
+//     ASTRA-sim reads them as integers), each group's chips in podsim's rank order; the
+//     attribute podsim_group says which group it is ("tp@4": the chips agreeing with chip 4 on
+//     every mesh axis but tp);
 //   * sends and receives: COMM_SEND_NODE / COMM_RECV_NODE with comm_src, comm_dst, comm_size and
 //     comm_tag.
 // `data_deps` hold the op's deps and the previous op of its stream (a podsim stream runs its ops

@@ -146,6 +146,11 @@ sim::Status WriteChakraTrace(const std::string& prefix, const std::vector<Chakra
         write(ChakraFileName(prefix, static_cast<int>(rank)), EncodeChakraFile(ranks[rank])));
   }
   for (const auto& [path, data] : extra) PODSIM_RETURN_IF_ERROR(write(path, data));
+  // A trace of more ranks written here before would otherwise lend this one its higher ranks.
+  for (int rank = static_cast<int>(ranks.size());; ++rank) {
+    const std::string stale = ChakraFileName(prefix, rank);
+    if (std::remove(stale.c_str()) != 0) break;
+  }
   return sim::Status::Ok();
 }
 

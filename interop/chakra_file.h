@@ -42,6 +42,8 @@ sim::StatusOr<std::vector<ChakraRankTrace>> ReadChakraTrace(const std::string& p
 
 // Writes one file per rank, then the `extra` files (path, contents). Each file is written whole
 // (sim::AtomicFile); when one cannot be, those already written are removed and the error names it.
+// Files of higher ranks left by an earlier, larger trace under the same prefix are removed, so
+// that ReadChakraTrace reads back exactly these ranks.
 sim::Status WriteChakraTrace(const std::string& prefix, const std::vector<ChakraRankTrace>& ranks,
                              const std::vector<std::pair<std::string, std::string>>& extra = {});
 

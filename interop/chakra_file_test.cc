@@ -110,6 +110,14 @@ TEST(ChakraFileTest, ReadsRanksUpToTheFirstMissingFile) {
   ASSERT_EQ(read->size(), 3u);
   EXPECT_EQ((*read)[1].nodes.size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(prefix + ".comm_groups.json"));
+  // A smaller trace over it leaves no rank of the larger one behind.
+  ranks.pop_back();
+  ASSERT_TRUE(WriteChakraTrace(prefix, ranks).ok());
+  EXPECT_FALSE(std::filesystem::exists(prefix + ".2.et"));
+  sim::StatusOr<std::vector<ChakraRankTrace>> smaller = ReadChakraTrace(prefix);
+  ASSERT_TRUE(smaller.ok()) << smaller.status();
+  EXPECT_EQ(smaller->size(), 2u);
+  ranks.emplace_back().metadata.set_version("0.0.4");
   // A failed write leaves nothing behind: the rank files written before it are removed.
   const std::string other = (dir / "other").string();
   EXPECT_FALSE(

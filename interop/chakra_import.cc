@@ -105,12 +105,16 @@ sim::Status Importer::PlaceRanks() {
 
 sim::StatusOr<std::string> Importer::GroupOf(int rank, const Node& node, const std::string& pg,
                                              int64_t* size) {
-  const std::string name = pg.empty() ? kAllRanks : pg;
+  // ASTRA-sim's process group "0" is every rank, unless the comm groups define it.
+  const bool every_rank = pg.empty() || (pg == "0" && groups_.count(pg) == 0);
+  const std::string name = every_rank ? kAllRanks : pg;
   auto it = group_index_.find(name);
   if (it == group_index_.end()) {
     schedule::Group group;
-    group.set_name(name);
-    if (pg.empty()) {
+    // A group podsim wrote keeps its podsim name ("tp@4").
+    PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> own, StringAttr(node, kPodsimGroup));
+    group.set_name(own && !own->empty() ? *own : name);
+    if (every_rank) {
       for (uint32_t chip : chip_of_rank_) group.add_chips(chip);
     } else {
       auto found = groups_.find(pg);
@@ -158,7 +162,7 @@ sim::StatusOr<std::string> Importer::GroupOf(int rank, const Node& node, const s
                                         "' does not hold this rank");
   }
   *size = static_cast<int64_t>(members.size());
-  return name;
+  return out_.schedule.groups(it->second).name();
 }
 
 sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
@@ -264,7 +268,7 @@ sim::Status Importer::ConvertCollective(int rank, const Node& node, schedule::Op
   PODSIM_ASSIGN_OR_RETURN(std::string group, GroupOf(rank, node, pg.value_or(""), &members));
   op->set_kind(schedule::COLLECTIVE);
   op->set_group(group);
-  op->set_stream(pg ? "comm " + *pg : "comm");
+  op->set_stream(pg && !pg->empty() ? "comm " + *pg : "comm");
   double per = 1;  // podsim's bytes per comm_size byte (chakra_import.h).
   switch (comm) {
     case ChakraProtoMsg::ALL_REDUCE:
@@ -329,7 +333,9 @@ sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::
   auto& [sent, received] = messages_[{from, to, tag.value_or(0)}];
   const uint64_t nth = send ? sent++ : received++;
   op->set_kind(send ? schedule::SEND : schedule::RECV);
-  op->set_stream("p2p");
+  // Sends and receives on streams of their own: a receive waiting for its message never holds
+  // back a send (a pipeline stage sends to one neighbour while it waits on the other).
+  op->set_stream(send ? "send" : "recv");
   op->set_bytes(static_cast<double>(size.value_or(0)));
   op->set_peer_axis("rank");
   op->set_peer_offset(coord_of_chip_[chip_of_rank_[*peer]] - coord_of_chip_[chip_of_rank_[rank]]);

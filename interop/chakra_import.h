@@ -14,7 +14,8 @@
 //   * MEM_LOAD_NODE, MEM_STORE_NODE: `tensor_size` bytes through HBM, on the compute stream
 //     (podsim has no separate copy engine).
 //   * COMM_COLL_NODE: a collective simulated on the fabric by podsim's algorithms, over the
-//     process group `pg_name` names (comm groups), or over every rank when it names none. Sizes
+//     process group `pg_name` names (comm groups), or over every rank when it names none (or
+//     names "0" and the comm groups do not define it: ASTRA-sim's convention). Sizes
 //     follow ASTRA-sim: `comm_size` is the whole buffer of an all-reduce, reduce-scatter or
 //     broadcast, the per-rank input of an all-gather and the per-rank buffer of an all-to-all
 //     (podsim's bytes are the whole gathered array: times the group size). BARRIER is a 4-byte
@@ -22,8 +23,9 @@
 //     Collectives of one process group run on one stream ("comm <pg_name>", "comm" for all
 //     ranks), as NCCL runs a communicator's kernels; different groups overlap.
 //   * COMM_SEND_NODE / COMM_RECV_NODE: a point-to-point transfer of `comm_size` bytes from
-//     `comm_src` to `comm_dst`, on stream "p2p"; sends and receives between the same two ranks
-//     with the same `comm_tag` pair up in order.
+//     `comm_src` to `comm_dst`, on streams "send" and "recv" (a waiting receive never holds back
+//     a send); sends and receives between the same two ranks with the same `comm_tag` pair up in
+//     order.
 //   * METADATA_NODE: no op (its dependencies pass through to its dependents).
 // `data_deps` are dependencies; `ctrl_deps` too only when asked (the PyTorch converter records
 // the host op tree there). The ops of a rank are listed in dependency order, the lowest node id

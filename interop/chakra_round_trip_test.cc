@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "interop/chakra_export.h"
 #include "interop/chakra_import.h"
 #include "topology/system.h"
@@ -73,10 +76,24 @@ TEST(ChakraRoundTripTest, SixteenRankPipelineStepKeepsItsStepTime) {
   EXPECT_EQ(run.imported.step_time, run.original.step_time);
   EXPECT_DOUBLE_EQ(run.imported.total_model_flops, run.original.total_model_flops);
   EXPECT_EQ(run.imported.simulated_chips, 16u);
-  // The tensor-parallel groups: 4 per stage and replica, each of 4 chips.
+  // Process groups are numbered from 1 (ASTRA-sim reads them as integers); the tensor-parallel
+  // ones, 4 of 4 chips each (a stage of a replica), say what they are.
+  std::map<std::string, std::string> description;  // pg_name -> podsim_group
+  for (const ChakraRankTrace& rank : run.exported.ranks) {
+    for (const ChakraProtoMsg::Node& node : rank.nodes) {
+      std::string pg, what;
+      for (const ChakraProtoMsg::AttributeProto& attr : node.attr()) {
+        if (attr.name() == "pg_name") pg = attr.string_val();
+        if (attr.name() == "podsim_group") what = attr.string_val();
+      }
+      if (!pg.empty()) description[pg] = what;
+    }
+  }
+  ASSERT_EQ(description.size(), run.exported.groups.size());
   int tp = 0;
   for (const auto& [name, ranks] : run.exported.groups) {
-    if (name.rfind("tp@", 0) == 0) {
+    EXPECT_EQ(name, std::to_string(std::stoi(name))) << name;
+    if (description[name].rfind("tp@", 0) == 0) {
       ++tp;
       EXPECT_EQ(ranks.size(), 4u) << name;
     }

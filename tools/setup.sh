@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # tools/fuzz.sh: libFuzzer and the sanitizers (docs/fuzzing.md)
+  libopenmpi-dev openmpi-bin  # -DPODSIM_WITH_MPI=ON: sweeps over MPI ranks (.ci/run tests it)
   python3
 )
 

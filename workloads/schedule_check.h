@@ -48,7 +48,7 @@ struct CheckedSchedule {
 std::vector<int> CollectiveSet(const CheckedSchedule& checked, const schedule::Op& op);
 
 // The group over `set` (CollectiveSet) that holds `chip`, its chips in rank order and its rank
-// grid: MeshGrid::Group for mesh axes, the group's chips as one line for a schedule group.
+// grid: MeshGrid::Group for mesh axes; for a schedule group its chips, as its shape or one line.
 // REQUIRES: `chip` is a member.
 void CollectiveGroup(const schedule::Schedule& schedule, const CheckedSchedule& checked,
                      const std::vector<int>& set, uint32_t chip, std::vector<uint32_t>* ranks,
