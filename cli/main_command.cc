@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   // Errors reach the user as a Status, in one line; protobuf's own log lines would add others.
   google::protobuf::SetLogHandler(nullptr);
   if (sim::Status arguments = CheckArguments(argc, argv); !arguments.ok()) {
-    err << "podsim: error: " << arguments.message() << "\n";
+    if (!IsSecondaryRank()) err << "podsim: error: " << arguments.message() << "\n";
     return 1;
   }
   CLI::App app{"podsim: discrete-event simulator of accelerator pods"};
@@ -54,7 +55,10 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e, out, err) == 0 ? 0 : 2;
+    // Under mpirun every rank parses the same line; rank 0 alone answers.
+    std::ostringstream silent;
+    const bool shown = !IsSecondaryRank();
+    return app.exit(e, shown ? out : silent, shown ? err : silent) == 0 ? 0 : 2;
   }
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;
   if (!max_transfers_text.empty()) {
@@ -70,6 +74,17 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CommandIo io{out, err, max_transfers};
   auto parsed = std::find_if(commands.begin(), commands.end(),
                              [](const Command& c) { return c.subcommand->parsed(); });
+  // Only sweeps (and scenario files, which may hold one) share their work over MPI ranks; any
+  // other command would run, and print, once per rank.
+  if (LaunchedRanks() > 1 &&
+      (parsed == commands.end() ||
+       (parsed->subcommand->get_name() != "sweep" && parsed->subcommand->get_name() != "run"))) {
+    if (!IsSecondaryRank()) {
+      err << "podsim: error: started by mpirun with " << LaunchedRanks()
+          << " ranks: only sweep spreads over MPI ranks; run this command without mpirun\n";
+    }
+    return 1;
+  }
   sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);
   if (status.ok()) return 0;
   // The MPI ranks of a sweep fail alike; rank 0 says why.

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <thread>
 
+#include "sim/check.h"
+
 #ifdef PODSIM_WITH_MPI
 #include <mpi.h>
 #endif
@@ -77,6 +79,11 @@ void InitMpi() {
 class MpiRunner : public TaskRunner {
  public:
   MpiRunner(int ranks, int rank, int threads) : ranks_(ranks), rank_(rank), threads_(threads) {
+    // Every rank must run a Map the same way (the dynamic one calls a barrier and the counter):
+    // dynamic only when every rank has one thread.
+    int one_thread = threads == 1 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &one_thread, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    dynamic_ = one_thread == 1;
     // The next task of a Map, a counter on rank 0 that every rank takes from (one thread per
     // rank: only the main thread calls MPI).
     MPI_Win_allocate(rank == 0 ? sizeof(long long) : 0, sizeof(long long), MPI_INFO_NULL,
@@ -90,7 +97,7 @@ class MpiRunner : public TaskRunner {
   std::vector<std::string> Map(size_t n, const std::function<std::string(size_t)>& task) override {
     std::vector<std::string> out(n);
     std::vector<size_t> mine;
-    if (threads_ == 1) {
+    if (dynamic_) {
       if (rank_ == 0) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, window_);
         *next_ = 0;
@@ -134,6 +141,8 @@ class MpiRunner : public TaskRunner {
   }
 
   std::vector<std::string> AllGather(const std::string& mine) override {
+    // A wave's results are kilobytes; MPI counts are ints.
+    PODSIM_CHECK(mine.size() < (size_t{1} << 30)) << "MPI message of " << mine.size() << " bytes";
     const int length = static_cast<int>(mine.size());
     std::vector<int> lengths(ranks_), offsets(ranks_, 0);
     MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
@@ -153,6 +162,7 @@ class MpiRunner : public TaskRunner {
   int ranks_;
   int rank_;
   int threads_;
+  bool dynamic_ = false;
   long long* next_ = nullptr;
   MPI_Win window_;
 };
@@ -165,6 +175,14 @@ bool StartedByMpirun() {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
+}
+
+int LaunchedRanks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* size = std::getenv(name);
+    if (size != nullptr) return std::max(1, std::atoi(size));
+  }
+  return 1;
 }
 
 bool IsSecondaryRank() {

@@ -40,8 +40,10 @@ class TaskRunner {
 // mpirun: the MPI ranks (InvalidArgument in a build without MPI).
 sim::StatusOr<std::unique_ptr<TaskRunner>> MakeTaskRunner(int jobs, bool mpi);
 
-// Whether this process was started by mpirun (Open MPI's or a PMI launcher's environment).
+// Whether this process was started by mpirun (Open MPI's or a PMI launcher's environment), and
+// how many ranks the launcher started (1 when none).
 bool StartedByMpirun();
+int LaunchedRanks();
 
 // True on the MPI ranks other than 0 (by the runner, or before one by the launcher's
 // environment): they print nothing, neither results nor errors (rank 0 prints the same error).

@@ -357,6 +357,9 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   const double seconds = step.step_time.ToSeconds();
   const double peak =
       static_cast<double>(system.fabric.chip_count()) * system.chip.bf16_flops_per_s * seconds;
+  // A step with nothing to do takes no time: no utilisation to speak of.
+  const double mfu = peak > 0 ? step.total_model_flops / peak : 0;
+  const double hfu = peak > 0 ? step.total_hfu_flops / peak : 0;
   const std::map<std::string, double> breakdown = workloads::MeanBreakdown(step);
   const double tokens_per_s = schedule.tokens_per_step() > 0
                                   ? static_cast<double>(schedule.tokens_per_step()) / seconds
@@ -366,8 +369,8 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
                              {"description", schedule.description()},
                              {"step_time_s", seconds},
                              {"tokens_per_s", tokens_per_s},
-                             {"mfu", step.total_model_flops / peak},
-                             {"hfu", step.total_hfu_flops / peak},
+                             {"mfu", mfu},
+                             {"hfu", hfu},
                              {"breakdown", breakdown},
                              {"simulation", StepJson(step)}};
     io.out << j.dump(2) << "\n";
@@ -376,9 +379,8 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   io.out << "schedule    " << source << "\n";
   io.out << "system      " << system.name << "\n";
   io.out << "step time   " << FormatSeconds(seconds) << "\n";
-  io.out << "MFU         " << FormatPercent(step.total_model_flops / peak) << " (HFU "
-         << FormatPercent(step.total_hfu_flops / peak) << ")";
-  if (step.total_model_flops > peak) {
+  io.out << "MFU         " << FormatPercent(mfu) << " (HFU " << FormatPercent(hfu) << ")";
+  if (mfu > 1) {
     io.out << "; over 100%: ops that state their time (duration_s, a trace's recorded durations) "
               "do more FLOPs in it than "
            << system.chip.name << "'s peak allows";

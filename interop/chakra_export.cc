@@ -49,10 +49,7 @@ class Exporter {
   Exporter(const topology::System& system, const schedule::Schedule& schedule,
            const workloads::CheckedSchedule& checked,
            const workloads::ComputeEfficiency& efficiency)
-      : system_(system),
-        schedule_(schedule),
-        checked_(checked),
-        compute_(system.chip, efficiency) {}
+      : schedule_(schedule), checked_(checked), compute_(system.chip, efficiency) {}
 
   ChakraExport Run();
 
@@ -67,7 +64,6 @@ class Exporter {
   // The process group of collective `op` on `chip`, added to the comm groups on first use.
   const Group& GroupOf(uint32_t chip, const Op& op);
 
-  const topology::System& system_;
   const schedule::Schedule& schedule_;
   const workloads::CheckedSchedule& checked_;
   workloads::ComputeModel compute_;

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -18,8 +19,16 @@ constexpr std::streamoff kMaxFileBytes = std::streamoff{1} << 30;
 
 // Reads `path` whole; NotFound when it does not exist.
 sim::StatusOr<std::string> ReadWhole(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) {
+    return sim::Status::NotFound(path + ": no such Chakra trace file");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return sim::Status::InvalidArgument(path + ": not a regular file");
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return sim::Status::NotFound(path + ": no such Chakra trace file");
+  if (!in) return sim::Status::IoError(path + ": cannot open the Chakra trace file");
   const std::streamoff size = in.tellg();
   if (size < 0) return sim::Status::IoError(path + ": cannot read the Chakra trace file");
   if (size > kMaxFileBytes) {
@@ -47,6 +56,11 @@ sim::StatusOr<ChakraRankTrace> ParseChakraFile(const std::string& bytes, const s
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   ChakraRankTrace trace;
+  if (bytes.empty()) {
+    return sim::Status::InvalidArgument(path +
+                                        ": empty; a Chakra trace file starts with its "
+                                        "GlobalMetadata");
+  }
   for (uint64_t index = 0;; ++index) {
     const int offset = coded.CurrentPosition();
     if (coded.ExpectAtEnd() || offset == static_cast<int>(bytes.size())) break;

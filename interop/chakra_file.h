@@ -36,8 +36,9 @@ std::string EncodeChakraFile(const ChakraRankTrace& trace);
 std::string ChakraFileName(const std::string& prefix, int rank);
 
 // Reads `<prefix>.0.et`, `<prefix>.1.et`, ... up to the first rank without a file. NotFound when
-// there is no `<prefix>.0.et`; InvalidArgument for a file that does not parse, and for a trace
-// beyond the bounds above.
+// there is no `<prefix>.0.et`; InvalidArgument for a file that does not parse (an empty file has
+// no GlobalMetadata), a gap (a missing rank with the next one present), and a trace beyond the
+// bounds above.
 sim::StatusOr<std::vector<ChakraRankTrace>> ReadChakraTrace(const std::string& prefix);
 
 // Writes one file per rank, then the `extra` files (path, contents). Each file is written whole

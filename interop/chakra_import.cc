@@ -24,6 +24,10 @@ using ChakraProtoMsg::Node;
 constexpr char kAllRanks[] = "(all ranks)";
 // A barrier, as PyTorch's: an all-reduce of one 4-byte element.
 constexpr double kBarrierBytes = 4;
+// Dependencies the import may create over all ranks (about 8 bytes each while it runs, more in
+// the simulation): a node that takes no time hands its waits to each of its dependents, so K
+// nodes before one metadata node and K after it make K^2.
+constexpr uint64_t kMaxDependencies = 50'000'000;
 
 std::string NodeAt(int rank, const Node& node) {
   return "rank " + std::to_string(rank) + " node " + std::to_string(node.id()) + " '" +
@@ -54,6 +58,8 @@ class Importer {
                                      int64_t* size);
   // Restores the podsim attributes of a node podsim wrote.
   sim::Status Restore(const Node& node, schedule::Op* op);
+  // The op's numbers within what a schedule may hold (schedule_check.h), its stream its kind's.
+  static sim::Status CheckOp(const schedule::Op& op);
   sim::Status PairPointToPoint() const;
 
   const topology::System& system_;
@@ -64,6 +70,8 @@ class Importer {
   std::vector<int> coord_of_chip_;              // On the mesh axis "rank".
   std::map<std::string, int> group_index_;      // Schedule group by process group name.
   std::vector<std::vector<uint32_t>> members_;  // Per schedule group: its chips, sorted.
+  std::set<std::string> names_;                 // Schedule group names taken.
+  uint64_t edges_ = 0;                          // Dependencies made so far (kMaxDependencies).
   // Per (sender, receiver, Chakra tag): messages sent and received so far.
   std::map<std::tuple<int, int, int64_t>, std::pair<uint64_t, uint64_t>> messages_;
   ChakraImport out_;
@@ -105,15 +113,25 @@ sim::Status Importer::PlaceRanks() {
 
 sim::StatusOr<std::string> Importer::GroupOf(int rank, const Node& node, const std::string& pg,
                                              int64_t* size) {
-  // ASTRA-sim's process group "0" is every rank, unless the comm groups define it.
+  // ASTRA-sim's process group "0" is every rank, unless the comm groups define it. The key of
+  // the every-rank group cannot be a process group's name (those are what pg_name holds).
   const bool every_rank = pg.empty() || (pg == "0" && groups_.count(pg) == 0);
-  const std::string name = every_rank ? kAllRanks : pg;
-  auto it = group_index_.find(name);
+  const std::string key = every_rank ? std::string(1, '\0') : "pg " + pg;
+  auto it = group_index_.find(key);
   if (it == group_index_.end()) {
     schedule::Group group;
-    // A group podsim wrote keeps its podsim name ("tp@4").
+    // A group podsim wrote keeps its podsim name ("tp@4"); names stay unique.
     PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> own, StringAttr(node, kPodsimGroup));
-    group.set_name(own && !own->empty() ? *own : name);
+    std::string base = pg;
+    if (own && !own->empty()) {
+      base = *own;
+    } else if (every_rank) {
+      base = kAllRanks;
+    }
+    std::string name = base;
+    for (int n = 2; names_.count(name) > 0; ++n) name = base + " #" + std::to_string(n);
+    names_.insert(name);
+    group.set_name(name);
     if (every_rank) {
       for (uint32_t chip : chip_of_rank_) group.add_chips(chip);
     } else {
@@ -150,7 +168,7 @@ sim::StatusOr<std::string> Importer::GroupOf(int rank, const Node& node, const s
                                             std::to_string(group.chips_size()) + " ranks");
       }
     }
-    it = group_index_.emplace(name, out_.schedule.groups_size()).first;
+    it = group_index_.emplace(key, out_.schedule.groups_size()).first;
     std::vector<uint32_t>& sorted =
         members_.emplace_back(group.chips().begin(), group.chips().end());
     std::sort(sorted.begin(), sorted.end());
@@ -167,7 +185,7 @@ sim::StatusOr<std::string> Importer::GroupOf(int rank, const Node& node, const s
 
 sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
   PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> kind, StringAttr(node, kPodsimKind));
-  if (kind) {
+  if (kind && workloads::IsComputeKind(op->kind())) {
     schedule::OpKind value;
     if (!schedule::OpKind_Parse(*kind, &value) || !workloads::IsComputeKind(value)) {
       return sim::Status::InvalidArgument("attr podsim_kind: '" + *kind +
@@ -220,6 +238,37 @@ sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
   return sim::Status::Ok();
 }
 
+sim::Status Importer::CheckOp(const schedule::Op& op) {
+  // schedule_check.cc's bounds: no real step comes near them.
+  constexpr double kMaxBytes = 1e18;
+  constexpr double kMaxFlops = 1e30;
+  for (double value : {op.flops(), op.model_flops(), op.hfu_flops(), op.hbm_bytes(),
+                       op.duration_s(), op.bytes(), op.hbm_alloc_bytes(), op.hbm_free_bytes()}) {
+    if (!std::isfinite(value) || value < 0) {
+      return sim::Status::InvalidArgument("FLOPs, bytes and durations must be finite and >= 0");
+    }
+  }
+  if (op.bytes() > kMaxBytes || op.hbm_bytes() > kMaxBytes || op.hbm_alloc_bytes() > kMaxBytes ||
+      op.hbm_free_bytes() > kMaxBytes) {
+    return sim::Status::InvalidArgument("comm_size and tensor_size: at most 1e18 bytes");
+  }
+  if (op.flops() > kMaxFlops || op.model_flops() > kMaxFlops || op.hfu_flops() > kMaxFlops) {
+    return sim::Status::InvalidArgument("num_ops: at most 1e30");
+  }
+  const schedule::MatmulShape& shape = op.shape();
+  for (int64_t length : {shape.m(), shape.k(), shape.n(), shape.batch()}) {
+    if (length < 0 || length > (int64_t{1} << 40)) {
+      return sim::Status::InvalidArgument("attr podsim_shape: sizes from 0 to 2^40");
+    }
+  }
+  const bool compute = workloads::IsComputeKind(op.kind());
+  if (op.stream().empty() || compute != (op.stream() == "compute")) {
+    return sim::Status::InvalidArgument("attr podsim_stream: '" + op.stream() + "' is not a " +
+                                        (compute ? "compute" : "communication") + " stream");
+  }
+  return sim::Status::Ok();
+}
+
 sim::StatusOr<bool> Importer::ConvertCompute(const Node& node, schedule::Op* op) {
   PODSIM_ASSIGN_OR_RETURN(std::optional<bool> cpu, BoolAttr(node, "is_cpu_op"));
   if (cpu.value_or(false)) {
@@ -258,7 +307,8 @@ sim::StatusOr<bool> Importer::ConvertCompute(const Node& node, schedule::Op* op)
 sim::Status Importer::ConvertCollective(int rank, const Node& node, schedule::Op* op) {
   PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> type, IntAttr(node, "comm_type"));
   if (!type) return sim::Status::InvalidArgument("comm_type: missing");
-  if (!ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(*type))) {
+  if (*type < 0 || *type > 1000 ||
+      !ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(*type))) {
     return sim::Status::InvalidArgument("comm_type: unknown value " + std::to_string(*type));
   }
   const auto comm = static_cast<ChakraProtoMsg::CollectiveCommType>(*type);
@@ -328,6 +378,11 @@ sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::
   if (send && (!size || *size <= 0)) {
     return sim::Status::InvalidArgument("comm_size: missing or not > 0");
   }
+  if (tag &&
+      (*tag < std::numeric_limits<int32_t>::min() || *tag > std::numeric_limits<int32_t>::max())) {
+    return sim::Status::InvalidArgument("comm_tag: " + std::to_string(*tag) +
+                                        " is outside Chakra's int32 tags");
+  }
   const int from = send ? rank : static_cast<int>(*peer);
   const int to = send ? static_cast<int>(*peer) : rank;
   auto& [sent, received] = messages_[{from, to, tag.value_or(0)}];
@@ -396,18 +451,17 @@ sim::Status Importer::ImportRank(int rank) {
         return sim::Status::InvalidArgument(NodeAt(rank, nodes[i]) + ": " + field + ": no node " +
                                             std::to_string(id) + " in this rank");
       }
-      if (std::find(deps[i].begin(), deps[i].end(), it->second) != deps[i].end()) {
-        return sim::Status::Ok();
-      }
       deps[i].push_back(it->second);
-      dependents[it->second].push_back(i);
-      ++pending[i];
       return sim::Status::Ok();
     };
     for (uint64_t id : nodes[i].data_deps()) PODSIM_RETURN_IF_ERROR(add(id, "data_deps"));
     if (options_.ctrl_deps) {
       for (uint64_t id : nodes[i].ctrl_deps()) PODSIM_RETURN_IF_ERROR(add(id, "ctrl_deps"));
     }
+    std::sort(deps[i].begin(), deps[i].end());
+    deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
+    for (size_t d : deps[i]) dependents[d].push_back(i);
+    pending[i] = deps[i].size();
   }
   using Ready = std::pair<uint64_t, size_t>;  // (id, position)
   std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
@@ -425,11 +479,24 @@ sim::Status Importer::ImportRank(int rank) {
     ready.pop();
     ++done;
     std::vector<uint32_t> waits;
-    for (size_t d : deps[i]) waits.insert(waits.end(), through[d].begin(), through[d].end());
+    for (size_t d : deps[i]) {
+      edges_ += through[d].size();
+      if (edges_ > kMaxDependencies) {
+        return sim::Status::InvalidArgument(
+            NodeAt(rank, nodes[i]) +
+            ": the trace's dependencies, with those that pass through "
+            "nodes taking no time (metadata, CPU ops), exceed " +
+            std::to_string(kMaxDependencies) + ", over podsim's limit");
+      }
+      waits.insert(waits.end(), through[d].begin(), through[d].end());
+    }
     std::sort(waits.begin(), waits.end());
     waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
     schedule::Op op;
     sim::StatusOr<bool> kept = Convert(rank, nodes[i], &op);
+    if (kept.ok() && *kept) {
+      if (sim::Status valid = CheckOp(op); !valid.ok()) kept = valid;
+    }
     if (!kept.ok()) return kept.status().WithContext(NodeAt(rank, nodes[i]));
     if (*kept) {
       for (uint32_t w : waits) op.add_deps(w);

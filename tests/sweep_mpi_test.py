@@ -32,7 +32,7 @@ class SweepMpiTest(unittest.TestCase):
     def check(self, extra):
         code, alone, err = run([PODSIM] + SWEEP + extra)
         self.assertEqual(code, 0, err)
-        self.assertIn("rank", alone if not extra else "rank")
+        self.assertIn("dp=", alone)  # Layouts were ranked.
         for ranks in ("2", "3"):
             code, spread, err = run([MPIEXEC, "--oversubscribe", "-n", ranks, PODSIM] + SWEEP +
                                     extra)
@@ -47,6 +47,36 @@ class SweepMpiTest(unittest.TestCase):
 
     def test_csv_exhaustive(self):
         self.check(["--csv", "--exhaustive"])
+
+    def test_several_threads_per_rank(self):
+        # Ranks with two threads each take their tasks round-robin rather than from the counter.
+        self.check(["--jobs", "2"])
+
+    def test_ranks_with_different_threads_agree(self):
+        # One rank with one thread, one with two (as on unequal machines): they must agree on how
+        # to share tasks, not hang.
+        code, alone, err = run([PODSIM] + SWEEP)
+        self.assertEqual(code, 0, err)
+        code, spread, err = run([MPIEXEC, "--oversubscribe", "-n", "1", PODSIM] + SWEEP +
+                                ["--jobs", "1", ":", "-n", "1", PODSIM] + SWEEP + ["--jobs", "2"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(spread, alone)
+
+    def test_errors_after_mpi_started_are_printed_once(self):
+        # No layout splits one sequence over 16 chips of this model (tp <= 4 heads, pp | 3).
+        none = ["sweep", "--system", "h100:16", "--model",
+                "custom:layers=3,d_model=256,ffn=512,heads=4,kv_heads=4,head_dim=64,vocab=512",
+                "--batch-tokens", "1Ki", "--seq", "1024"]
+        code, _, err = run([MPIEXEC, "--oversubscribe", "-n", "2", PODSIM] + none)
+        self.assertEqual(code, 1)
+        self.assertEqual(err.count("podsim: error: no layout"), 1, err)
+
+    def test_other_commands_are_refused_once(self):
+        code, out, err = run([MPIEXEC, "--oversubscribe", "-n", "2", PODSIM, "topology",
+                              "h100:8"])
+        self.assertNotEqual(code, 0)
+        self.assertEqual(out, "")
+        self.assertEqual(err.count("only sweep spreads over MPI ranks"), 1, err)
 
     def test_errors_are_printed_once(self):
         code, _, err = run([MPIEXEC, "--oversubscribe", "-n", "2", PODSIM] + SWEEP[:-2] +

@@ -21,7 +21,7 @@ seconds=${1:-60}
 runs=${2:-}
 build=${PODSIM_FUZZ_BUILD:-build-fuzz}
 out=${PODSIM_FUZZ_OUT:-$build/fuzz-out}
-targets=${PODSIM_FUZZ_TARGETS:-system byte_size layout model scenario schedule_text schedule_binary}
+targets=${PODSIM_FUZZ_TARGETS:-system byte_size layout model scenario schedule_text schedule_binary chakra}
 
 # As tools/check_format.sh does for clang-format: no clang, no fuzzing (Debian: clang and
 # libclang-rt-14-dev, which has libFuzzer).
