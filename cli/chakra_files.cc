@@ -15,7 +15,16 @@ namespace podsim::cli {
 
 namespace {
 
+// Comm groups and rank maps larger than this are refused before they are read: 65,536 ranks
+// (interop/chakra_file.h) take well under 1 MiB of JSON.
+constexpr uintmax_t kMaxJsonBytes = uintmax_t{64} << 20;
+
 sim::StatusOr<std::string> ReadText(const std::string& flag, const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxJsonBytes) {
+    return sim::Status::InvalidArgument(flag + ": " + path + ": larger than 64 MiB");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return sim::Status::IoError(flag + ": " + path + ": cannot open");
   std::ostringstream text;

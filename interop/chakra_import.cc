@@ -239,20 +239,19 @@ sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
 }
 
 sim::Status Importer::CheckOp(const schedule::Op& op) {
-  // schedule_check.cc's bounds: no real step comes near them.
-  constexpr double kMaxBytes = 1e18;
-  constexpr double kMaxFlops = 1e30;
+  using workloads::kMaxOpBytes;
+  using workloads::kMaxOpFlops;
   for (double value : {op.flops(), op.model_flops(), op.hfu_flops(), op.hbm_bytes(),
                        op.duration_s(), op.bytes(), op.hbm_alloc_bytes(), op.hbm_free_bytes()}) {
     if (!std::isfinite(value) || value < 0) {
       return sim::Status::InvalidArgument("FLOPs, bytes and durations must be finite and >= 0");
     }
   }
-  if (op.bytes() > kMaxBytes || op.hbm_bytes() > kMaxBytes || op.hbm_alloc_bytes() > kMaxBytes ||
-      op.hbm_free_bytes() > kMaxBytes) {
+  if (op.bytes() > kMaxOpBytes || op.hbm_bytes() > kMaxOpBytes ||
+      op.hbm_alloc_bytes() > kMaxOpBytes || op.hbm_free_bytes() > kMaxOpBytes) {
     return sim::Status::InvalidArgument("comm_size and tensor_size: at most 1e18 bytes");
   }
-  if (op.flops() > kMaxFlops || op.model_flops() > kMaxFlops || op.hfu_flops() > kMaxFlops) {
+  if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops || op.hfu_flops() > kMaxOpFlops) {
     return sim::Status::InvalidArgument("num_ops: at most 1e30");
   }
   const schedule::MatmulShape& shape = op.shape();

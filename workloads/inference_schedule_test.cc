@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -81,29 +82,10 @@ double ComputeSeconds(const InferenceResult& r) {
   return r.time.compute_hbm_s + r.time.compute_mxu_s + r.time.compute_overhead_s;
 }
 
-// Records a compared row for docs/validation.md with the book's tolerance tag, and checks the
-// error (predicted / published - 1) is within the tag.
-void Agree(std::string_view id, std::string_view what, double predicted, double published,
-           std::string_view unit, double book_tolerance) {
-  testing::RecordValidation({.case_id = std::string(id),
-                             .what = std::string(what),
-                             .predicted = predicted,
-                             .published = published,
-                             .unit = std::string(unit),
-                             .tolerance = book_tolerance,
-                             .family = "tpu-v5e"});
-  const double error = predicted / published - 1;
-  EXPECT_LE(std::abs(error), book_tolerance)
-      << id << " " << what << ": " << predicted << " vs " << published;
-}
-
-// A row the model misses: recorded with `why` (the doc's note on it), and its error checked to be
-// in [lo, hi], the band the explanation accounts for, outside the book's tolerance. A model
-// change that moves the row out of the band must revisit the explanation.
-void Miss(std::string_view id, std::string_view what, double predicted, double published,
-          std::string_view unit, double book_tolerance, double lo, double hi,
-          std::string_view why) {
-  ASSERT_FALSE(why.empty());
+// Records a compared row for docs/validation.md; `why` is the doc's note on a row the model
+// misses.
+void Record(std::string_view id, std::string_view what, double predicted, double published,
+            std::string_view unit, double book_tolerance, std::string_view why = "") {
   testing::RecordValidation({.case_id = std::string(id),
                              .what = std::string(what),
                              .predicted = predicted,
@@ -112,10 +94,29 @@ void Miss(std::string_view id, std::string_view what, double predicted, double p
                              .tolerance = book_tolerance,
                              .family = "tpu-v5e",
                              .note = std::string(why)});
+}
+
+// A row within the book's tolerance tag: recorded, and its error (predicted / published - 1)
+// checked against the tag.
+void Agree(std::string_view id, std::string_view what, double predicted, double published,
+           std::string_view unit, double book_tolerance) {
+  Record(id, what, predicted, published, unit, book_tolerance);
   const double error = predicted / published - 1;
-  EXPECT_GT(std::abs(error), book_tolerance) << id << " " << what << " now agrees: use Agree";
-  EXPECT_GE(error, lo) << id << " " << what << ": " << predicted << " vs " << published;
-  EXPECT_LE(error, hi) << id << " " << what << ": " << predicted << " vs " << published;
+  EXPECT_LE(std::abs(error), book_tolerance)
+      << id << " " << what << ": " << predicted << " vs " << published;
+}
+
+// A row the model misses: recorded with `why`, and guarded one-sided: its error may not grow past
+// the band [lo, hi] the explanation accounts for. A model that improves the row passes (the
+// document then shows the smaller miss); one that makes it worse must revisit the explanation.
+void Miss(std::string_view id, std::string_view what, double predicted, double published,
+          std::string_view unit, double book_tolerance, double lo, double hi,
+          std::string_view why) {
+  ASSERT_FALSE(why.empty());
+  Record(id, what, predicted, published, unit, book_tolerance, why);
+  const double error = predicted / published - 1;
+  EXPECT_LE(std::abs(error), std::max(std::abs(lo), std::abs(hi)))
+      << id << " " << what << ": " << predicted << " vs " << published;
 }
 
 constexpr char kSmall[] =

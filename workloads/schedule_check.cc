@@ -24,9 +24,6 @@ std::string At(const Program& program, int p, int i) {
   return Where(program, p) + " op " + std::to_string(i) + " '" + program.ops(i).name() + "'";
 }
 
-constexpr double kMaxOpFlops = 1e30;
-constexpr double kMaxOpBytes = 1e18;
-
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
 sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
@@ -59,8 +56,7 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
   if (!FiniteNonNegative(op.hbm_alloc_bytes()) || !FiniteNonNegative(op.hbm_free_bytes())) {
     return bad("hbm_alloc_bytes and hbm_free_bytes must be finite and >= 0");
   }
-  // Bounds that keep every sum over a schedule (FLOPs, MFU, memory) finite: no op of a real step
-  // comes near them (a 405B-parameter layer is ~1e15 FLOPs per microbatch).
+  // schedule_check.h's bounds on one op.
   if (op.flops() > kMaxOpFlops || op.model_flops() > kMaxOpFlops || op.hfu_flops() > kMaxOpFlops) {
     return bad("flops, model_flops and hfu_flops: at most 1e30 per op");
   }

@@ -35,6 +35,11 @@
 
 namespace podsim::workloads {
 
+// Bounds on one op that keep every sum over a schedule (FLOPs, MFU, memory) finite: no op of a
+// real step comes near them (a 405B-parameter layer is ~1e15 FLOPs per microbatch).
+inline constexpr double kMaxOpFlops = 1e30;
+inline constexpr double kMaxOpBytes = 1e18;
+
 // A checked schedule: its mesh on the system and which program every chip runs.
 struct CheckedSchedule {
   MeshGrid grid;
