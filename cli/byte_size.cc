@@ -11,37 +11,55 @@ namespace podsim::cli {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, double>, 9> kSuffixes = {{
-    {"KiB", 1024.0},
-    {"MiB", 1024.0 * 1024},
-    {"GiB", 1024.0 * 1024 * 1024},
-    {"TiB", 1024.0 * 1024 * 1024 * 1024},
+constexpr double kKi = 1024.0;
+
+// Longest first, so that "KiB" is not read as "B" after a number "1Ki".
+constexpr std::array<std::pair<std::string_view, double>, 17> kSuffixes = {{
+    {"KiB", kKi},
+    {"MiB", kKi * kKi},
+    {"GiB", kKi * kKi * kKi},
+    {"TiB", kKi * kKi * kKi * kKi},
     {"KB", 1e3},
     {"MB", 1e6},
     {"GB", 1e9},
     {"TB", 1e12},
+    {"Ki", kKi},
+    {"Mi", kKi * kKi},
+    {"Gi", kKi * kKi * kKi},
+    {"Ti", kKi * kKi * kKi * kKi},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
     {"B", 1},
 }};
 
 }  // namespace
 
-sim::StatusOr<double> ParseByteSize(std::string_view flag, std::string_view text) {
+std::optional<double> ParseSuffixedNumber(std::string_view text, bool bytes) {
   std::string_view number = text;
   double scale = 1;
   for (const auto& [suffix, factor] : kSuffixes) {
     if (number.size() > suffix.size() && number.ends_with(suffix)) {
+      if (!bytes && suffix.ends_with('B')) return std::nullopt;
       number.remove_suffix(suffix.size());
       scale = factor;
       break;
     }
   }
   std::optional<double> value = topology::ParseNumber(number);
+  if (!value) return std::nullopt;
+  return *value * scale;
+}
+
+sim::StatusOr<double> ParseByteSize(std::string_view flag, std::string_view text) {
+  std::optional<double> value = ParseSuffixedNumber(text, /*bytes=*/true);
   if (!value) {
     return sim::Status::InvalidArgument(std::string(flag) +
                                         ": expected a size like 1048576, 1e9, " +
                                         "64KiB, 16GiB or 1.5GB (got '" + std::string(text) + "')");
   }
-  return *value * scale;
+  return *value;
 }
 
 std::string FormatByteSize(double bytes) {

@@ -12,6 +12,7 @@
 
 #include "cli/byte_size.h"
 #include "cli/chakra_files.h"
+#include "cli/fit_check.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
@@ -50,6 +51,7 @@ struct InferFlags {
   std::string write_chakra;
   bool exact = false;
   bool json = false;
+  bool require_fit = false;
   bool dump_scenario = false;
 };
 
@@ -165,6 +167,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   }
   if (flags.exact) infer->set_exact(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
+  if (flags.require_fit) s.mutable_outputs()->set_require_fit(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
@@ -185,6 +188,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("infer.chip_hour_usd", "--chip-hour-usd");
   flags.AddFlag("infer.exact", "--exact");
   flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.require_fit", "--require-fit");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   flags.AddFlag("outputs.write_chakra", "--write-chakra");
@@ -354,6 +358,10 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     step_options.flow_observer = trace->flow_observer();
   }
   PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options, step_options));
+  PODSIM_RETURN_IF_ERROR(CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
+                                  "batch " + std::to_string(options.batch) + " on layout " +
+                                      in.layout.ToString(),
+                                  outputs.require_fit(), source, io));
   if (trace) {
     PODSIM_RETURN_IF_ERROR(
         FieldError(trace->Close(r.step.step_time), source, "--trace", "outputs.trace"));
@@ -429,12 +437,18 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   return sim::Status::Ok();
 }
 
-sim::Status RunPareto(const InferInput& in, CommandIo& io, bool json) {
+sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
+                      const scenario::SourceMap& source, CommandIo& io) {
+  const bool json = outputs.json();
   std::vector<InferenceResult> results;
   for (int64_t batch : in.batches) {
     InferenceOptions options = in.options;
     options.batch = batch;
     PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options));
+    PODSIM_RETURN_IF_ERROR(CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
+                                    "batch " + std::to_string(batch) + " on layout " +
+                                        in.layout.ToString(),
+                                    outputs.require_fit(), source, io));
     results.push_back(std::move(r));
   }
   // Pareto-optimal among the points that fit: nothing else both as fast and as productive.
@@ -609,7 +623,7 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
         s.outputs().has_trace() ? "outputs.trace" : "outputs.write_chakra");
   }
   sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
-                       : in.batches.size() > 1 ? RunPareto(in, io, json)
+                       : in.batches.size() > 1 ? RunPareto(in, s.outputs(), source, io)
                                                : RunStep(in, s.outputs(), source, io);
   // Simulate names --layout, the one thing left to check.
   if (status.message().starts_with("--layout: ")) {
@@ -658,6 +672,7 @@ Command AddInferCommand(CLI::App& app) {
                   "Chips to trace: 'all' or ids and ranges like 0-15,32 (default: the simulated "
                   "chip)");
   AddWriteChakraFlag(sub, &flags->write_chakra);
+  AddRequireFitFlag(sub, &flags->require_fit);
   sub->add_flag("--exact", flags->exact,
                 "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
                 "flow class: the full simulation's answer (default: one chip per program, whole "

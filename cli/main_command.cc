@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -13,7 +14,9 @@
 #include "cli/argument_check.h"
 #include "cli/collective_command.h"
 #include "cli/command.h"
+#include "cli/flag_spelling.h"
 #include "cli/infer_command.h"
+#include "cli/list_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
 #include "cli/task_runner.h"
@@ -24,6 +27,35 @@
 
 namespace podsim::cli {
 
+namespace {
+
+// `podsim help [COMMAND]`: the help of one command, or of podsim.
+Command AddHelpCommand(CLI::App& app) {
+  auto topic = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("help", "Print the flags of a command: podsim help train");
+  sub->add_option("COMMAND", *topic, "the command to describe (default: podsim itself)");
+  return Command{sub, [&app, topic](CommandIo& io) -> sim::Status {
+                   if (topic->empty()) {
+                     // App::help() would describe the selected subcommand, `help` itself.
+                     io.out << app.get_formatter()->make_help(&app, "podsim", CLI::AppFormatMode::Normal);
+                     return sim::Status::Ok();
+                   }
+                   std::vector<std::string> names;
+                   for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
+                     if (c->get_name() == *topic) {
+                       io.out << c->help("podsim");
+                       return sim::Status::Ok();
+                     }
+                     names.push_back(c->get_name());
+                   }
+                   const std::vector<std::string_view> views(names.begin(), names.end());
+                   return sim::Status::NotFound("help: unknown command '" + *topic + "'" +
+                                                topology::DidYouMean(*topic, views));
+                 }};
+}
+
+}  // namespace
+
 int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   // Errors reach the user as a Status, in one line; protobuf's own log lines would add others.
   google::protobuf::SetLogHandler(nullptr);
@@ -31,7 +63,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (!IsSecondaryRank()) err << "podsim: error: " << arguments.message() << "\n";
     return 1;
   }
-  CLI::App app{"podsim: discrete-event simulator of accelerator pods"};
+  CLI::App app{"podsim: discrete-event simulator of accelerator pods", "podsim"};
   app.set_version_flag("--version", "podsim 0.1.0");
   app.require_subcommand(0, 1);
   // Options of every command, given after the command's name (CLI11 fallthrough).
@@ -51,6 +83,19 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   commands.push_back(AddInferCommand(app));
   commands.push_back(AddSweepCommand(app));
   commands.push_back(AddRunCommand(app));
+  commands.push_back(AddListCommand(app));
+  commands.push_back(AddHelpCommand(app));
+  app.footer(
+      "podsim help COMMAND prints the flags of one command; podsim list shows the model presets,\n"
+      "chips, system forms and collective algorithms with their sources.\n"
+      "Sizes: K, M, G, T are powers of 1000 and Ki, Mi, Gi, Ti powers of 1024, for tokens and\n"
+      "bytes alike: 4M is 4,000,000 tokens, 4Mi is 4,194,304; bytes may end in B (64MiB, 1.5GB).\n");
+
+  // A misspelled flag or command is a usage error (exit 2), as CLI11's own are.
+  if (sim::Status spelling = CheckSpelling(app, argc, argv); !spelling.ok()) {
+    if (!IsSecondaryRank()) err << "podsim: error: " << spelling.message() << "\n";
+    return 2;
+  }
 
   try {
     app.parse(argc, argv);

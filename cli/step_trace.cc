@@ -136,6 +136,7 @@ uint32_t StepTraceObserver::PeerOf(uint32_t chip, const schedule::Op& op) const 
 }
 
 void StepTraceObserver::OnOpStart(sim::Time now, uint32_t chip, int program, int op) {
+  simulated_.insert(chip);
   if (!Traced(chip)) return;
   Chip* c = ChipOf(chip, program, now);
   c->running_since[Info(program).track_of_op[op]] = now;
@@ -257,6 +258,11 @@ sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
   PODSIM_RETURN_IF_ERROR(traces::TraceFormatFromPath(path).status().WithContext("--trace"));
   PODSIM_ASSIGN_OR_RETURN(std::vector<bool> traced,
                           StepTraceChips(chips, system.fabric.chip_count(), every_chip));
+  if (!chips.empty() && chips != "all") {
+    for (uint32_t c = 0; c < traced.size(); ++c) {
+      if (traced[c]) file->named_chips_.push_back(c);
+    }
+  }
   file->schedule_ = std::move(schedule);
   PODSIM_ASSIGN_OR_RETURN(workloads::CheckedSchedule checked,
                           workloads::CheckSchedule(system, file->schedule_));
@@ -277,8 +283,32 @@ std::string StepTraceFile::Summary() const {
 }
 
 sim::Status StepTraceFile::Close(sim::Time step_time) {
+  const std::set<uint32_t>& simulated = observer_->simulated_chips();
+  for (uint32_t chip : named_chips_) {
+    if (simulated.contains(chip)) continue;
+    return sim::Status::InvalidArgument(
+        "--trace-chips: chip " + std::to_string(chip) +
+        " is not simulated in this mode (simulated: " + ChipRanges(simulated) +
+        "); --every-chip simulates every chip, or name simulated chips; no trace written");
+  }
   observer_->FinishStep(step_time);
   return sink_->Close().WithContext("--trace");
+}
+
+std::string ChipRanges(const std::set<uint32_t>& chips) {
+  std::string text;
+  for (auto it = chips.begin(); it != chips.end();) {
+    const uint32_t first = *it;
+    uint32_t last = first;
+    while (++it != chips.end() && *it == last + 1) ++last;
+    if (!text.empty()) text += ",";
+    text += std::to_string(first);
+    if (last > first) {
+      text += '-';
+      text += std::to_string(last);
+    }
+  }
+  return text.empty() ? "none" : text;
 }
 
 sim::StatusOr<std::vector<bool>> StepTraceChips(std::string_view text, uint32_t chip_count,

@@ -45,6 +45,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,8 @@ class StepTraceObserver : public workloads::StepObserver {
   uint64_t flows() const { return flows_; }
   uint32_t traced_chips() const { return static_cast<uint32_t>(chips_.size()); }
   uint64_t link_tracks() const { return link_counters_.tracks(); }
+  // Every chip that ran an op, traced or not, ascending.
+  const std::set<uint32_t>& simulated_chips() const { return simulated_; }
 
  private:
   // What the observer needs of one program, computed on first use.
@@ -131,6 +134,7 @@ class StepTraceObserver : public workloads::StepObserver {
   traces::TrackId step_track_;
   std::map<int, ProgramInfo> programs_;
   std::map<uint32_t, Chip> chips_;  // Traced chips seen so far.
+  std::set<uint32_t> simulated_;
   // Flows whose source slice is written: (chip, consumer op) -> ids, and (receiving chip,
   // sending chip, tag) -> id.
   std::map<std::pair<uint32_t, int>, std::vector<uint64_t>> pending_deps_;
@@ -166,7 +170,9 @@ class StepTraceFile {
   std::string Summary() const;
 
   // Writes the step slice and closes the file (renaming it into place). Call once, after the
-  // simulation succeeded; a trace that is never closed is removed.
+  // simulation succeeded; a trace that is never closed is removed. Fails with InvalidArgument,
+  // writing nothing, when --trace-chips named a chip the step did not simulate (the error lists
+  // the simulated chips and points to --every-chip).
   sim::Status Close(sim::Time step_time);
 
  private:
@@ -176,6 +182,8 @@ class StepTraceFile {
   std::unique_ptr<workloads::CheckedSchedule> checked_;
   std::unique_ptr<traces::TraceSink> sink_;
   std::unique_ptr<StepTraceObserver> observer_;
+  // The chips --trace-chips named one by one or by ranges (empty for "all" or no flag).
+  std::vector<uint32_t> named_chips_;
 };
 
 // The chips `podsim train|replay|infer --trace` traces: `text` as --trace-chips takes it ("all", or
@@ -183,6 +191,9 @@ class StepTraceFile {
 // is simulated, and chips 0-63 with --every-chip (a full pod would not be viewable).
 sim::StatusOr<std::vector<bool>> StepTraceChips(std::string_view text, uint32_t chip_count,
                                                 bool every_chip);
+
+// "0-3,8,12-15": ascending chips as --trace-chips writes them ("none" when empty).
+std::string ChipRanges(const std::set<uint32_t>& chips);
 
 }  // namespace podsim::cli
 

@@ -130,21 +130,15 @@ void Progress(std::ostream& err, size_t done, size_t total) {
 
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
-  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokenCount("--batch-tokens", flags.batch_tokens));
-  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokenCount("--seq", flags.seq));
-  if (tokens % seq != 0) {
-    return sim::Status::InvalidArgument("--batch-tokens: " + std::to_string(tokens) +
-                                        " is not a whole number of sequences of --seq " +
-                                        std::to_string(seq) + " tokens");
-  }
+  PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
   if (flags.top < 1) return sim::Status::InvalidArgument("--top: must be >= 1");
   if (flags.jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
   scenario::Scenario s;
   s.mutable_system()->set_preset(flags.system);
   scenario::Sweep* sweep = s.mutable_sweep();
   sweep->mutable_model()->set_preset(flags.model);
-  sweep->set_batch_tokens(tokens);
-  sweep->set_seq(seq);
+  sweep->set_batch_tokens(batch.tokens);
+  sweep->set_seq(batch.seq);
   if (flags.jobs > 0) sweep->set_jobs(flags.jobs);
   if (flags.top != kDefaultTop) sweep->set_top(flags.top);
   if (flags.exhaustive) sweep->set_exhaustive(true);
@@ -454,8 +448,7 @@ Command AddSweepCommand(CLI::App& app) {
       ->required();
   sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
       ->required();
-  sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
-  sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
+  AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--jobs", flags->jobs,
                   "Simulations run at once per process (default: all cores, shared among the MPI "
                   "ranks of a machine); the output does not depend on it");

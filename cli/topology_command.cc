@@ -188,15 +188,29 @@ Command AddTopologyCommand(CLI::App& app) {
   auto flags = std::make_shared<TopologyFlags>();
   CLI::App* sub = app.add_subcommand(
       "topology", "Describe a system: chips, switches, links, wraps, diameter, bandwidths");
-  sub->add_option("SYSTEM", flags->system,
-                  "e.g. tpu-v5p:16x20x28, tpu-v5e:16x16,slices=4, h100:1024, gb200:72, "
-                  "ring:8,bw=1e11,lat=1e-6")
-      ->required();
+  constexpr const char* kSystemHelp =
+      "e.g. tpu-v5p:16x20x28, tpu-v5e:16x16,slices=4, h100:1024, gb200:72, "
+      "ring:8,bw=1e11,lat=1e-6 (podsim list systems)";
+  auto positional = std::make_shared<std::string>();
+  sub->add_option("SYSTEM", *positional, kSystemHelp);
+  sub->add_option("--system", flags->system, std::string("SYSTEM, as the other commands take it; ") +
+                                                 kSystemHelp);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dot", flags->dot, "Write the fabric as a Graphviz graph");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
-  return Command{sub, [flags](CommandIo& io) {
+  return Command{sub, [flags, positional](CommandIo& io) {
+                   if (!positional->empty() && !flags->system.empty()) {
+                     return sim::Status::InvalidArgument(
+                         "topology: give the system once, as SYSTEM or as --system (got '" +
+                         *positional + "' and '" + flags->system + "')");
+                   }
+                   if (!positional->empty()) flags->system = *positional;
+                   if (flags->system.empty()) {
+                     return sim::Status::InvalidArgument(
+                         "topology: --system is required, e.g. podsim topology --system "
+                         "tpu-v5e:16x16 (podsim list systems lists the forms)");
+                   }
                    return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
                  }};
 }

@@ -13,6 +13,7 @@
 
 #include "cli/byte_size.h"
 #include "cli/chakra_files.h"
+#include "cli/fit_check.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
@@ -47,6 +48,7 @@ struct TrainFlags {
   bool flows = false;
   bool exact = false;
   bool json = false;
+  bool require_fit = false;
   bool dump_scenario = false;
 };
 
@@ -61,6 +63,16 @@ struct ReplayFlags {
   bool exact = false;
   bool json = false;
 };
+
+// What each category of the breakdown counts (workloads/step_simulator.h, time accounting); they
+// add up to the step time.
+constexpr const char* kBreakdownHelp =
+    "Breakdown, mean seconds per chip, adding up to the step time:\n"
+    "  compute         the compute stream busy (matmuls, attention, elementwise ops)\n"
+    "  exposed_<axis>  compute waiting on that mesh axis's communication (tp, fsdp, dp, pp)\n"
+    "  bubble          compute waiting for a pipeline receive from the previous stage\n"
+    "  idle            waiting with nothing to wait on: a stage done before the step ends\n"
+    "  With pp > 1, bubble + idle is the pipeline bubble (printed as its own line).\n";
 
 workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact, const CommandIo& io) {
   workloads::StepOptions options;
@@ -115,13 +127,7 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
 
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
-  PODSIM_ASSIGN_OR_RETURN(int64_t tokens, ParseTokenCount("--batch-tokens", flags.batch_tokens));
-  PODSIM_ASSIGN_OR_RETURN(int64_t seq, ParseTokenCount("--seq", flags.seq));
-  if (tokens % seq != 0) {
-    return sim::Status::InvalidArgument("--batch-tokens: " + std::to_string(tokens) +
-                                        " is not a whole number of sequences of --seq " +
-                                        std::to_string(seq) + " tokens");
-  }
+  PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
   PODSIM_ASSIGN_OR_RETURN(size_t recompute,
                           Choose("--recompute", flags.recompute, {"none", "selective", "full"}));
   PODSIM_ASSIGN_OR_RETURN(size_t attention,
@@ -140,8 +146,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (!flags.precision.empty()) train->set_precision(flags.precision);
   train->mutable_model()->set_preset(flags.model);
   train->mutable_layout()->set_text(flags.layout);
-  train->set_batch_tokens(tokens);
-  train->set_seq(seq);
+  train->set_batch_tokens(batch.tokens);
+  train->set_seq(batch.seq);
   constexpr scenario::Train::Recompute kRecompute[] = {
       scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
   if (recompute != 0) train->set_recompute(kRecompute[recompute]);
@@ -151,6 +157,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (flags.flows) train->set_flows(true);
   if (flags.exact) train->set_exact(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
+  if (flags.require_fit) s.mutable_outputs()->set_require_fit(true);
   if (!flags.write_schedule.empty()) s.mutable_outputs()->set_write_schedule(flags.write_schedule);
   if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
@@ -178,6 +185,7 @@ scenario::SourceMap FlagsOf() {
   flags.AddFlag("train.flows", "--flows");
   flags.AddFlag("train.exact", "--exact");
   flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.require_fit", "--require-fit");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   flags.AddFlag("outputs.write_schedule", "--write-schedule");
@@ -226,6 +234,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   PODSIM_ASSIGN_OR_RETURN(
       workloads::TrainingResult result,
       workloads::SimulateTraining(system, model, layout, batch, options, step_options));
+  PODSIM_RETURN_IF_ERROR(CheckFit(result.memory.fits, result.memory.total_bytes,
+                                  result.memory.hbm_bytes, "layout " + layout.ToString(),
+                                  outputs.require_fit(), source, io));
   if (trace) PODSIM_RETURN_IF_ERROR(trace->Close(result.step.step_time));
   if (outputs.has_write_schedule()) {
     PODSIM_RETURN_IF_ERROR(FieldError(WriteScheduleFile(outputs.write_schedule(), result.schedule)
@@ -289,10 +300,18 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                        : "the causal T(T+1)/2 query-key pairs")
          << "; HFU counts the matmul and attention work executed, recomputation included)\n";
   io.out << "breakdown   (mean per chip)\n";
+  double waiting_on_stages = 0;
   for (const auto& [name, seconds] : result.breakdown) {
     std::snprintf(line, sizeof line, "  %-16s %12s  %6s\n", name.c_str(),
                   FormatSeconds(seconds).c_str(),
                   FormatPercent(seconds / result.step_time_s).c_str());
+    io.out << line;
+    if (name == "bubble" || name == "idle") waiting_on_stages += seconds;
+  }
+  if (layout.pp > 1) {
+    std::snprintf(line, sizeof line, "  %-16s %12s  %6s  (bubble + idle: waiting on other stages)\n",
+                  "pipeline bubble", FormatSeconds(waiting_on_stages).c_str(),
+                  FormatPercent(waiting_on_stages / result.step_time_s).c_str());
     io.out << line;
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
@@ -434,8 +453,7 @@ Command AddTrainCommand(CLI::App& app) {
                   "1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs microbatches= "
                   "or mbs= (sequences per microbatch per data shard)")
       ->required();
-  sub->add_option("--batch-tokens", flags->batch_tokens, "Tokens per step, e.g. 4M")->required();
-  sub->add_option("--seq", flags->seq, "Tokens per sequence, e.g. 4096")->required();
+  AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
   sub->add_option("--attention", flags->attention, "flash (default) or materialized");
   sub->add_option("--flops-convention", flags->flops_convention,
@@ -449,8 +467,10 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddWriteChakraFlag(sub, &flags->write_chakra);
+  AddRequireFitFlag(sub, &flags->require_fit);
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
+  sub->footer(kBreakdownHelp);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");

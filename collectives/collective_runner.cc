@@ -452,7 +452,7 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       if (op == CollectiveOp::kAllReduce && HasNvls(fabric) && group.size() > 1) {
         return {"in-switch",
                 "all-reduce inside one NVSwitch node with NVLink SHARP: NVLS, NCCL's default on "
-                "8xH100 (measured.md V9)"};
+                "8xH100 (docs/reference/measured.md V9)"};
       }
       return {"ring", "inside one NVLink node: ring striped over the NVSwitches (NCCL)"};
     }
@@ -892,6 +892,45 @@ sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(const Fabric& fabric,
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
   if (choice != nullptr) *choice = AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
   return Build(fabric, request, plan, efficiency, executor);
+}
+
+std::string_view AlgorithmSummary(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> kSummaries[] = {
+      {"ring",
+       "all-gather, reduce-scatter, all-reduce: a unidirectional ring in chip order, each "
+       "transfer striped over parallel routes (NCCL's ring; docs/reference/formulas.md 2.7)"},
+      {"bidi-ring",
+       "all-gather, reduce-scatter, all-reduce on a torus axis that wraps: shards travel both "
+       "ways round the ring (XLA on TPU; docs/reference/formulas.md 2.2)"},
+      {"line",
+       "all-gather, reduce-scatter, all-reduce on a torus axis without wraparound: shards travel "
+       "both ways along the line"},
+      {"multi-axis",
+       "all-gather, reduce-scatter, all-reduce over several torus axes at once: pieces visit the "
+       "axes in rotated orders, each axis a ring or a line (collectives/phased_collective.h)"},
+      {"tree",
+       "all-reduce: NCCL's double binary tree, log-depth latency across nodes "
+       "(collectives/double_binary_tree.h)"},
+      {"halving-doubling",
+       "all-gather, reduce-scatter, all-reduce: recursive halving then doubling (Thakur et al. "
+       "2005), power-of-two groups"},
+      {"in-switch",
+       "all-gather, reduce-scatter, all-reduce inside one NVSwitch node: the switch reduces "
+       "(NVLink SHARP, NCCL's NVLS)"},
+      {"hierarchical",
+       "all-gather, reduce-scatter, all-reduce across GPU nodes: NVLink inside each node, every "
+       "rail's NIC across nodes (NCCL)"},
+      {"direct", "all-to-all: every rank sends its piece to every other rank at once"},
+      {"chain", "broadcast: a pipelined chain from the root (--src)"},
+      {"p2p", "p2p: one transfer from --src to --dst on the fabric's route"},
+      {"recursive-doubling",
+       "all-reduce of small arrays: log2(n) pairwise exchanges (MPICH's short-message "
+       "all-reduce, Thakur et al. 2005)"},
+  };
+  for (const auto& [algorithm, summary] : kSummaries) {
+    if (algorithm == name) return summary;
+  }
+  return "";
 }
 
 const std::vector<std::string>& AlgorithmNames() {

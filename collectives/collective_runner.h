@@ -149,6 +149,10 @@ sim::StatusOr<std::vector<bool>> RotatableDims(const topology::Fabric& fabric,
 // The algorithm names --algorithm accepts.
 const std::vector<std::string>& AlgorithmNames();
 
+// One line on what algorithm `name` (one of AlgorithmNames()) runs, on which collectives, and whose
+// algorithm it is; "" for an unknown name.
+std::string_view AlgorithmSummary(std::string_view name);
+
 // Simulates one collective on an otherwise idle fabric. Bad input (bytes, axes, ranks, an
 // algorithm that cannot run the op or on this fabric) fails with one clear InvalidArgument or
 // NotFound naming the flag and what was expected.

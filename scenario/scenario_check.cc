@@ -349,6 +349,10 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                      "a Chakra trace is one step; give one batch size and one phase");
     }
   }
+  if (out.require_fit() && s.command_case() != Scenario::kTrain &&
+      s.command_case() != Scenario::kInfer) {
+    return Invalid(source, "outputs.require_fit", "only train and infer check that a step fits");
+  }
   if (out.has_trace_chips()) {
     if (!out.has_trace()) {
       return Invalid(source, "outputs.trace_chips", "needs outputs.trace (the file to write)");

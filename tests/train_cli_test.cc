@@ -90,8 +90,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "tokens\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=8,tp=2",
         "--batch-tokens", "4X", "--seq", "4096"},
-       "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M or 1Mi "
-       "(got '4X')\n"},
+       "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M "
+       "(4,000,000) or 4Mi (4,194,304) (got '4X')\n"},
       {With(kTrain, {"--precision", "fp32"}),
        "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book\n"},
       {With(kTrain, {"--flops-convention", "half"}),

@@ -1,4 +1,4 @@
-// Validation of whole training steps against published measurements (shared/reference/measured.md
+// Validation of whole training steps against published measurements (docs/reference/measured.md
 // V1, V3, V7) and the book's training verdicts (book-cases.yaml TR-, G2x): every row is simulated
 // with SimulateTraining on the system, model and layout its source used, and recorded
 // (tests/testing/validation_record.h) so that docs/validation.md shows predicted against measured.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/trace-train-step.png: a training step traced by podsim (Chrome JSON), loaded
 # into the Performance panel of the DevTools that headless Chromium bundles, and screenshotted
-# (shared/reference/traces.md 1c item 4). Everything runs offline once the packages are in.
+# (docs/reference/traces.md 1c item 4). Everything runs offline once the packages are in.
 #
 #   tools/trace_screenshot.sh [BUILD_DIR] [OUT.png]
 #

@@ -5,7 +5,7 @@
 #include "topology/names.h"
 
 // Sources. "Ch2", "Ch12" etc. are chapters of "How to Scale Your Model" (Austin et al.), upstream
-// text of 2026-07-13, as transcribed in shared/reference/hardware.md (section numbers below refer
+// text of 2026-07-13, as transcribed in docs/reference/hardware.md (section numbers below refer
 // to that file). Where hardware.md lists two values, the comment names the one used and why.
 // "GB" in the book is taken as 1e9 bytes.
 
@@ -33,6 +33,9 @@ ChipSpec Tpu(std::string name, int ports, std::vector<int> host_shape) {
   ChipSpec chip;
   chip.name = std::move(name);
   chip.family = ChipFamily::kTpu;
+  chip.source =
+      "How to Scale Your Model Ch2 TPU and ICI tables, DCN and PCIe figures "
+      "(docs/reference/hardware.md 1.1)";
   chip.scale_up_ports = ports;
   chip.hop_latency = kIciHopLatency;
   chip.pcie_bytes_per_s = kTpuPcie;
@@ -118,6 +121,9 @@ ChipSpec Gpu(std::string name, int nvlinks, double nvlink_bytes_per_s, int sms,
   ChipSpec chip;
   chip.name = std::move(name);
   chip.family = ChipFamily::kGpu;
+  chip.source =
+      "How to Scale Your Model Ch12 GPU, NVLink and node tables (docs/reference/hardware.md 1.2, "
+      "1.3); PCIe from the PCI-SIG line rates";
   chip.scale_up_ports = nvlinks;
   chip.scale_up_link_bytes_per_s = nvlink_bytes_per_s;
   chip.vmem_bytes = sms * smem_per_sm;

@@ -22,6 +22,8 @@ enum class ChipFamily { kTpu, kGpu, kGeneric };
 struct ChipSpec {
   std::string name;  // Preset name ("tpu-v5p", "h100") or a user-chosen one.
   ChipFamily family = ChipFamily::kGeneric;
+  // Where a preset's figures come from (chip_spec.cc cites each one); empty for other chips.
+  std::string source;
 
   // Dense peak compute, FLOP/s (no structured sparsity). 0 = unsupported datatype.
   double bf16_flops_per_s = 0;

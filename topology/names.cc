@@ -48,6 +48,12 @@ std::string DidYouMean(std::string_view given, std::span<const std::string_view>
   return nearest ? " (did you mean '" + *nearest + "'?)" : "";
 }
 
+std::optional<bool> ParseBool(std::string_view text) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  return std::nullopt;
+}
+
 std::optional<int64_t> ParseCount(std::string_view text, int64_t max) {
   if (text.empty() || text.size() > 18) return std::nullopt;
   int64_t value = 0;

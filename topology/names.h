@@ -39,6 +39,9 @@ sim::StatusOr<std::vector<std::pair<std::string_view, std::string_view>>> ParseK
     std::string_view text, std::span<const std::string_view> keys, std::string_view where,
     std::string_view grammar);
 
+// Parses a boolean as key=value lists and scenario-like text write it: true, false, 1 or 0.
+std::optional<bool> ParseBool(std::string_view text);
+
 // Parses a whole string as a non-negative decimal integer no larger than `max`.
 std::optional<int64_t> ParseCount(std::string_view text, int64_t max);
 

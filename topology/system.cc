@@ -238,4 +238,24 @@ sim::StatusOr<System> ParseSystem(std::string_view text) {
   return system;
 }
 
+std::span<const SystemForm> SystemForms() {
+  static constexpr SystemForm kForms[] = {
+      {"TPU", "tpu-v4p|tpu-v5p|tpu7x:XxYxZ",
+       "slices=K (K slices joined over DCN), wrap=none|all|<axes> (override the wraparound)",
+       "tpu-v5p:16x20x28"},
+      {"TPU", "tpu-v5e|tpu-v6e:XxY", "slices=K, wrap=none|all|<axes>", "tpu-v5e:16x16,slices=2"},
+      {"GPU", "a100|h100|h200|b200:N",
+       "oversub=F (fat-tree leaf oversubscription, >= 1); N <= 8 is one NVSwitch node, else "
+       "whole nodes on an InfiniBand fat tree",
+       "h100:1024"},
+      {"GPU", "gb200:72", "none (one NVL72 NVSwitch domain of 72 GPUs)", "gb200:72"},
+      {"generic", "ring:N",
+       "bw=bytes/s per link direction (default 4.5e10), lat=seconds per hop (default 1e-6)",
+       "ring:1024,bw=1e11,lat=5e-7"},
+      {"generic", "torus:AxB[xC]", "bw=, lat=, wrap=none|all|<axes>", "torus:8x8,wrap=none"},
+      {"generic", "switch:N", "bw=, lat= (N chips on one switch)", "switch:16"},
+  };
+  return kForms;
+}
+
 }  // namespace podsim::topology

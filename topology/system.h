@@ -15,6 +15,7 @@
 #ifndef PODSIM_TOPOLOGY_SYSTEM_H_
 #define PODSIM_TOPOLOGY_SYSTEM_H_
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,17 @@ struct System {
 // was expected, e.g. "system 'h100': expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28,
 // h100:1024 or ring:8,bw=1e11,lat=1e-6".
 sim::StatusOr<System> ParseSystem(std::string_view text);
+
+// One form of the SYSTEM grammar above, for `podsim list systems`.
+struct SystemForm {
+  std::string_view family;   // "TPU", "GPU" or "generic".
+  std::string_view form;     // e.g. "tpu-v5p:XxYxZ".
+  std::string_view keys;     // The keys after the size, with their meaning.
+  std::string_view example;  // A SYSTEM string of this form that ParseSystem accepts.
+};
+
+// The forms, in the grammar's order.
+std::span<const SystemForm> SystemForms();
 
 }  // namespace podsim::topology
 

@@ -1,7 +1,7 @@
 // ChromeJsonWriter: a TraceSink that streams the Chrome Trace Event Format (JSON), readable by
 // ui.perfetto.dev and the Chrome DevTools Performance panel.
 //
-// Output follows the portability rules of shared/reference/traces.md 1a, so both viewers show it:
+// Output follows the portability rules of docs/reference/traces.md 1a, so both viewers show it:
 //  - `{"traceEvents":[` is written first, then one event per line, then `]}` at Close.
 //  - ts and dur are in microseconds with exactly 3 decimals (1 ns resolution: TraceNanoseconds
 //    rounds ps half up), ts offset by `origin_offset` (default 1 us) so that simulated time 0 is

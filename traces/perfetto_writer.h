@@ -1,7 +1,7 @@
 // PerfettoWriter: a TraceSink that streams Perfetto's native protobuf trace format (.pftrace),
 // readable by ui.perfetto.dev and trace_processor.
 //
-// Format (../docs and shared/reference/traces.md 1b): the file is a `perfetto.protos.Trace`
+// Format (../docs and docs/reference/traces.md 1b): the file is a `perfetto.protos.Trace`
 // written one `packet` field at a time (0x0A <varint length> <TracePacket>), so memory does not
 // grow with the trace. The schema is our own wire-compatible subset, traces/perfetto_min.proto.
 //  - One writer is one packet sequence: every packet carries trusted_packet_sequence_id (non-zero,

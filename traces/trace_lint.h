@@ -1,4 +1,4 @@
-// Trace lint: checks that a written trace obeys the rules viewers rely on (shared/reference/
+// Trace lint: checks that a written trace obeys the rules viewers rely on (docs/reference/
 // traces.md 1c item 2), without a viewer. Used by the tests and by CI on traces the CLI writes.
 //
 // Both functions return OK or the *first* problem as a ParseError whose message names the packet

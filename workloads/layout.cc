@@ -17,7 +17,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|"
+    "dp=..,fsdp=..,tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|"
     "interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
@@ -132,11 +132,12 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
       continue;
     }
     if (key == "sp") {
-      if (value != "0" && value != "1") {
+      const std::optional<bool> sp = topology::ParseBool(value);
+      if (!sp) {
         return sim::Status::InvalidArgument(
-            StrCat({where, ": sp must be 0 or 1 (got '", value, "')"}));
+            StrCat({where, ": sp must be true, false, 1 or 0 (got '", value, "')"}));
       }
-      layout.sp = value == "1";
+      layout.sp = *sp;
       continue;
     }
     std::optional<int64_t> n = topology::ParseCount(value, kMaxAxis);

@@ -70,7 +70,7 @@ struct Layout {
 };
 
 // Parses
-// "dp=..,fsdp=..,tp=..,pp=..[,sp=0|1][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]
+// "dp=..,fsdp=..,tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]
 // [,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1. Errors name the key: unknown keys
 // get a spelling suggestion. Checks only the text; ValidateLayout checks it against a model and a
 // system.

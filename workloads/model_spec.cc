@@ -34,20 +34,29 @@ std::vector<ModelSpec> Presets() {
   // LLaMA-2 13B: Touvron et al. 2023 ("Llama 2"), as quoted in book-cases.yaml TR12 and I4:
   // L=40, D=5120, F=13824, N=K=40, H=128, V=32000.
   presets.push_back(Llama("llama2-13b", 40, 5120, 13824, 40, 40, 32000));
+  presets.back().source =
+      "Touvron et al. 2023, Llama 2; docs/reference/book-cases.yaml TR12, I4";
   // LLaMA-3 8B: Dubey et al. 2024 ("The Llama 3 Herd of Models", Table 3) and the model card's
   // config.json: L=32, D=4096, F=14336, N=32, K=8, V=128256. Not in the reference files.
   presets.push_back(Llama("llama3-8b", 32, 4096, 14336, 32, 8, 128256));
+  presets.back().source =
+      "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; Meta-Llama-3-8B config.json";
   // LLaMA-3 70B: book-cases.yaml AT1 (Ch6): L=80, D=8192, F=3.5*8192=28672, N=64, K=8, H=128,
   // V=128256.
   presets.push_back(Llama("llama3-70b", 80, 8192, 28672, 64, 8, 128256));
+  presets.back().source = "How to Scale Your Model Ch6; docs/reference/book-cases.yaml AT1";
   // LLaMA-3 405B: Dubey et al. 2024, Table 3: L=126, D=16384, F=53248, N=128, K=8, V=128256.
   presets.push_back(Llama("llama3-405b", 126, 16384, 53248, 128, 8, 128256));
+  presets.back().source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3";
   // GPT-3 175B: Brown et al. 2020 Table 2.1 (L=96, D=12288, 96 heads of 128, F=4D, context 2048,
   // learned positions, LayerNorm, biases, GeLU, dropout), with Megatron's padded vocabulary
   // V=51,200 and tied embeddings as in measured.md V1/V3 (Narayanan 2021, Korthikanti 2022),
   // whose runs this preset is validated against. (The BPE vocabulary itself is 50,257.)
   ModelSpec gpt3;
   gpt3.name = "gpt3-175b";
+  gpt3.source =
+      "Brown et al. 2020, Table 2.1; Megatron's padded vocabulary and tied embeddings as in "
+      "docs/reference/measured.md V1, V3";
   gpt3.layers = 96;
   gpt3.d_model = 12288;
   gpt3.ffn = 4 * 12288;
@@ -70,8 +79,8 @@ int64_t NormParams(const ModelSpec& m) {
 }
 
 constexpr std::string_view kCustomGrammar =
-    "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=0|1]"
-    "[,tied=0|1][,bias=0|1][,norm=rms|layer][,positions=N][,dropout=0|1]";
+    "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false]"
+    "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]";
 
 // Largest accepted size of any one dimension: far above any real model (405B has D=16384,
 // V=128256), small enough that products of a few stay exact in int64 and double.
@@ -108,11 +117,12 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   auto flag = [&](std::string_view key, bool* out) -> sim::Status {
     auto it = values.find(key);
     if (it == values.end()) return sim::Status::Ok();
-    if (it->second != "0" && it->second != "1") {
+    const std::optional<bool> value = topology::ParseBool(it->second);
+    if (!value) {
       return sim::Status::InvalidArgument(
-          StrCat({where, ": ", key, " must be 0 or 1 (got '", it->second, "')"}));
+          StrCat({where, ": ", key, " must be true, false, 1 or 0 (got '", it->second, "')"}));
     }
-    *out = it->second == "1";
+    *out = *value;
     return sim::Status::Ok();
   };
   ModelSpec m;

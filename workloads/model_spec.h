@@ -39,6 +39,8 @@ enum class AttentionCount {
 
 struct ModelSpec {
   std::string name;  // Preset name, or the custom:... string as given.
+  // Where a preset's dimensions come from (paper, table, reference row); empty for custom models.
+  std::string source;
   int64_t layers = 0;
   int64_t d_model = 0;
   int64_t ffn = 0;
@@ -91,7 +93,7 @@ const std::vector<std::string_view>& ModelPresetNames();
 
 // Parses MODEL: a preset name, or
 //   custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..
-//          [,gated=0|1][,tied=0|1][,bias=0|1][,norm=rms|layer][,positions=N][,dropout=0|1]
+//          [,gated=true|false][,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]
 // Errors: NotFound for an unknown preset ("unknown model 'llama3-7b' (did you mean
 // 'llama3-8b'?); known: ..."), ParseError/InvalidArgument naming the key for a bad custom string.
 sim::StatusOr<ModelSpec> ParseModel(std::string_view text);

@@ -187,8 +187,8 @@ TEST(ModelSpecTest, ParseErrors) {
   EXPECT_EQ(ParseModel("llama3-7b").status().message(),
             "unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: llama2-13b, "
             "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, or custom:layers=..,d_model=..,"
-            "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=0|1][,tied=0|1][,bias=0|1]"
-            "[,norm=rms|layer][,positions=N][,dropout=0|1]");
+            "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false][,bias=true|false]"
+            "[,norm=rms|layer][,positions=N][,dropout=true|false]");
   EXPECT_EQ(ParseModel("llama3-7b").status().code(), sim::Status::Code::kNotFound);
   EXPECT_EQ(ParseModel("custom:layers=2,d_model=8,ffn=8,heads=2,kv_heads=2,head_dim=4,vocab=9,"
                        "gatd=1")
@@ -218,7 +218,7 @@ TEST(ModelSpecTest, ParseErrors) {
                 .status()
                 .message()
                 .substr(77),
-            "gated=2': gated must be 0 or 1 (got '2')");
+            "gated=2': gated must be true, false, 1 or 0 (got '2')");
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ Usage: PYTHONUNBUFFERED=1 python3 tools/device/h200_measure.py OUTDIR
 
 Needs python3 with PyTorch and a CUDA GPU; installs nothing. Writes into OUTDIR:
   results.json      everything below plus the environment (torch, CUDA, device, settings)
-  gemm.csv          bf16/fp16 GEMM sweeps (shared/reference/measured.md V13 shapes) and
+  gemm.csv          bf16/fp16 GEMM sweeps (docs/reference/measured.md V13 shapes) and
                     transformer shapes: time, TFLOP/s, fraction of podsim's H200 bf16 peak
   hbm.csv           device-to-device copy, read-only reduction, elementwise z + x*y
   attention.csv     scaled_dot_product_attention, causal, bf16, head_dim 128, fwd and fwd+bwd
