@@ -125,6 +125,13 @@ class CommandTest(unittest.TestCase):
             self.assertEqual(replayed.to_dict(), executable_json("replay", str(schedule)))
         self.assertEqual(replayed.step_time_s, trained.step_time_s)
 
+    def test_scenario_file(self):
+        scenario = os.path.join(os.path.dirname(HERE), "scenario", "examples",
+                                "infer_llama3_70b_tpu_v5e.textproto")
+        result = podsim.run(scenario)
+        self.assertIsInstance(result, podsim.ScenarioResult)
+        self.assertEqual(result.to_dict(), executable_json("run", scenario))
+
     def test_bool_flags(self):
         default = podsim.train(**TRAIN)
         self.assertEqual(podsim.train(**TRAIN, every_chip=False), default)

@@ -7,10 +7,10 @@ same definitions and checks as the executable, with the GIL released, and return
 object as a typed result (to_dict() is that JSON). What the CLI refuses raises Error with the
 CLI's message.
 
-    >>> import podsim
-    >>> step = podsim.train(system="h100:16", model="llama3-8b", layout="tp=8,dp=2",
-    ...                     batch_tokens=262144, seq=4096)
-    >>> step.step_time_s, step.mfu
+    import podsim
+    step = podsim.train(system="h100:16", model="llama3-8b", layout="tp=8,dp=2",
+                        batch_tokens=262144, seq=4096)
+    step.step_time_s, step.mfu  # (2.128734812357, 0.37549059650072353)
 """
 
 from ._cli import CliResult, Error, cli, command as _command, usage
@@ -72,3 +72,10 @@ def topology(system, **flags):
 def run(scenario, **flags):
     """`podsim run SCENARIO`: a scenario file (docs/scenario.md). Returns a ScenarioResult."""
     return _command("run", [scenario], flags, ScenarioResult)
+
+
+# Tracebacks and reprs name the classes where users find them: podsim.Error, not podsim._cli.Error.
+for _name in __all__:
+    if isinstance(globals()[_name], type):
+        globals()[_name].__module__ = __name__
+del _name

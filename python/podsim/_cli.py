@@ -65,7 +65,8 @@ def _text(value):
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, bool):
-        raise TypeError("a bool is a flag, not a value")
+        raise TypeError(f"cannot pass {value!r} as a value: a bool is a flag (True: given, "
+                        "False: omitted)")
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
