@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev  # tools/fuzz.sh: libFuzzer and the sanitizers (docs/fuzzing.md)
   libopenmpi-dev openmpi-bin  # -DPODSIM_WITH_MPI=ON: sweeps over MPI ranks (.ci/run tests it)
   python3
+  python3-dev python3-pybind11  # python/: the module that makes `import podsim` work (docs/python.md)
 )
 
 missing=()
