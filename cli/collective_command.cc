@@ -1,6 +1,7 @@
 #include "cli/collective_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "cli/byte_size.h"
 #include "cli/collective_trace.h"
+#include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
@@ -33,6 +35,10 @@ struct CollectiveFlags {
   std::string src;
   std::string dst;
   bool sweep = false;
+  std::string min_bytes;
+  std::string max_bytes;
+  std::string step_factor;
+  bool csv = false;
   bool ideal = false;
   bool reference = false;
   bool json = false;
@@ -49,13 +55,38 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
   sim::StatusOr<collectives::CollectiveOp> op = collectives::ParseCollectiveOp(flags.op);
   if (!op.ok()) return op.status().WithContext("--op");
   c->set_op(*scenario::CollectiveOpFromName(flags.op));
+  const bool range = !flags.min_bytes.empty() || !flags.max_bytes.empty();
+  if (flags.sweep + !flags.bytes.empty() + range > 1) {
+    return sim::Status::InvalidArgument(
+        "give one of --bytes, --sweep-bytes, or -b/--min-bytes with -e/--max-bytes");
+  }
   if (flags.sweep) {
-    if (!flags.bytes.empty()) return sim::Status::InvalidArgument("give --bytes or --sweep-bytes");
     c->set_sweep_bytes(true);
+  } else if (range) {
+    if (flags.min_bytes.empty() || flags.max_bytes.empty()) {
+      return sim::Status::InvalidArgument(
+          "a size sweep needs both -b/--min-bytes and -e/--max-bytes, like -b 8 -e 8Gi -f 2");
+    }
+    PODSIM_ASSIGN_OR_RETURN(double min_bytes, ParseByteSize("--min-bytes", flags.min_bytes));
+    PODSIM_ASSIGN_OR_RETURN(double max_bytes, ParseByteSize("--max-bytes", flags.max_bytes));
+    c->set_min_bytes(min_bytes);
+    c->set_max_bytes(max_bytes);
   } else {
-    if (flags.bytes.empty()) return sim::Status::InvalidArgument("--bytes is required");
+    if (flags.bytes.empty()) {
+      return sim::Status::InvalidArgument(
+          "--bytes is required (or a size sweep: --sweep-bytes, or -b/--min-bytes with "
+          "-e/--max-bytes)");
+    }
     PODSIM_ASSIGN_OR_RETURN(double bytes, ParseByteSize("--bytes", flags.bytes));
     c->set_bytes(bytes);
+  }
+  if (!flags.step_factor.empty()) {
+    const std::optional<double> factor = topology::ParseNumber(flags.step_factor);
+    if (!factor) {
+      return sim::Status::InvalidArgument("--step-factor: expected a number > 1, like 2 (got '" +
+                                          flags.step_factor + "')");
+    }
+    c->set_step_factor(*factor);
   }
   for (const std::string& axis : flags.axes) c->add_axes(axis);
   if (!flags.algorithm.empty()) c->set_algorithm(flags.algorithm);
@@ -64,6 +95,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
   if (flags.ideal) c->set_ideal(true);
   if (flags.reference) c->set_reference(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
+  if (flags.csv) s.mutable_outputs()->set_csv(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   return s;
@@ -78,7 +110,11 @@ scenario::SourceMap FlagsOf() {
     flags.AddFlag(std::string("collective.") + name, std::string("--") + name);
   }
   flags.AddFlag("collective.sweep_bytes", "--sweep-bytes");
+  flags.AddFlag("collective.min_bytes", "--min-bytes");
+  flags.AddFlag("collective.max_bytes", "--max-bytes");
+  flags.AddFlag("collective.step_factor", "--step-factor");
   flags.AddFlag("outputs.json", "--json");
+  flags.AddFlag("outputs.csv", "--csv");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   return flags;
@@ -161,8 +197,71 @@ std::string Rate(double bytes_per_s) {
   return buffer;
 }
 
-nlohmann::ordered_json ResultJson(double bytes, const collectives::CollectiveResult& r) {
+// At most this many of the busiest links are named; the count says how many there are.
+constexpr size_t kNamedBottlenecks = 4;
+
+std::string LinkName(const topology::Fabric& fabric, topology::LinkIndex index) {
+  const topology::Link& link = fabric.link(index);
+  std::string name = fabric.vertex_name(link.src);
+  name += " -> ";
+  name += fabric.vertex_name(link.dst);
+  name += " (";
+  name += topology::LinkKindName(link.kind);
+  name += ")";
+  return name;
+}
+
+nlohmann::ordered_json BottleneckJson(const topology::Fabric& fabric,
+                                      const collectives::Bottleneck& b) {
+  nlohmann::ordered_json links = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < b.links.size() && i < kNamedBottlenecks; ++i) {
+    const topology::Link& link = fabric.link(b.links[i]);
+    links.push_back({{"src", fabric.vertex_name(link.src)},
+                     {"dst", fabric.vertex_name(link.dst)},
+                     {"kind", topology::LinkKindName(link.kind)},
+                     {"bandwidth_Bps", link.bandwidth_bytes_per_s}});
+  }
+  return {{"utilisation", b.utilisation}, {"link_count", b.link_count}, {"links", links}};
+}
+
+// "links at 97.3% of their line rate on average over the collective: a -> b (ici), c -> d
+// (ici) and 30 more alike".
+std::string BottleneckText(const topology::Fabric& fabric, const collectives::Bottleneck& b) {
+  if (b.link_count == 0) return "none: no bytes crossed a link";
+  std::string text = std::to_string(b.link_count) + (b.link_count == 1 ? " link" : " links") +
+                     " at " + FormatPercent(b.utilisation) +
+                     " of line rate, averaged over the collective: ";
+  const size_t named = std::min(b.links.size(), kNamedBottlenecks);
+  for (size_t i = 0; i < named; ++i) {
+    if (i > 0) text += ", ";
+    text += LinkName(fabric, b.links[i]);
+  }
+  if (b.link_count > named) text += " and " + std::to_string(b.link_count - named) + " more alike";
+  return text;
+}
+
+// "x wraps, y does not" with the axes the collective spans: on tori, what makes a ring or a line.
+std::string WrapsText(const topology::Fabric& fabric, const std::vector<std::string>& spanned) {
+  std::string text;
+  const std::vector<std::string> names = fabric.AxisNames();
+  for (size_t a = 0; a < names.size(); ++a) {
+    if (!text.empty()) text += ", ";
+    text += names[a] + (fabric.Wraps(static_cast<int>(a)) ? " wraps" : " does not wrap");
+    const bool spans = spanned.empty() ? fabric.shape()[a] > 1
+                                       : std::find(spanned.begin(), spanned.end(), names[a]) !=
+                                             spanned.end();
+    if (spans) text += " (spanned)";
+  }
+  return text;
+}
+
+// nccl-tests' default element type (-d float): its "count" column is bytes / 4.
+constexpr double kFloatBytes = 4;
+
+nlohmann::ordered_json ResultJson(const topology::Fabric& fabric, double bytes,
+                                  const collectives::CollectiveResult& r) {
   return nlohmann::ordered_json{{"bytes", bytes},
+                                {"count", bytes / kFloatBytes},
                                 {"algorithm", r.algorithm},
                                 {"reason", r.reason},
                                 {"time_s", r.time.ToSeconds()},
@@ -174,7 +273,8 @@ nlohmann::ordered_json ResultJson(double bytes, const collectives::CollectiveRes
                                 {"flows", r.flows},
                                 {"events", r.events},
                                 {"simulated_ranks", r.simulated_ranks},
-                                {"symmetric", r.symmetric}};
+                                {"symmetric", r.symmetric},
+                                {"bottleneck", BottleneckJson(fabric, r.bottleneck)}};
 }
 
 // An error of the collective runner, which names the flag of the field at fault, for the scenario
@@ -206,6 +306,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   request.calibrated = !c.ideal();
   request.reference = c.reference();
   request.max_transfers = io.max_transfers;
+  request.measure_links = true;
   const bool p2p = *op == collectives::CollectiveOp::kPointToPoint;
   if (p2p && (!c.has_src() || !c.has_dst())) {
     return source.Annotate(sim::Status::InvalidArgument("--op p2p needs --src and --dst"),
@@ -222,12 +323,18 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     request.dst = *dst;
   }
 
+  // A sweep: 1 KiB to 16 GiB in powers of two (sweep_bytes), or nccl-tests' -b/-e/-f (the
+  // scenario check bounds the count), each size rounded up to whole shards of a group.
+  const bool sweep = c.sweep_bytes() || c.has_min_bytes();
   std::vector<double> sizes;
-  if (c.sweep_bytes()) {
-    // 1 KiB to 16 GiB in powers of two, each rounded up to whole shards of a group.
+  if (sweep) {
     const double ranks = p2p ? 1 : GroupSize(system.fabric, request.axes);
-    for (double size = 1024; size <= 16.0 * (1u << 30); size *= 2)
+    const double first = c.sweep_bytes() ? 1024 : c.min_bytes();
+    const double last = c.sweep_bytes() ? 16.0 * (1u << 30) : c.max_bytes();
+    const double factor = c.has_step_factor() ? c.step_factor() : 2;
+    for (double size = first; size <= last; size *= factor) {
       sizes.push_back(std::ceil(size / ranks) * ranks);
+    }
   } else {
     sizes.push_back(c.bytes());
   }
@@ -237,9 +344,9 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   std::unique_ptr<traces::TraceSink> sink;
   std::unique_ptr<CollectiveTraceObserver> observer;
   if (outputs.has_trace()) {
-    if (c.sweep_bytes()) {
+    if (sweep) {
       return source.Annotate(
-          sim::Status::InvalidArgument("--trace traces one size; drop --sweep-bytes"),
+          sim::Status::InvalidArgument("--trace traces one size; give --bytes, not a sweep"),
           "outputs.trace");
     }
     request.bytes = sizes.front();
@@ -268,7 +375,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     sim::StatusOr<collectives::CollectiveResult> result =
         collectives::SimulateCollective(system.fabric, request);
     if (!result.ok()) return RequestError(result.status(), source);
-    rows.push_back(ResultJson(bytes, *result));
+    rows.push_back(ResultJson(system.fabric, bytes, *result));
     results.push_back(*std::move(result));
   }
   if (observer) {
@@ -291,12 +398,33 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   if (outputs.json()) {
     nlohmann::ordered_json j{
         {"system", system.name}, {"op", op_name}, {"model", ModelName(system.fabric, c.ideal())}};
-    if (c.sweep_bytes()) {
+    if (system.fabric.torus() != nullptr) {
+      nlohmann::ordered_json wraps = nlohmann::ordered_json::object();
+      const std::vector<std::string> names = system.fabric.AxisNames();
+      for (size_t a = 0; a < names.size(); ++a) {
+        wraps[names[a]] = system.fabric.Wraps(static_cast<int>(a));
+      }
+      j["wraps"] = wraps;
+    }
+    if (sweep) {
       j["sweep"] = rows;
     } else {
       for (auto& [key, value] : rows[0].items()) j[key] = value;
     }
     io.out << j.dump(2) << "\n";
+    return sim::Status::Ok();
+  }
+
+  if (outputs.csv()) {
+    io.out << "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,algorithm\n";
+    for (size_t i = 0; i < results.size(); ++i) {
+      char line[200];
+      std::snprintf(line, sizeof line, "%.0f,%.0f,float,%.6g,%.6g,%.6g,%s\n", sizes[i],
+                    sizes[i] / kFloatBytes, results[i].time.ToSeconds() * 1e6,
+                    results[i].algbw_bytes_per_s / 1e9, results[i].busbw_bytes_per_s / 1e9,
+                    results[i].algorithm.c_str());
+      io.out << line;
+    }
     return sim::Status::Ok();
   }
 
@@ -310,16 +438,21 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "\n";
   io.out << "algorithm   " << first.algorithm << ": " << first.reason << "\n";
   io.out << "model       " << ModelName(system.fabric, c.ideal()) << "\n";
-  if (c.sweep_bytes()) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%12s %14s %12s %12s  %s\n", "bytes", "time", "algbw", "busbw",
+  if (system.fabric.torus() != nullptr) {
+    io.out << "torus       " << WrapsText(system.fabric, request.axes) << "\n";
+  }
+  if (sweep) {
+    // nccl-tests' columns: size in bytes, count of elements of its default -d float.
+    char line[200];
+    std::snprintf(line, sizeof line, "%14s %14s %7s %12s %12s %12s  %s\n", "size (B)",
+                  "count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
                   "algorithm");
     io.out << line;
     for (size_t i = 0; i < results.size(); ++i) {
-      std::snprintf(line, sizeof line, "%12s %14s %12s %12s  %s\n",
-                    FormatByteSize(sizes[i]).c_str(), results[i].time.ToString().c_str(),
-                    Rate(results[i].algbw_bytes_per_s).c_str(),
-                    Rate(results[i].busbw_bytes_per_s).c_str(), results[i].algorithm.c_str());
+      std::snprintf(line, sizeof line, "%14.0f %14.0f %7s %12.2f %12.2f %12.2f  %s\n", sizes[i],
+                    sizes[i] / kFloatBytes, "float", results[i].time.ToSeconds() * 1e6,
+                    results[i].algbw_bytes_per_s / 1e9, results[i].busbw_bytes_per_s / 1e9,
+                    results[i].algorithm.c_str());
       io.out << line;
     }
     return sim::Status::Ok();
@@ -328,6 +461,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "time        " << first.time.ToString() << "\n";
   io.out << "algbw       " << Rate(first.algbw_bytes_per_s) << "\n";
   io.out << "busbw       " << Rate(first.busbw_bytes_per_s) << "\n";
+  io.out << "bottleneck  " << BottleneckText(system.fabric, first.bottleneck) << "\n";
   io.out << "simulated   " << first.transfers << " transfers, " << first.flows << " flows, "
          << first.events << " events"
          << (first.symmetric ? " (one rank per orbit of the torus's translations, exact; "
@@ -354,7 +488,16 @@ Command AddCollectiveCommand(CLI::App& app) {
   sub->add_option("--algorithm", flags->algorithm, "Override the selector");
   sub->add_option("--src", flags->src, "p2p source / broadcast root: chip index or x,y[,z]");
   sub->add_option("--dst", flags->dst, "p2p destination: chip index or x,y[,z]");
-  sub->add_flag("--sweep-bytes", flags->sweep, "Sweep sizes from 1 KiB to 16 GiB");
+  sub->add_flag("--sweep-bytes", flags->sweep, "Sweep sizes from 1 KiB to 16 GiB in powers of two");
+  sub->add_option("-b,--min-bytes", flags->min_bytes,
+                  "A size sweep as nccl-tests runs one: the first size, e.g. 8 (with -e)");
+  sub->add_option("-e,--max-bytes", flags->max_bytes,
+                  "The largest size of the sweep, e.g. 8Gi (G is 10^9 in podsim, nccl-tests' 8G is "
+                  "8Gi here)");
+  sub->add_option("-f,--step-factor", flags->step_factor,
+                  "Multiply the size by this between steps (default 2)");
+  sub->add_flag("--csv", flags->csv,
+                "Print size, count, type, time_us, algbw_GBps, busbw_GBps, algorithm as CSV");
   sub->add_flag("--ideal", flags->ideal,
                 "Pure fabric: line rate and hop latencies, without the efficiency model "
                 "calibrated on measured collectives");

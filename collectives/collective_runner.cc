@@ -1039,6 +1039,12 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
       model.AddObserver(request.flow_observer);
     }
   }
+  std::unique_ptr<LinkLoadMeter> meter;
+  if (std::any_of(requests.begin(), requests.end(),
+                  [](const CollectiveRequest& r) { return r.measure_links; })) {
+    meter = std::make_unique<LinkLoadMeter>(&fabric);
+    model.AddObserver(meter.get());
+  }
   std::vector<std::unique_ptr<Collective>> collectives;
   for (size_t i = 0; i < requests.size(); ++i) {
     PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<Collective> collective,
@@ -1092,6 +1098,9 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
             : (result.symmetric
                    ? 1
                    : static_cast<uint64_t>(plan.groups.group_size) * plan.groups.groups.size());
+    if (request.measure_links) {
+      result.bottleneck = meter->Busiest(end[i], symmetry ? &orbits : nullptr);
+    }
     results.push_back(std::move(result));
   }
   return results;

@@ -45,6 +45,7 @@
 
 #include "collectives/collective_op.h"
 #include "collectives/efficiency_model.h"
+#include "collectives/link_load.h"
 #include "collectives/transfer_observer.h"
 #include "sim/flow_observer.h"
 #include "sim/status.h"
@@ -100,6 +101,9 @@ struct CollectiveRequest {
   // transfer of this collective, and every flow and link usage of the shared flow model.
   TransferObserver* transfer_observer = nullptr;
   sim::FlowObserver* flow_observer = nullptr;
+  // Fill CollectiveResult::bottleneck (link_load.h): a meter of every link's load, which only
+  // reads (the run and its time are the same without it).
+  bool measure_links = false;
   // Work bound, checked before the transfers are built: the algorithm's estimated transfer count
   // (EstimatedTransfers) may not exceed it; OutOfRange naming the estimate, the limit and
   // --max-transfers otherwise.
@@ -126,6 +130,9 @@ struct CollectiveResult {
   // Ranks simulated (all of them, or one per orbit of the torus's translations).
   uint64_t simulated_ranks = 0;
   bool symmetric = false;  // One rank per orbit.
+  // With CollectiveRequest::measure_links: the busiest links over the run, which ended at
+  // `time`; of the shared fabric when collectives ran concurrently.
+  Bottleneck bottleneck;
 };
 
 // The algorithm SimulateCollective runs for `request` (validated as it would be), and why.

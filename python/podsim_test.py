@@ -25,10 +25,10 @@ import podsim  # noqa: E402  (after the path fix above)
 
 PODSIM = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PODSIM", "build/podsim")
 
-TRAIN = dict(system="h100:16", model="llama3-8b", layout="tp=8,dp=2", batch_tokens=262144,
+TRAIN = dict(system="h100:16", model="llama3-8b", layout="tp=8,dp=2", batch_tokens=32768,
              seq=4096)
 TRAIN_FLAGS = ["--system", "h100:16", "--model", "llama3-8b", "--layout", "tp=8,dp=2",
-               "--batch-tokens", "262144", "--seq", "4096"]
+               "--batch-tokens", "32768", "--seq", "4096"]
 # About 2 s: 196 candidates, 16 simulated.
 SWEEP = dict(system="h100:8", model="llama3-8b", batch_tokens="64Ki", seq=4096, top=3)
 SWEEP_FLAGS = ["--system", "h100:8", "--model", "llama3-8b", "--batch-tokens", "64Ki", "--seq",
@@ -152,6 +152,20 @@ class CommandTest(unittest.TestCase):
         args = ["topology", "tpu-v5e:4x4"]
         result = podsim.cli(args)
         self.assertEqual((result.exit_code, result.stdout, result.stderr), executable(*args))
+
+
+class WarningTest(unittest.TestCase):
+    def test_a_layout_that_does_not_fit_warns_or_raises(self):
+        unfit = dict(TRAIN, batch_tokens=262144)
+        with self.assertWarns(podsim.PodsimWarning) as caught:
+            step = podsim.train(**unfit)
+        self.assertFalse(step.fits)
+        self.assertEqual(str(caught.warning), executable("train", *TRAIN_FLAGS[:-3], "262144",
+                                                         "--seq", "4096")[2]
+                         [len("podsim: warning: "):-1])
+        with self.assertRaises(podsim.Error) as raised:
+            podsim.train(**unfit, require_fit=True)
+        self.assertTrue(str(raised.exception).startswith("--require-fit: layout "))
 
 
 class ErrorTest(unittest.TestCase):

@@ -21,6 +21,8 @@ using internal::FormatNumber;
 using internal::Invalid;
 
 constexpr double kMaxCollectiveBytes = 1e15;
+// Sizes of one collective sweep: nccl-tests' -b 8 -e 16G -f 2 is 32.
+constexpr int kMaxSweepSizes = 128;
 constexpr int64_t kMaxSeq = int64_t{1} << 24;
 constexpr int64_t kMaxBatchTokens = int64_t{1} << 40;
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
@@ -77,13 +79,51 @@ sim::Status CheckCollective(const Collective& c, const topology::System& system,
                             const SourceMap& source) {
   PODSIM_RETURN_IF_ERROR(
       CheckEnum(source, "collective.op", Collective::Op_descriptor(), c.op(), c.has_op(), true));
-  if (c.sweep_bytes() && c.has_bytes()) {
-    return Invalid(source, "collective.bytes", "give bytes or sweep_bytes: true, not both");
+  const bool range = c.has_min_bytes() || c.has_max_bytes();
+  if (c.sweep_bytes() + c.has_bytes() + range > 1) {
+    return Invalid(source, c.has_bytes() ? "collective.bytes" : "collective.sweep_bytes",
+                   "give one of bytes, sweep_bytes: true, or min_bytes and max_bytes");
   }
-  if (!c.sweep_bytes() && !c.has_bytes()) {
+  if (!c.sweep_bytes() && !c.has_bytes() && !range) {
     return Invalid(source, "collective.bytes",
                    "missing; give the size of the whole array in bytes (like 1073741824 or "
-                   "1e9) or sweep_bytes: true");
+                   "1e9), sweep_bytes: true, or min_bytes and max_bytes");
+  }
+  if (c.has_step_factor() && !range) {
+    return Invalid(source, "collective.step_factor", "needs min_bytes and max_bytes");
+  }
+  if (range) {
+    if (!c.has_min_bytes() || !c.has_max_bytes()) {
+      return Invalid(source, c.has_min_bytes() ? "collective.max_bytes" : "collective.min_bytes",
+                     "missing; a size sweep needs both min_bytes and max_bytes");
+    }
+    for (const auto& [field, value] : {std::pair{"collective.min_bytes", c.min_bytes()},
+                                       std::pair{"collective.max_bytes", c.max_bytes()}}) {
+      if (!(std::isfinite(value) && value >= 1 && value <= kMaxCollectiveBytes)) {
+        return Invalid(source, field,
+                       "must be >= 1 and at most 1e15 (got " + FormatNumber(value) + ")");
+      }
+    }
+    if (c.min_bytes() > c.max_bytes()) {
+      return Invalid(source, "collective.max_bytes",
+                     "must be >= min_bytes (got " + FormatNumber(c.max_bytes()) + " < " +
+                         FormatNumber(c.min_bytes()) + ")");
+    }
+    const double factor = c.has_step_factor() ? c.step_factor() : 2;
+    if (!(std::isfinite(factor) && factor > 1 && factor <= 1e6)) {
+      return Invalid(source, "collective.step_factor",
+                     "must be > 1 and at most 1e6 (got " + FormatNumber(factor) + ")");
+    }
+    double sizes = 0;
+    for (double size = c.min_bytes(); size <= c.max_bytes() && sizes <= kMaxSweepSizes;
+         size *= factor) {
+      ++sizes;
+    }
+    if (sizes > kMaxSweepSizes) {
+      return Invalid(source, "collective.step_factor",
+                     "the sweep would have more than " + std::to_string(kMaxSweepSizes) +
+                         " sizes; raise the factor or narrow the range");
+    }
   }
   if (c.has_bytes() &&
       !(std::isfinite(c.bytes()) && c.bytes() > 0 && c.bytes() <= kMaxCollectiveBytes)) {
@@ -299,8 +339,8 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                          const SourceMap& source) {
   const Outputs& out = s.outputs();
   if (out.csv()) {
-    if (s.command_case() != Scenario::kSweep) {
-      return Invalid(source, "outputs.csv", "only sweep prints CSV");
+    if (s.command_case() != Scenario::kSweep && s.command_case() != Scenario::kCollective) {
+      return Invalid(source, "outputs.csv", "only sweep and collective print CSV");
     }
     if (out.json()) return Invalid(source, "outputs.csv", "give json or csv, not both");
   }
@@ -310,9 +350,10 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
       return Invalid(source, "outputs.trace", "only collective, train and infer write traces");
     }
     if (out.trace().empty()) return Invalid(source, "outputs.trace", "must not be empty");
-    if (s.command_case() == Scenario::kCollective && s.collective().sweep_bytes()) {
+    if (s.command_case() == Scenario::kCollective &&
+        (s.collective().sweep_bytes() || s.collective().has_min_bytes())) {
       return Invalid(source, "outputs.trace",
-                     "a trace follows one size; drop collective.sweep_bytes");
+                     "a trace follows one size; give collective.bytes, not a sweep");
     }
     // A trace follows one step (cli/infer_command.cc says the same for the flags).
     if (s.command_case() == Scenario::kInfer && s.infer().has_prefill_len()) {

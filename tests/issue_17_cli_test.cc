@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -265,6 +266,128 @@ TEST(Issue17CliTest, OutputCitesOnlyFilesACloneHolds) {
   for (const std::string& file : files) {
     EXPECT_TRUE(std::filesystem::exists(SourceDir() / file)) << file;
   }
+}
+
+}  // namespace
+}  // namespace podsim::cli
+
+namespace podsim::cli {
+namespace {
+
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+TEST(Issue17CliTest, SizeSweepsAsNcclTestsRunThem) {
+  const std::vector<std::string> sweep = {"collective", "--system", "h100:8", "--op",
+                                          "all-reduce", "-b",       "8",      "-e",
+                                          "8Gi",        "-f",       "2"};
+  Outcome text = Podsim(sweep);
+  ASSERT_EQ(text.code, 0) << text.err;
+  const std::vector<std::string> lines = Lines(text.out);
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("size (B)") != std::string::npos;
+  });
+  ASSERT_NE(header, lines.end()) << text.out;
+  for (const char* column :
+       {"count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}) {
+    EXPECT_NE(header->find(column), std::string::npos) << column;
+  }
+  // 8 B to 8 GiB doubling: 31 sizes, the first 8 B (2 floats), the last 8589934592 B.
+  ASSERT_EQ(lines.end() - header - 1, 31) << text.out;
+  EXPECT_NE(header[1].find("             8              2   float"), std::string::npos)
+      << header[1];
+  EXPECT_NE(lines.back().find("8589934592"), std::string::npos) << lines.back();
+  // CSV: the same rows; JSON: the same sizes with their counts.
+  std::vector<std::string> csv_args = sweep;
+  csv_args.push_back("--csv");
+  Outcome csv = Podsim(csv_args);
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const std::vector<std::string> rows = Lines(csv.out);
+  ASSERT_EQ(rows.size(), 32u);
+  EXPECT_EQ(rows[0], "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,algorithm");
+  EXPECT_TRUE(rows[1].starts_with("8,2,float,")) << rows[1];
+  std::vector<std::string> json_args = sweep;
+  json_args.push_back("--json");
+  const nlohmann::json j = nlohmann::json::parse(Podsim(json_args).out);
+  ASSERT_EQ(j["sweep"].size(), 31u);
+  EXPECT_EQ(j["sweep"][30]["count"].get<double>(), 8589934592.0 / 4);
+  // G is 10^9 as everywhere in podsim: -e 8G stops at 4 GiB.
+  std::vector<std::string> decimal = sweep;
+  decimal[8] = "8G";
+  decimal.push_back("--csv");
+  EXPECT_EQ(Lines(Podsim(decimal).out).size(), 31u);
+}
+
+TEST(Issue17CliTest, SizeSweepBoundsAreChecked) {
+  auto sweep = [](std::vector<std::string> range) {
+    std::vector<std::string> args = {"collective", "--system", "h100:8", "--op", "all-reduce"};
+    args.insert(args.end(), range.begin(), range.end());
+    return Podsim(args);
+  };
+  Outcome half = sweep({"-b", "8"});
+  EXPECT_EQ(half.code, 1);
+  EXPECT_NE(half.err.find("needs both -b/--min-bytes and -e/--max-bytes"), std::string::npos);
+  Outcome flat = sweep({"-b", "8", "-e", "1Mi", "-f", "1"});
+  EXPECT_EQ(flat.code, 1);
+  EXPECT_NE(flat.err.find("must be > 1"), std::string::npos) << flat.err;
+  Outcome many = sweep({"-b", "1", "-e", "1e15", "-f", "1.01"});
+  EXPECT_EQ(many.code, 1);
+  EXPECT_NE(many.err.find("more than 128 sizes"), std::string::npos) << many.err;
+  Outcome both = sweep({"--bytes", "1Mi", "-b", "8", "-e", "1Mi"});
+  EXPECT_EQ(both.code, 1);
+  Outcome backwards = sweep({"-b", "1Mi", "-e", "8"});
+  EXPECT_EQ(backwards.code, 1);
+  EXPECT_NE(backwards.err.find("must be >= min_bytes"), std::string::npos) << backwards.err;
+}
+
+TEST(Issue17CliTest, CollectivesNameTheirBottleneckAndWhatWraps) {
+  const std::vector<std::string> ring = {"collective", "--system", "tpu-v5e:16x16", "--op",
+                                         "all-reduce", "--bytes",  "256MiB",        "--axes",
+                                         "x"};
+  Outcome text = Podsim(ring);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("torus       x wraps (spanned), y wraps\n"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("bottleneck  512 links at "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(ici)"), std::string::npos);
+  // The quotient's figure is the full simulation's: every x link of the 16 rings is as busy.
+  std::vector<std::string> json = ring;
+  json.push_back("--json");
+  std::vector<std::string> reference = json;
+  reference.push_back("--reference");
+  const nlohmann::json quotient = nlohmann::json::parse(Podsim(json).out);
+  const nlohmann::json full = nlohmann::json::parse(Podsim(reference).out);
+  ASSERT_TRUE(quotient["symmetric"].get<bool>());
+  ASSERT_FALSE(full["symmetric"].get<bool>());
+  EXPECT_EQ(quotient["bottleneck"]["link_count"], 512);
+  EXPECT_EQ(full["bottleneck"]["link_count"], 512);
+  EXPECT_NEAR(quotient["bottleneck"]["utilisation"].get<double>(),
+              full["bottleneck"]["utilisation"].get<double>(), 1e-9);
+  EXPECT_GT(full["bottleneck"]["utilisation"].get<double>(), 0.5);
+  EXPECT_LE(full["bottleneck"]["utilisation"].get<double>(), 1.0);
+  EXPECT_EQ(quotient["wraps"], nlohmann::json::parse(R"({"x": true, "y": true})"));
+  // A slice too small to wrap says so.
+  Outcome line = Podsim({"collective", "--system", "tpu-v5p:2x2x4", "--op", "all-gather",
+                         "--bytes", "64MiB", "--axes", "z"});
+  ASSERT_EQ(line.code, 0) << line.err;
+  EXPECT_NE(line.out.find("z does not wrap (spanned)"), std::string::npos) << line.out;
+  // On NVLink the bottleneck is a GPU's link into the switches.
+  Outcome nvlink = Podsim({"collective", "--system", "h100:8", "--op", "all-gather", "--bytes",
+                           "1GiB"});
+  ASSERT_EQ(nvlink.code, 0) << nvlink.err;
+  EXPECT_NE(nvlink.out.find("bottleneck  "), std::string::npos);
+  EXPECT_EQ(nvlink.out.find("torus "), std::string::npos);
 }
 
 }  // namespace

@@ -257,10 +257,18 @@ TEST(ScenarioCliTest, BadScenarioIsOneLineWithItsPositionAndExitOne) {
       {"system { preset: 'h100:8' }\ntopology {}\n",
        {"--trace", "t.json"},
        "--trace: only collective, train and infer write traces"},
-      {"system { preset: 'h100:8' }\ncollective { op: ALL_REDUCE bytes: 1e9 }\n"
+      {"system { preset: 'h100:8' }\ntopology {}\n"
        "outputs { csv: true }\n",
        {},
-       "FILE:3:11: outputs.csv: only sweep prints CSV"},
+       "FILE:3:11: outputs.csv: only sweep and collective print CSV"},
+      {"system { preset: 'h100:8' }\ncollective { op: ALL_REDUCE min_bytes: 8 }\n",
+       {},
+       "FILE:2:1: collective.max_bytes: missing; a size sweep needs both min_bytes and "
+       "max_bytes"},
+      {"system { preset: 'h100:8' }\n"
+       "collective { op: ALL_REDUCE min_bytes: 8 max_bytes: 1e9 step_factor: 1 }\n",
+       {},
+       "FILE:2:57: collective.step_factor: must be > 1 and at most 1e6 (got 1)"},
       {"system { preset: 'tpu-v5e:4x4' }\ninfer {\n  model { preset: 'llama3-70b' }\n"
        "  layout { text: 'tp=8' }\n  phase: DECODE\n  batch: 1\n  context: 10\n}\n",
        {},

@@ -13,7 +13,7 @@ CLI's message.
     step.step_time_s, step.mfu  # (2.128734812357, 0.37549059650072353)
 """
 
-from ._cli import CliResult, Error, cli, command as _command, usage
+from ._cli import CliResult, Error, PodsimWarning, cli, command as _command, usage
 from ._results import (CollectiveResult, InferResult, Record, ReplayResult, ScenarioResult,
                        SweepResult, TopologyResult, TrainResult)
 from ._specs import InferenceLayout, Layout, Model, System
@@ -21,7 +21,7 @@ from ._specs import InferenceLayout, Layout, Model, System
 __all__ = [
     "System", "Model", "Layout", "InferenceLayout",
     "train", "infer", "collective", "sweep", "replay", "topology", "run", "cli", "usage",
-    "Error", "CliResult", "Record", "TrainResult", "InferResult", "CollectiveResult",
+    "Error", "PodsimWarning", "CliResult", "Record", "TrainResult", "InferResult", "CollectiveResult",
     "SweepResult", "ReplayResult", "TopologyResult", "ScenarioResult",
 ]
 

@@ -4,10 +4,12 @@ import json
 import numbers
 import os
 import sys
+import warnings
 
 from . import _podsim
 
 _ERROR_PREFIX = "podsim: error: "
+_WARNING_PREFIX = "podsim: warning: "
 
 # Flags whose output is text, not one JSON object: the command returns that text.
 _TEXT_FLAGS = ("dump_scenario", "dot", "help")
@@ -25,6 +27,11 @@ class Error(ValueError):
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+
+
+class PodsimWarning(UserWarning):
+    """What the CLI prints as "podsim: warning: ..." on stderr, e.g. a layout that does not fit
+    in HBM (require_fit=True makes that an Error instead)."""
 
 
 class CliResult:
@@ -111,8 +118,11 @@ def command(name, positionals, kwargs, result_type):
     exit_code, stdout, stderr = _run(args)
     if exit_code != 0:
         _raise_for(exit_code, stderr)
-    if stderr:
-        sys.stderr.write(stderr)
+    for line in stderr.splitlines(keepends=True):
+        if line.startswith(_WARNING_PREFIX):
+            warnings.warn(line[len(_WARNING_PREFIX):].rstrip("\n"), PodsimWarning, stacklevel=3)
+        else:
+            sys.stderr.write(line)
     if text_output:
         return stdout
     return result_type(json.loads(stdout))

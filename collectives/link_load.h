@@ -1,0 +1,52 @@
+// LinkLoad: which links a collective kept busiest, for `podsim collective`'s "bottleneck" line.
+//
+// A flow observer integrates each resource's used bytes/s over the run (it only reads, so the
+// run is the same with or without it). On a symmetric quotient a link orbit's canonical link is
+// the resource of the whole orbit and its usage is that of each of its links (link_orbits.h), so
+// the meter's figure for the canonical link holds for every link of the orbit.
+
+#ifndef PODSIM_COLLECTIVES_LINK_LOAD_H_
+#define PODSIM_COLLECTIVES_LINK_LOAD_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "collectives/link_orbits.h"
+#include "sim/flow_observer.h"
+#include "sim/time.h"
+#include "topology/fabric.h"
+
+namespace podsim::collectives {
+
+// The busiest links of a run: the highest mean utilisation of a link's line rate over the run
+// (bytes carried / (bandwidth x time)), and the links within 1% of it.
+struct Bottleneck {
+  double utilisation = 0;  // Of the busiest link, in [0, 1] (0: nothing crossed a link).
+  // The links at that utilisation, ascending; on a symmetric quotient one per orbit.
+  std::vector<topology::LinkIndex> links;
+  uint64_t link_count = 0;  // Links those stand for: every link of each orbit.
+};
+
+class LinkLoadMeter : public sim::FlowObserver {
+ public:
+  // Meters the resources 0 .. fabric.link_count() - 1, the links in link order
+  // (collective_builder.h installs them so); other resources (reduction engines) are ignored.
+  explicit LinkLoadMeter(const topology::Fabric* fabric);
+
+  void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
+                              double used_bytes_per_s) override;
+
+  // The bottleneck of the run so far, which ended at `end` (> 0). `orbits`: the quotient's link
+  // orbits when the run was one (counts every link of an orbit), else null.
+  Bottleneck Busiest(sim::Time end, const LinkOrbits* orbits) const;
+
+ private:
+  const topology::Fabric* fabric_;
+  std::vector<double> bytes_;      // Per link: carried until since_.
+  std::vector<double> rate_;       // Per link: used bytes/s since since_.
+  std::vector<sim::Time> since_;   // Per link: when rate_ last changed.
+};
+
+}  // namespace podsim::collectives
+
+#endif  // PODSIM_COLLECTIVES_LINK_LOAD_H_
