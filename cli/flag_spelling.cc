@@ -69,6 +69,17 @@ sim::Status CheckSpelling(const CLI::App& app, int argc, const char* const* argv
     const std::string name = word.substr(0, word.find('='));
     const CLI::Option* option = command != nullptr ? FindFlag(*command, name) : nullptr;
     if (option == nullptr) option = FindFlag(app, name);
+    // Short flags given together ("-vv"): each letter a flag that takes no value.
+    if (option == nullptr && name.size() > 2 && name[1] != '-') {
+      bool all_flags = true;
+      for (size_t c = 1; c < name.size() && all_flags; ++c) {
+        const std::string letter = {'-', name[c]};
+        const CLI::Option* o = command != nullptr ? FindFlag(*command, letter) : nullptr;
+        if (o == nullptr) o = FindFlag(app, letter);
+        all_flags = o != nullptr && o->get_expected_min() == 0;
+      }
+      if (all_flags) continue;
+    }
     if (option == nullptr) {
       std::vector<std::string> names;
       if (command != nullptr) AddFlagNames(*command, &names);

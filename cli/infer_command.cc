@@ -13,6 +13,7 @@
 #include "cli/byte_size.h"
 #include "cli/chakra_files.h"
 #include "cli/fit_check.h"
+#include "cli/logging.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
@@ -609,6 +610,7 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
 sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
                              CommandIo& io) {
   PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
+  LogCalibration(in.system.chip);
   in.max_transfers = io.max_transfers;
   const bool json = s.outputs().json();
   // A trace follows one simulated step; a batch list or a deployment is several.

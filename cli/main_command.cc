@@ -17,6 +17,7 @@
 #include "cli/flag_spelling.h"
 #include "cli/infer_command.h"
 #include "cli/list_command.h"
+#include "cli/logging.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
 #include "cli/task_runner.h"
@@ -74,6 +75,8 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--max-transfers", max_transfers_text,
                  "work bound of one simulation, in point-to-point transfers (default 5e6: "
                  "seconds and a few GB); raise it for larger exact runs, like 1e9");
+  LogFlags log_flags;
+  AddLogFlags(app, &log_flags);
   std::vector<Command> commands;
   // Commands register here, one line each.
   commands.push_back(AddTopologyCommand(app));
@@ -115,6 +118,10 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return 1;
     }
     max_transfers = static_cast<uint64_t>(*limit);
+  }
+  if (sim::Status logging = ConfigureLogging(log_flags); !logging.ok()) {
+    if (!IsSecondaryRank()) err << "podsim: error: " << logging.message() << "\n";
+    return 1;
   }
   CommandIo io{out, err, max_transfers};
   auto parsed = std::find_if(commands.begin(), commands.end(),

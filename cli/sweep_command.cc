@@ -1,5 +1,7 @@
 #include "cli/sweep_command.h"
 
+#include <spdlog/spdlog.h>
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "cli/byte_size.h"
+#include "cli/logging.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
@@ -169,6 +172,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   const scenario::Sweep& sweep = s.sweep();
   const scenario::Outputs& outputs = s.outputs();
   PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  LogCalibration(system.chip);
   PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
                           scenario::BuildModel(sweep.model(), "sweep.model", source));
   if (sweep.seq() < 1 || sweep.batch_tokens() < 1 || sweep.batch_tokens() % sweep.seq() != 0) {
@@ -360,6 +364,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   if (ranked.size() > top) ranked.resize(top);
   const size_t skipped = fitting.size() - simulated;
+  spdlog::info("sweep: {} layouts, {} fit in HBM, {} simulated, {} skipped by their lower bound",
+               all.size(), fitting.size(), simulated, skipped);
 
   if (outputs.json()) {
     nlohmann::ordered_json layouts = nlohmann::ordered_json::array();

@@ -14,6 +14,7 @@
 #include "cli/byte_size.h"
 #include "cli/chakra_files.h"
 #include "cli/fit_check.h"
+#include "cli/logging.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
@@ -198,6 +199,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   const scenario::Train& train = s.train();
   const scenario::Outputs& outputs = s.outputs();
   PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+  LogCalibration(system.chip);
   PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
                           scenario::BuildModel(train.model(), "train.model", source));
   PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, scenario::BuildTrainLayout(train, source));

@@ -133,6 +133,30 @@ ComputeEfficiency A100() {
 
 ComputeEfficiency IdealRoofline() { return ComputeEfficiency{}; }
 
+std::string_view CalibrationSource(std::string_view family) {
+  static const std::pair<std::string_view, std::string_view> kSources[] = {
+      {"a100",
+       "fit a100/isolated of tools/fit_calibration.py: V13 (LLMCompass) and MAMF's A100 rows, "
+       "data/calibration/gemm.csv:62,75,85-102; attention from attention.csv"},
+      {"hopper",
+       "fit h100/sustained: 76 H200 GEMMs at the 700 W cap, data/calibration/gemm.csv:103-178 "
+       "(docs/measurements/h200.md); FA3 attention fit h100/fa3 on attention.csv"},
+      {"blackwell",
+       "fit b200/anchored: OpenXLA's sm_100 B200 table, data/calibration/gemm.csv:24-42, plateau "
+       "at MAMF's B200 best shape (gemm.csv:66); attention from attention.csv"},
+      {"tpu-v5e",
+       "fit tpu-v5e/isolated: XLA matmuls on one v5e, data/calibration/gemm.csv:79-81 "
+       "(docs/reference/calibration.md G1.3); half-points and attention not calibrated"},
+      {"tpu",
+       "tpu-v5e's plateau with half-points scaled to the MXU width; not calibrated on this chip"},
+      {"ideal", "none: the chip's roofline (peak FLOP/s and HBM bandwidth)"},
+  };
+  for (const auto& [name, source] : kSources) {
+    if (name == family) return source;
+  }
+  return "";
+}
+
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
   switch (chip.family) {
     case topology::ChipFamily::kGpu:

@@ -52,6 +52,7 @@
 #define PODSIM_WORKLOADS_COMPUTE_MODEL_H_
 
 #include <string>
+#include <string_view>
 
 #include "sim/time.h"
 #include "topology/chip_spec.h"
@@ -98,6 +99,10 @@ ComputeEfficiency IdealRoofline();
 // Uncalibrated TPU presets with a 256-wide MXU (tpu-v6e, tpu7x) get half-points twice those of
 // the 128-wide ones.
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip);
+
+// Where a calibration family's constants come from: the fit of tools/fit_calibration.py and the
+// rows of data/calibration it used ("" for a family podsim does not define).
+std::string_view CalibrationSource(std::string_view family);
 
 // The a100 family's curve with the per-call time of the harness that measured V13 (28.9 us, as
 // matmul_overhead, fitted with the curve); it reproduces V13's rows on the a100 preset. For

@@ -1,5 +1,7 @@
 #include "workloads/step_simulator.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -825,7 +827,14 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
     PODSIM_ASSIGN_OR_RETURN(group, FindStepSymmetry(system, schedule, checked));
   }
   Simulation simulation(system, schedule, checked, options, std::move(group));
-  return simulation.Run();
+  sim::StatusOr<StepResult> result = simulation.Run();
+  if (result.ok()) {
+    spdlog::info("step: {} ({} of {} chips simulated, {} collectives of which {} distinct, {} events)",
+                 result->method, result->simulated_chips, system.fabric.chip_count(),
+                 result->collectives, result->rehearsals,
+                 result->events + result->rehearsal_events);
+  }
+  return result;
 }
 
 }  // namespace podsim::workloads
