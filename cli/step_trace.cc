@@ -56,7 +56,7 @@ StepTraceObserver::StepTraceObserver(const schedule::Schedule* schedule,
           kLinkWindow) {
   PODSIM_CHECK(schedule_ != nullptr && grid_ != nullptr && sink_ != nullptr)
       << "StepTraceObserver needs a schedule, a grid and a sink";
-  step_track_ = sink_->AddTrack(sink_->AddProcess("system"), "step");
+  step_track_ = sink_->AddTrack(sink_->AddProcess("system", 0), "step");
 }
 
 const StepTraceObserver::ProgramInfo& StepTraceObserver::Info(int program) {
@@ -103,7 +103,7 @@ StepTraceObserver::Chip* StepTraceObserver::ChipOf(uint32_t chip, int program, s
   const ProgramInfo& info = Info(program);
   Chip c;
   c.program = program;
-  c.process = sink_->AddProcess(ProcessName(chip, program));
+  c.process = sink_->AddProcess(ProcessName(chip, program), ProcessSortIndex(chip, program));
   for (const std::string& stream : info.streams)
     c.tracks.push_back(sink_->AddTrack(c.process, stream));
   c.running_since.assign(info.streams.size(), sim::Time::Zero());
@@ -128,6 +128,15 @@ std::string StepTraceObserver::ProcessName(uint32_t chip, int program) const {
     separator = ", ";
   }
   return name + ")";
+}
+
+int32_t StepTraceObserver::ProcessSortIndex(uint32_t chip, int program) const {
+  int64_t rank = program;
+  for (size_t axis = 0; axis < grid_->axes().size(); ++axis) {
+    rank = rank * grid_->axes()[axis].size + grid_->Coord(chip, static_cast<int>(axis));
+  }
+  PODSIM_CHECK(rank < INT32_MAX) << "process sort index overflows: " << rank;
+  return static_cast<int32_t>(rank + 1);
 }
 
 uint32_t StepTraceObserver::PeerOf(uint32_t chip, const schedule::Op& op) const {

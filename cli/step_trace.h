@@ -6,9 +6,11 @@
 //  - per traced chip, one process named after its program, chip and mesh coordinates on the axes
 //    of size > 1 that the program's `where` leaves free ("stage 3 (chip 1234: dp 5, tp 2)"),
 //    prefixed by the role of the step when the caller gives one ("decode replica (chip 0: tp 0)"),
-//    with
-//    one slice track per stream of that program in a fixed order (compute, tp, fsdp, fsdp.reduce,
-//    dp, pp, pp.recv, then any other stream in schedule order);
+//    with one slice track per stream of that program in a fixed order (compute, tp, fsdp,
+//    fsdp.reduce, dp, pp, pp.recv, then any other stream in schedule order);
+//  - processes sorted (TraceSink::AddProcess's sort_index) "system" first, then by program (the
+//    pipeline stage: training schedules list stages in order), then by mesh coordinates, the
+//    grid's axes in order, whatever the order chips first run an op in;
 //  - one slice per op (a Recv's slice spans its wait), category "op", with the op's kind, FLOPs,
 //    HBM bytes, matmul shape, collective, mesh axes, the collective's algorithm (as the network
 //    ran it: collectives/collective_runner.h), bytes, phase, microbatch and layer as args (only
@@ -45,9 +47,9 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -125,6 +127,8 @@ class StepTraceObserver : public workloads::StepObserver {
   uint32_t PeerOf(uint32_t chip, const schedule::Op& op) const;
   bool Traced(uint32_t chip) const { return chip < traced_.size() && traced_[chip]; }
   std::string ProcessName(uint32_t chip, int program) const;
+  // 1 + the rank of (program, the chip's coordinates on the grid's axes in order).
+  int32_t ProcessSortIndex(uint32_t chip, int program) const;
 
   const schedule::Schedule* schedule_;
   const workloads::MeshGrid* grid_;

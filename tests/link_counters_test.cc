@@ -22,7 +22,8 @@ constexpr double kLineRate = 1e11;
 // Records counter tracks and their values; everything else is unused here.
 class CounterSink : public traces::TraceSink {
  public:
-  traces::ProcessId AddProcess(std::string_view) override { return {processes_++}; }
+  using traces::TraceSink::AddProcess;
+  traces::ProcessId AddProcess(std::string_view, int32_t) override { return {processes_++}; }
   traces::TrackId AddTrack(traces::ProcessId, std::string_view) override {
     return {static_cast<uint32_t>(names.size() + 1000)};
   }

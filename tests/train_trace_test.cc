@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -79,6 +80,7 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
   const nlohmann::json result = nlohmann::json::parse(run.out);
   std::map<int, std::string> processes;
   std::map<int, std::set<std::string>> threads;
+  std::map<int, std::set<std::string>> counter_names;  // Each also names a thread of value slices.
   int op_slices = 0, sends = 0, pp_flows = 0;
   std::map<std::string, int> algorithms;  // "axes algorithm" -> collective slices.
   std::map<uint64_t, int> flow_pids;      // Flow id -> pid of its source.
@@ -88,6 +90,7 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
     const int pid = e["pid"];
     if (ph == "M" && e["name"] == "process_name") processes[pid] = e["args"]["name"];
     if (ph == "M" && e["name"] == "thread_name") threads[pid].insert(e["args"]["name"]);
+    if (ph == "C") counter_names[pid].insert(e["name"]);
     if (ph == "X" && e["cat"] == "op") {
       ++op_slices;
       EXPECT_TRUE(e["args"].contains("kind")) << e;
@@ -132,7 +135,11 @@ TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
             ": dp 0, tp 0)");
   }
   // Streams in the fixed order; the first stage receives only gradients, the last sends only them.
-  EXPECT_EQ(threads[2], (std::set<std::string>{"compute", "tp", "dp", "pp", "pp.recv"}));
+  std::set<std::string> streams;
+  std::set_difference(threads[2].begin(), threads[2].end(), counter_names[2].begin(),
+                      counter_names[2].end(), std::inserter(streams, streams.end()));
+  EXPECT_EQ(streams, (std::set<std::string>{"compute", "tp", "dp", "pp", "pp.recv"}));
+  EXPECT_TRUE(counter_names[2].contains("HBM"));
   // One slice per executed op, and a flow from every send to its receive.
   EXPECT_EQ(op_slices, result["simulation"]["ops"].get<int>());
   EXPECT_EQ(sends, 2 * 3 * 4);  // Activations and gradients, 3 boundaries, 4 microbatches.
@@ -286,6 +293,75 @@ TEST_F(TrainTraceTest, PerfettoDecodesWithProtocWithoutUnknownFields) {
                          digits_end != std::string::npos && line[digits_end] == ':';
     EXPECT_FALSE(unknown) << "unknown field: " << line;
   }
+}
+
+// "stage S (chip C: dp D, tp T)" -> {S, D, T}; "system" -> {-1}.
+std::vector<int> StageAndCoordinates(const std::string& name) {
+  if (name == "system") return {-1};
+  std::vector<int> key;
+  std::istringstream in(name);
+  std::string word;
+  in >> word;
+  EXPECT_EQ(word, "stage") << name;
+  int stage = -1;
+  in >> stage;
+  key.push_back(stage);
+  in >> word >> word;                                         // "(chip" "C:"
+  while (in >> word >> word) key.push_back(std::stoi(word));  // "dp" "D," ... "tp" "T)"
+  return key;
+}
+
+// Both formats give each process a sort index that orders "system" first, then the stages,
+// then the mesh coordinates (cli/step_trace.h), though every chip is declared when it first
+// runs an op: by chip id at time 0, and chip ids do not follow the stages here (stage 2 is
+// chips 12-15, stage 3 chips 8-11).
+TEST_F(TrainTraceTest, ProcessesSortByStageThenCoordinates) {
+  ASSERT_EQ(Podsim(With(kTrain, {"--every-chip", "--trace", Path("all.json")})).code, 0);
+  ASSERT_EQ(Podsim(With(kTrain, {"--every-chip", "--trace", Path("all.pftrace")})).code, 0);
+  std::map<int, std::string> names;  // pid -> name
+  std::map<int, int> sort_index;     // pid -> process_sort_index
+  for (const nlohmann::json& e : TraceEvents(Path("all.json"))) {
+    if (e["ph"] == "M" && e["name"] == "process_name") names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "process_sort_index") {
+      sort_index[e["pid"]] = e["args"]["sort_index"];
+    }
+  }
+  std::vector<std::pair<int, std::string>> json_order;
+  for (const auto& [pid, name] : names) json_order.emplace_back(sort_index.at(pid), name);
+
+  const std::string command = std::string(PODSIM_PROTOC_PATH) +
+                              " --decode=perfetto.protos.Trace -I " + PODSIM_TRACES_SOURCE_DIR +
+                              " " + PODSIM_TRACES_SOURCE_DIR + "/perfetto_min.proto < " +
+                              Path("all.pftrace") + " > " + Path("all.txt");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  // protoc prints a ProcessDescriptor's fields by number: legacy_sort_index (3) before
+  // process_name (6).
+  std::vector<std::pair<int, std::string>> perfetto_order;
+  std::istringstream lines(ReadFile(Path("all.txt")));
+  int index = -1;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string name_key = "process_name: \"", index_key = "legacy_sort_index: ";
+    if (size_t at = line.find(index_key); at != std::string::npos) {
+      index = std::stoi(line.substr(at + index_key.size()));
+    }
+    if (size_t at = line.find(name_key); at != std::string::npos) {
+      perfetto_order.emplace_back(
+          index, line.substr(at + name_key.size(), line.rfind('"') - at - name_key.size()));
+      index = -1;
+    }
+  }
+
+  for (auto* order : {&json_order, &perfetto_order}) {
+    ASSERT_EQ(order->size(), 17u);  // "system" and 16 chips.
+    std::sort(order->begin(), order->end());
+    for (size_t i = 1; i < order->size(); ++i) {
+      EXPECT_LT((*order)[i - 1].first, (*order)[i].first) << "equal sort indices";
+      EXPECT_LT(StageAndCoordinates((*order)[i - 1].second),
+                StageAndCoordinates((*order)[i].second))
+          << (*order)[i - 1].second << " sorts before " << (*order)[i].second;
+    }
+  }
+  EXPECT_EQ(json_order, perfetto_order);
 }
 
 TEST_F(TrainTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {

@@ -1,7 +1,9 @@
 #include "traces/chrome_json_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <ostream>
 #include <type_traits>
 #include <variant>
@@ -82,6 +84,40 @@ std::string_view UnitKey(CounterUnit unit) {
   return "value";
 }
 
+// A counter value as a slice name: its unit's usual scale, one decimal ("12.5 GiB", "40.0%").
+void AppendValueName(double value, CounterUnit unit, std::string* out) {
+  static constexpr std::string_view kBinary[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static constexpr std::string_view kRate[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"};
+  std::string_view suffix;
+  switch (unit) {
+    case CounterUnit::kCount:
+      AppendNumber(value, out);
+      return;
+    case CounterUnit::kFraction:
+      value *= 100;
+      suffix = "%";
+      break;
+    case CounterUnit::kBytes:
+    case CounterUnit::kBytesPerSecond: {
+      const double base = unit == CounterUnit::kBytes ? 1024 : 1000;
+      size_t scale = 0;
+      while (std::fabs(value) >= base && scale + 1 < std::size(kBinary)) {
+        value /= base;
+        ++scale;
+      }
+      suffix = unit == CounterUnit::kBytes ? kBinary[scale] : kRate[scale];
+      break;
+    }
+  }
+  char buf[64];
+  std::to_chars_result r =
+      std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, 1);
+  PODSIM_CHECK(r.ec == std::errc()) << "number formatting failed";
+  out->append(buf, r.ptr);
+  if (unit != CounterUnit::kFraction) out->push_back(' ');
+  out->append(suffix);
+}
+
 void AppendArgs(std::span<const Arg> args, std::string* out) {
   out->append(",\"args\":{");
   for (size_t i = 0; i < args.size(); ++i) {
@@ -113,11 +149,11 @@ ChromeJsonWriter::ChromeJsonWriter(std::ostream* out, sim::Time origin_offset)
   *out_ << "{\"traceEvents\":[";
 }
 
-ProcessId ChromeJsonWriter::AddProcess(std::string_view name) {
+ProcessId ChromeJsonWriter::AddProcess(std::string_view name, int32_t sort_index) {
   ProcessId id = registry_.AddProcess(name);
   uint32_t pid = id.index + 1;
   WriteMetadata("process_name", pid, 0, "name", name, 0);
-  WriteMetadata("process_sort_index", pid, 0, "sort_index", {}, id.index);
+  WriteMetadata("process_sort_index", pid, 0, "sort_index", {}, sort_index);
   return id;
 }
 
@@ -134,13 +170,10 @@ TrackId ChromeJsonWriter::AddChildTrack(ProcessId process, std::string_view name
                                         std::optional<CounterUnit> unit) {
   TrackId id = registry_.AddTrack(process, name, unit);
   tracks_.emplace_back();
-  // Counters are process-scoped in viewers (keyed by name), so they need no thread metadata.
-  if (!unit.has_value()) {
-    const TrackRegistry::Track& track = registry_.track(id);
-    WriteMetadata("thread_name", process.index + 1, track.rank + 1, "name", name, 0);
-    WriteMetadata("thread_sort_index", process.index + 1, track.rank + 1, "sort_index", {},
-                  track.rank);
-  }
+  const TrackRegistry::Track& track = registry_.track(id);
+  WriteMetadata("thread_name", process.index + 1, track.rank + 1, "name", name, 0);
+  WriteMetadata("thread_sort_index", process.index + 1, track.rank + 1, "sort_index", {},
+                track.rank);
   return id;
 }
 
@@ -163,6 +196,7 @@ void ChromeJsonWriter::EndSlice(TrackId track, sim::Time time) {
   registry_.End(track, time);
   TrackState& state = tracks_[track.index];
   state.pending[state.open.back()].end_ns = TraceNanoseconds(time) + offset_ns_;
+  latest_ns_ = std::max(latest_ns_, state.pending[state.open.back()].end_ns);
   state.open.pop_back();
   if (state.open.empty()) Flush(track);
 }
@@ -172,6 +206,7 @@ void ChromeJsonWriter::Instant(TrackId track, sim::Time time, const EventSpec& e
   Pending instant;
   instant.begin_ns = TraceNanoseconds(time) + offset_ns_;
   instant.end_ns = -2;
+  latest_ns_ = std::max(latest_ns_, instant.begin_ns);
   StartEvent(event.name, event.category, 'i', instant.begin_ns, track, &instant.head);
   instant.tail = ",\"s\":\"t\"";
   AppendArgs(event.args, &instant.tail);
@@ -189,8 +224,16 @@ void ChromeJsonWriter::Instant(TrackId track, sim::Time time, const EventSpec& e
 void ChromeJsonWriter::SetCounter(TrackId track, sim::Time time, double value) {
   registry_.Counter(track, time, value);
   const TrackRegistry::Track& t = registry_.track(track);
+  const int64_t ts_ns = TraceNanoseconds(time) + offset_ns_;
+  latest_ns_ = std::max(latest_ns_, ts_ns);
+  TrackState& state = tracks_[track.index];
+  if (value != state.value) {
+    WriteValueSlice(track, ts_ns);
+    state.value = value;
+    state.value_since_ns = ts_ns;
+  }
   line_.clear();
-  StartEvent(t.name, {}, 'C', TraceNanoseconds(time) + offset_ns_, track, &line_);
+  StartEvent(t.name, {}, 'C', ts_ns, track, &line_);
   line_.append(",\"args\":{");
   AppendJsonString(UnitKey(*t.counter_unit), &line_);
   line_.push_back(':');
@@ -201,6 +244,9 @@ void ChromeJsonWriter::SetCounter(TrackId track, sim::Time time, double value) {
 
 sim::Status ChromeJsonWriter::Close() {
   registry_.Close();
+  for (uint32_t i = 0; i < tracks_.size(); ++i) {
+    if (registry_.track({i}).counter_unit.has_value()) WriteValueSlice({i}, latest_ns_);
+  }
   PODSIM_CHECK(waiting_ends_.empty())
       << "Close with flow " << waiting_ends_.begin()->first << " ended but never started";
   *out_ << "\n]}\n";
@@ -294,6 +340,24 @@ void ChromeJsonWriter::WriteFlow(char phase, uint64_t id, std::string_view categ
     waiting_ends_.erase(waiting);
     EmitLine();
   }
+}
+
+void ChromeJsonWriter::WriteValueSlice(TrackId track, int64_t end_ns) {
+  const TrackState& state = tracks_[track.index];
+  if (state.value == 0 || end_ns <= state.value_since_ns) return;
+  const CounterUnit unit = *registry_.track(track).counter_unit;
+  std::string name;
+  AppendValueName(state.value, unit, &name);
+  line_.clear();
+  StartEvent(name, "counter", 'X', state.value_since_ns, track, &line_);
+  line_.append(",\"dur\":");
+  AppendMicros(end_ns - state.value_since_ns, &line_);
+  line_.append(",\"args\":{");
+  AppendJsonString(UnitKey(unit), &line_);
+  line_.push_back(':');
+  AppendNumber(state.value, &line_);
+  line_.append("}}");
+  EmitLine();
 }
 
 void ChromeJsonWriter::EmitLine() {

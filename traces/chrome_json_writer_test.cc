@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "traces/trace_lint.h"
 #include "traces/trace_test_util.h"
@@ -29,11 +30,12 @@ TEST(ChromeJsonWriterTest, SyntheticScenarioPassesLint) {
 }
 
 // Pins the exact format: field order, 3-decimal microseconds offset by 1 us, metadata, complete
-// (X) events written when they end, v1 flows right after the slices they bind to.
+// (X) events written when they end, v1 flows right after the slices they bind to, a counter's
+// value slice up to the end of the trace.
 TEST(ChromeJsonWriterTest, WritesTheDocumentedFormat) {
   std::ostringstream out;
   ChromeJsonWriter writer(&out);
-  ProcessId chip = writer.AddProcess("chip0");
+  ProcessId chip = writer.AddProcess("chip0", 7);
   TrackId comm = writer.AddTrack(chip, "comm");
   TrackId hbm = writer.AddCounterTrack(chip, "HBM", CounterUnit::kBytes);
   const Arg args[] = {Arg::Uint("bytes", 1024), Arg::String("axis", "x\"y")};
@@ -50,15 +52,18 @@ TEST(ChromeJsonWriterTest, WritesTheDocumentedFormat) {
   EXPECT_EQ(out.str(),
             R"({"traceEvents":[
 {"name":"process_name","ph":"M","ts":0,"pid":1,"tid":0,"args":{"name":"chip0"}},
-{"name":"process_sort_index","ph":"M","ts":0,"pid":1,"tid":0,"args":{"sort_index":0}},
+{"name":"process_sort_index","ph":"M","ts":0,"pid":1,"tid":0,"args":{"sort_index":7}},
 {"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":1,"args":{"name":"comm"}},
 {"name":"thread_sort_index","ph":"M","ts":0,"pid":1,"tid":1,"args":{"sort_index":0}},
+{"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":2,"args":{"name":"HBM"}},
+{"name":"thread_sort_index","ph":"M","ts":0,"pid":1,"tid":2,"args":{"sort_index":1}},
 {"name":"send","cat":"comm","ph":"X","ts":1.001,"pid":1,"tid":1,"dur":2.000,"args":{"bytes":1024,"axis":"x\"y"}},
 {"name":"flow","cat":"comm","ph":"s","ts":1.001,"pid":1,"tid":1,"id":9},
 {"name":"recv","cat":"comm","ph":"X","ts":4.000,"pid":1,"tid":1,"dur":0.000,"args":{}},
 {"name":"flow","cat":"comm","ph":"f","ts":4.000,"pid":1,"tid":1,"id":9,"bp":"e"},
 {"name":"mark","cat":"comm","ph":"i","ts":4.000,"pid":1,"tid":1,"s":"t","args":{}},
-{"name":"HBM","ph":"C","ts":1.000,"pid":1,"tid":2,"args":{"bytes":2500000000}}
+{"name":"HBM","ph":"C","ts":1.000,"pid":1,"tid":2,"args":{"bytes":2500000000}},
+{"name":"2.3 GiB","cat":"counter","ph":"X","ts":1.000,"pid":1,"tid":2,"dur":3.000,"args":{"bytes":2500000000}}
 ]}
 )");
   EXPECT_TRUE(LintChromeJson(out.str()).ok());
@@ -69,14 +74,15 @@ TEST(ChromeJsonWriterTest, ScenarioHasTheExpectedEvents) {
   nlohmann::json trace = nlohmann::json::parse(WriteScenario(&counts));
   std::map<std::string, int> by_phase;
   for (const auto& event : trace["traceEvents"]) ++by_phase[event["ph"].get<std::string>()];
-  EXPECT_EQ(by_phase["X"], counts.slices);
+  // Value slices: per chip, the HBM value of each layer and the first; the link's per send.
+  EXPECT_EQ(by_phase["X"], counts.slices + 2 * (3 + 1) + 3);
   EXPECT_EQ(by_phase["B"] + by_phase["E"], 0);
   EXPECT_EQ(by_phase["i"], counts.instants);
   EXPECT_EQ(by_phase["C"], counts.counter_values);
   EXPECT_EQ(by_phase["s"], counts.flows);
   EXPECT_EQ(by_phase["f"], counts.flows);
-  // 3 processes x (name + sort index) + 5 slice tracks x (name + sort index).
-  EXPECT_EQ(by_phase["M"], 16);
+  // 3 processes x (name + sort index) + 8 tracks (5 slice, 3 counter) x (name + sort index).
+  EXPECT_EQ(by_phase["M"], 22);
 }
 
 // Nested slices wait for the outermost one and come out outer first; a flow whose destination
@@ -106,6 +112,40 @@ TEST(ChromeJsonWriterTest, NestedSlicesAndEarlyFlowEndsKeepFileOrder) {
 ]}
 )");
   sim::Status lint = LintChromeJson(text);
+  EXPECT_TRUE(lint.ok()) << lint;
+}
+
+// Each interval of constant non-zero counter value is a slice on the counter's own thread, named
+// after the value (DevTools draws no `C` events); an unchanged value does not split it.
+TEST(ChromeJsonWriterTest, CounterValuesAreAlsoSlices) {
+  std::ostringstream out;
+  ChromeJsonWriter writer(&out);
+  ProcessId chip = writer.AddProcess("chip0");
+  TrackId link = writer.AddCounterTrack(chip, "link", CounterUnit::kFraction);
+  TrackId rate = writer.AddCounterTrack(chip, "rate", CounterUnit::kBytesPerSecond);
+  TrackId ops = writer.AddTrack(chip, "ops");
+  using sim::Time;
+  writer.SetCounter(link, Time::Nanoseconds(0), 0);
+  writer.SetCounter(link, Time::Nanoseconds(10), 0.5);
+  writer.SetCounter(link, Time::Nanoseconds(20), 0.5);
+  writer.SetCounter(link, Time::Nanoseconds(30), 0.25);
+  writer.SetCounter(link, Time::Nanoseconds(40), 0);
+  writer.SetCounter(link, Time::Nanoseconds(50), 1);
+  writer.SetCounter(rate, Time::Nanoseconds(5), 4.5e11);
+  writer.SetCounter(rate, Time::Nanoseconds(5), 0);  // Zero-length: no slice.
+  writer.BeginSlice(ops, Time::Nanoseconds(0), {.name = "op", .category = "op"});
+  writer.EndSlice(ops, Time::Nanoseconds(60));
+  ASSERT_TRUE(writer.Close().ok());
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  std::vector<std::string> slices;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["cat"] != "counter") continue;
+    EXPECT_EQ(e["tid"], 1);
+    slices.push_back(e["name"].get<std::string>() + " " + e["ts"].dump() + " " + e["dur"].dump());
+  }
+  EXPECT_EQ(slices,
+            (std::vector<std::string>{"50.0% 1.01 0.02", "25.0% 1.03 0.01", "100.0% 1.05 0.01"}));
+  sim::Status lint = LintChromeJson(out.str());
   EXPECT_TRUE(lint.ok()) << lint;
 }
 

@@ -36,7 +36,7 @@ PerfettoWriter::PerfettoWriter(std::ostream* out, uint32_t sequence_id)
 
 PerfettoWriter::~PerfettoWriter() = default;
 
-ProcessId PerfettoWriter::AddProcess(std::string_view name) {
+ProcessId PerfettoWriter::AddProcess(std::string_view name, int32_t sort_index) {
   ProcessId id = registry_.AddProcess(name);
   uint64_t uuid = next_uuid_++;
   process_uuids_.push_back(uuid);
@@ -45,6 +45,7 @@ ProcessId PerfettoWriter::AddProcess(std::string_view name) {
   desc->set_uuid(uuid);
   desc->mutable_process()->set_pid(static_cast<int32_t>(id.index + 1));
   desc->mutable_process()->set_process_name(std::string(name));
+  desc->mutable_process()->set_legacy_sort_index(sort_index);
   desc->set_child_ordering(pb::TrackDescriptor::EXPLICIT);
   WritePacket();
   return id;

@@ -10,10 +10,10 @@
 //  - Event names, categories and argument names are interned (iids from 1, per table) in the
 //    packet that first uses them.
 //  - Each process is a root TrackDescriptor with a ProcessDescriptor (pid = declaration order + 1,
-//    children in EXPLICIT order); each track is a child TrackDescriptor (parent_uuid = its process,
-//    sibling_order_rank = declaration order, sibling_merge_behavior NONE so same-name tracks of
-//    different chips never merge). Descriptors are written when declared, so always before use.
-//    Uuids are 1, 2, 3... in declaration order.
+//    legacy_sort_index = the sort_index given, children in EXPLICIT order); each track is a child
+//    TrackDescriptor (parent_uuid = its process, sibling_order_rank = declaration order,
+//    sibling_merge_behavior NONE so same-name tracks of different chips never merge). Descriptors
+//    are written when declared, so always before use. Uuids are 1, 2, 3... in declaration order.
 //  - Slices are SLICE_BEGIN/SLICE_END, instants INSTANT, counters COUNTER with
 //    double_counter_value; args become debug annotations; flows use flow_ids on the source slice
 //    and terminating_flow_ids on the destination slice.
@@ -48,7 +48,8 @@ class PerfettoWriter final : public TraceSink {
   explicit PerfettoWriter(std::ostream* out, uint32_t sequence_id = 1);
   ~PerfettoWriter() override;
 
-  ProcessId AddProcess(std::string_view name) override;
+  using TraceSink::AddProcess;
+  ProcessId AddProcess(std::string_view name, int32_t sort_index) override;
   TrackId AddTrack(ProcessId process, std::string_view name) override;
   TrackId AddCounterTrack(ProcessId process, std::string_view name, CounterUnit unit) override;
   void BeginSlice(TrackId track, sim::Time time, const EventSpec& event) override;

@@ -27,7 +27,10 @@ class FileTraceSink final : public TraceSink {
     writer_.reset();
   }
 
-  ProcessId AddProcess(std::string_view name) override { return writer_->AddProcess(name); }
+  using TraceSink::AddProcess;
+  ProcessId AddProcess(std::string_view name, int32_t sort_index) override {
+    return writer_->AddProcess(name, sort_index);
+  }
   TrackId AddTrack(ProcessId process, std::string_view name) override {
     return writer_->AddTrack(process, name);
   }

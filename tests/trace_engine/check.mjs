@@ -1,7 +1,10 @@
 // Loads Chrome JSON traces written by podsim in the Chrome DevTools trace engine (the npm package
 // @paulirish/trace_engine, the Performance panel's model) and checks that it sees what podsim
-// wrote: the processes and threads by name, every slice, and every flow with both ends
-// (issue 7; shared/reference/traces.md 1c item 3).
+// wrote: the processes and threads by name, every slice, every flow with both ends and as the
+// initiator link the Performance panel draws its arrows from, the counters as the value slices
+// of their threads (the engine has no model of "C" events: chrome_json_writer.h), and the
+// processes' sort indices in stage and coordinate order (issues 7 and 17;
+// docs/reference/traces.md 1c item 3).
 //
 //   node tests/trace_engine/check.mjs PATH/TO/podsim
 //
@@ -51,13 +54,17 @@ function check(condition, message) {
 // What podsim wrote, read straight from the JSON: names, slices per thread, flow ids.
 function summarize(events) {
   const processes = new Map();  // pid -> name
+  const sortIndex = new Map();  // pid -> process_sort_index
   const threads = new Map();    // "pid:tid" -> name
+  const counters = new Map();   // "pid:tid" -> number of "C" events
   const slices = new Map();     // "pid:tid" -> number of slices (X, or B of a B/E pair)
   const flows = new Map();      // id -> {s: [pid, tid, ts], f: [pid, tid, ts]}
   for (const e of events) {
     const key = `${e.pid}:${e.tid}`;
     if (e.ph === 'M' && e.name === 'process_name') processes.set(e.pid, e.args.name);
+    if (e.ph === 'M' && e.name === 'process_sort_index') sortIndex.set(e.pid, e.args.sort_index);
     if (e.ph === 'M' && e.name === 'thread_name') threads.set(key, e.args.name);
+    if (e.ph === 'C') counters.set(key, (counters.get(key) ?? 0) + 1);
     if (e.ph === 'X' || e.ph === 'B') slices.set(key, (slices.get(key) ?? 0) + 1);
     if (e.ph === 's' || e.ph === 'f') {
       const flow = flows.get(e.id) ?? {};
@@ -65,7 +72,7 @@ function summarize(events) {
       flows.set(e.id, flow);
     }
   }
-  return {processes, threads, slices, flows};
+  return {processes, sortIndex, threads, slices, counters, flows};
 }
 
 // Checks one trace against the engine; `expect` holds the run's own expectations.
@@ -130,14 +137,62 @@ async function checkTrace(label, file, expect) {
   check(flows.length === wrote.flows.size - sameTime,
         fail(`engine found ${flows.length} flows, podsim wrote ${wrote.flows.size} (` +
              `${sameTime} with both ends at one time)`));
+  // The panel draws a flow as an arrow from an entry's initiator (InitiatorsHandler), from the
+  // slice podsim bound the flow's `s` to.
+  const starts = new Set([...wrote.flows.values()].filter((f) => f.s).map((f) => f.s.join(':')));
+  const initiated = data.Initiators.initiatorToEvents;
   let crossProcess = 0;
   for (const flow of flows) {
     if (!check(flow.length === 2, fail(`a flow with ${flow.length} events`))) continue;
     if (flow[0].pid !== flow[1].pid) ++crossProcess;
+    const [from, to] = flow;
+    check(starts.has([from.pid, from.tid, from.ts].join(':')),
+          fail(`flow from '${from.name}' (pid ${from.pid}, tid ${from.tid}, ${from.ts} ` +
+               'us) does not start where podsim started one'));
+    check(initiated.get(from)?.includes(to),
+          fail(`no initiator arrow from '${from.name}' to '${to.name}'`));
   }
   check(crossProcess >= expect.minCrossProcessFlows,
         fail(`${crossProcess} flows between processes, expected at least ` +
              `${expect.minCrossProcessFlows}`));
+
+  // Counters: each counter track podsim wrote "C" events on is a thread of the engine with
+  // entries (its value slices; counted with the other slices above), named like the counter.
+  const counterThreads = new Map();  // pid -> names of its counter threads with entries
+  for (const [key] of wrote.counters) {
+    const [pid, tid] = key.split(':').map(Number);
+    const thread = renderer.get(pid)?.threads.get(tid);
+    if (!check(thread && thread.entries.length > 0,
+               fail(`counter '${wrote.threads.get(key)}' (${key}) has no entries in the engine`))) {
+      continue;
+    }
+    counterThreads.set(pid, [...(counterThreads.get(pid) ?? []), thread.name]);
+  }
+  for (const [pid, name] of wrote.processes) {
+    if (name === 'system') continue;
+    const names = counterThreads.get(pid) ?? [];
+    for (const pattern of expect.counters ?? []) {
+      check(names.some((n) => pattern.test(n)),
+            fail(`process '${name}': no counter matching ${pattern} in the engine (has: ` +
+                 `${names.join(', ')})`));
+    }
+  }
+
+  // Order: the sort indices put "system" first, then stage, then the coordinates in the
+  // process name ("stage 2 (chip 13: dp 0, tp 1)"). The engine does not read sort indices (the
+  // Performance panel lists the busiest tracks first), Perfetto and the legacy viewer do.
+  if (expect.ordered) {
+    const key = (name) => name === 'system' ? [-1] : [...name.matchAll(/(?:stage|dp|tp|fsdp) (\d+)/g)]
+        .map((m) => Number(m[1]));
+    const byIndex = [...wrote.processes].sort((a, b) => wrote.sortIndex.get(a[0]) -
+                                                        wrote.sortIndex.get(b[0]));
+    for (let i = 1; i < byIndex.length; ++i) {
+      const [a, b] = [key(byIndex[i - 1][1]), key(byIndex[i][1])];
+      const less = a.findIndex((v, j) => v !== b[j]);
+      check(less >= 0 && a[less] < b[less],
+            fail(`'${byIndex[i - 1][1]}' sorts before '${byIndex[i][1]}'`));
+    }
+  }
 
   // A step trace spans the step: from 1 us (podsim's origin) to 1 us + the simulated time.
   const bounds = meta.traceBounds;
@@ -147,8 +202,9 @@ async function checkTrace(label, file, expect) {
           fail(`trace spans ${bounds.range} us, the step took ${expect.spanUs} us`));
   }
   console.log(`${label}: ${names.length} processes, ${wrote.threads.size} threads, ${entries} ` +
-              `slices, ${flows.length} flows (${crossProcess} between chips; ${sameTime} more ` +
-              'with both ends at one time, which the engine cannot show) -- as written');
+              `slices (counter values included), ${wrote.counters.size} counters, ` +
+              `${flows.length} flows (${crossProcess} between chips; ${sameTime} more with ` +
+              'both ends at one time, which the engine cannot show) -- as written');
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podsim-trace-engine-'));
@@ -165,7 +221,26 @@ try {
     processCount: 5,
     threads: ['step', 'compute', 'tp', 'dp', 'pp', 'pp.recv'],
     minCrossProcessFlows: 2 * 3 * 4,  // Activations and gradients, 3 stage boundaries, 4 microbatches.
+    counters: [/^HBM$/, /^link to /],
+    ordered: true,
     spanUs: train.step_time_s * 1e6,
+  });
+
+  // The same step with every chip traced: 16 chips, declared when they first run an op (by chip
+  // id at time 0, not in stage order: stage 2 is chips 12-15, stage 3 chips 8-11).
+  const everyTrace = path.join(dir, 'every.json');
+  execFileSync(podsim, [
+    'train', '--system', 'h100:16', '--model', 'llama3-8b', '--layout',
+    'tp=2,pp=4,dp=2,microbatches=4', '--batch-tokens', '64Ki', '--seq', '4096', '--every-chip',
+    '--trace', everyTrace,
+  ]);
+  await checkTrace('train --every-chip', everyTrace, {
+    processes: [/^system$/, /^stage 0 \(chip 0: dp 0, tp 0\)$/, /^stage 3 \(chip \d+: dp 1, tp 1\)$/],
+    processCount: 17,
+    threads: ['step', 'compute', 'tp', 'dp', 'pp', 'pp.recv', 'HBM'],
+    minCrossProcessFlows: 2 * 3 * 4 * 4,  // As above, for each of the 4 (dp, tp) chips a stage has.
+    counters: [/^HBM$/, /^link to /],
+    ordered: true,
   });
 
   // A decode step of a tensor-parallel replica: one simulated chip, compute and tp streams, flows

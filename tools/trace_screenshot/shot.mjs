@@ -19,7 +19,7 @@ if (!trace || !shot) {
 const processes =
     JSON.parse(fs.readFileSync(trace, 'utf8')).traceEvents.filter((e) => e.name === 'process_name');
 const port = 9333 + (process.pid % 500);
-const width = 1600, height = 1000;
+const width = 1600, height = 1350;
 const browser = await chromium.launch({
   executablePath,
   headless: true,
@@ -42,7 +42,8 @@ try {
   await page.waitForTimeout(500);
 
   // Expand every chip's process: its header rows are 21 px apart below the time ruler while all
-  // are collapsed; bottom up, so the rows above do not move. The last one is "system".
+  // are collapsed; bottom up, so the rows above do not move. The panel lists processes by their
+  // busiest track, not by podsim's sort index, so the last one is "system" (one slice).
   const chart = await page.locator('canvas.flame-chart-canvas').first().boundingBox();
   for (let i = processes.length - 2; i >= 0; --i) {
     await page.mouse.click(chart.x + 40, chart.y + 24 + 21 * i);
