@@ -247,9 +247,9 @@ std::string WrapsText(const topology::Fabric& fabric, const std::vector<std::str
   for (size_t a = 0; a < names.size(); ++a) {
     if (!text.empty()) text += ", ";
     text += names[a] + (fabric.Wraps(static_cast<int>(a)) ? " wraps" : " does not wrap");
-    const bool spans = spanned.empty() ? fabric.shape()[a] > 1
-                                       : std::find(spanned.begin(), spanned.end(), names[a]) !=
-                                             spanned.end();
+    const bool spans = spanned.empty()
+                           ? fabric.shape()[a] > 1
+                           : std::find(spanned.begin(), spanned.end(), names[a]) != spanned.end();
     if (spans) text += " (spanned)";
   }
   return text;
@@ -445,8 +445,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     // nccl-tests' columns: size in bytes, count of elements of its default -d float.
     char line[200];
     std::snprintf(line, sizeof line, "%14s %14s %7s %12s %12s %12s  %s\n", "size (B)",
-                  "count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-                  "algorithm");
+                  "count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm");
     io.out << line;
     for (size_t i = 0; i < results.size(); ++i) {
       std::snprintf(line, sizeof line, "%14.0f %14.0f %7s %12.2f %12.2f %12.2f  %s\n", sizes[i],

@@ -359,10 +359,10 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     step_options.flow_observer = trace->flow_observer();
   }
   PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options, step_options));
-  PODSIM_RETURN_IF_ERROR(CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
-                                  "batch " + std::to_string(options.batch) + " on layout " +
-                                      in.layout.ToString(),
-                                  outputs.require_fit(), source, io));
+  PODSIM_RETURN_IF_ERROR(
+      CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
+               "batch " + std::to_string(options.batch) + " on layout " + in.layout.ToString(),
+               outputs.require_fit(), source, io));
   if (trace) {
     PODSIM_RETURN_IF_ERROR(
         FieldError(trace->Close(r.step.step_time), source, "--trace", "outputs.trace"));
@@ -446,10 +446,10 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
     InferenceOptions options = in.options;
     options.batch = batch;
     PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options));
-    PODSIM_RETURN_IF_ERROR(CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
-                                    "batch " + std::to_string(batch) + " on layout " +
-                                        in.layout.ToString(),
-                                    outputs.require_fit(), source, io));
+    PODSIM_RETURN_IF_ERROR(
+        CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
+                 "batch " + std::to_string(batch) + " on layout " + in.layout.ToString(),
+                 outputs.require_fit(), source, io));
     results.push_back(std::move(r));
   }
   // Pareto-optimal among the points that fit: nothing else both as fast and as productive.

@@ -119,13 +119,12 @@ void PrintText(std::string_view kind, const ordered_json& rows, std::ostream& ou
   } else if (kind == "chips") {
     out << "chips (the NAME of a SYSTEM; dense peaks, one-way link bandwidths)\n";
     std::snprintf(line, sizeof line, "  %-8s %-4s %10s %9s %7s %9s %14s %11s  %s\n", "name", "",
-                  "bf16 TF/s", "fp8 TF/s", "HBM GB", "HBM TB/s", "scale-up", "scale-out",
-                  "source");
+                  "bf16 TF/s", "fp8 TF/s", "HBM GB", "HBM TB/s", "scale-up", "scale-out", "source");
     out << line;
     for (const ordered_json& c : rows) {
-      const std::string ports =
-          std::to_string(c["scale_up_ports"].get<int>()) + " x " +
-          Format("%.3g", c["scale_up_link_bytes_per_s"].get<double>() / 1e9) + " GB/s";
+      const std::string ports = std::to_string(c["scale_up_ports"].get<int>()) + " x " +
+                                Format("%.3g", c["scale_up_link_bytes_per_s"].get<double>() / 1e9) +
+                                " GB/s";
       std::snprintf(line, sizeof line, "  %-8s %-4s %10.0f %9s %7.0f %9.3g %14s %6.3g GB/s  %s\n",
                     c["name"].get<std::string>().c_str(), c["family"].get<std::string>().c_str(),
                     c["bf16_flops_per_s"].get<double>() / 1e12,
@@ -141,8 +140,8 @@ void PrintText(std::string_view kind, const ordered_json& rows, std::ostream& ou
     out << "systems (--system NAME:SIZE[,key=value]...)\n";
     for (const ordered_json& s : rows) {
       out << "  " << s["family"].get<std::string>() << "  " << s["form"].get<std::string>()
-          << "\n      keys: " << s["keys"].get<std::string>()
-          << "\n      e.g.  " << s["example"].get<std::string>() << "\n";
+          << "\n      keys: " << s["keys"].get<std::string>() << "\n      e.g.  "
+          << s["example"].get<std::string>() << "\n";
     }
   } else {
     out << "algorithms (collective --algorithm NAME; the default picks one and says why)\n";
@@ -159,35 +158,36 @@ void PrintText(std::string_view kind, const ordered_json& rows, std::ostream& ou
 Command AddListCommand(CLI::App& app) {
   auto flags = std::make_shared<ListFlags>();
   CLI::App* sub = app.add_subcommand(
-      "list", "List the model presets, chips, system forms and collective algorithms, with sources");
+      "list",
+      "List the model presets, chips, system forms and collective algorithms, with sources");
   sub->add_option("KIND", flags->kind, "models, chips, systems or algorithms (default: all four)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
-  return Command{sub, [flags](CommandIo& io) -> sim::Status {
-                   std::vector<std::string_view> kinds(std::begin(kKinds), std::end(kKinds));
-                   if (!flags->kind.empty()) {
-                     const auto it = std::find(kinds.begin(), kinds.end(), flags->kind);
-                     if (it == kinds.end()) {
-                       return sim::Status::NotFound(
-                           "list: unknown kind '" + flags->kind + "'" +
-                           topology::DidYouMean(flags->kind, kinds) +
-                           "; expected models, chips, systems or algorithms");
-                     }
-                     kinds = {*it};
-                   }
-                   ordered_json all = ordered_json::object();
-                   for (std::string_view kind : kinds) all[std::string(kind)] = ListOf(kind);
-                   if (flags->json) {
-                     io.out << all.dump(2) << "\n";
-                     return sim::Status::Ok();
-                   }
-                   bool first = true;
-                   for (std::string_view kind : kinds) {
-                     if (!first) io.out << "\n";
-                     first = false;
-                     PrintText(kind, all[std::string(kind)], io.out);
-                   }
-                   return sim::Status::Ok();
-                 }};
+  return Command{
+      sub, [flags](CommandIo& io) -> sim::Status {
+        std::vector<std::string_view> kinds(std::begin(kKinds), std::end(kKinds));
+        if (!flags->kind.empty()) {
+          const auto it = std::find(kinds.begin(), kinds.end(), flags->kind);
+          if (it == kinds.end()) {
+            return sim::Status::NotFound("list: unknown kind '" + flags->kind + "'" +
+                                         topology::DidYouMean(flags->kind, kinds) +
+                                         "; expected models, chips, systems or algorithms");
+          }
+          kinds = {*it};
+        }
+        ordered_json all = ordered_json::object();
+        for (std::string_view kind : kinds) all[std::string(kind)] = ListOf(kind);
+        if (flags->json) {
+          io.out << all.dump(2) << "\n";
+          return sim::Status::Ok();
+        }
+        bool first = true;
+        for (std::string_view kind : kinds) {
+          if (!first) io.out << "\n";
+          first = false;
+          PrintText(kind, all[std::string(kind)], io.out);
+        }
+        return sim::Status::Ok();
+      }};
 }
 
 }  // namespace podsim::cli

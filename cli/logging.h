@@ -21,8 +21,8 @@ class App;
 namespace podsim::cli {
 
 struct LogFlags {
-  int verbose = 0;        // -v: info, -vv: debug.
-  std::string level;      // --log-level: trace, debug, info, warn, error or off.
+  int verbose = 0;    // -v: info, -vv: debug.
+  std::string level;  // --log-level: trace, debug, info, warn, error or off.
 };
 
 // Registers -v/--verbose and --log-level on `app` (global: before or after the command).

@@ -35,24 +35,25 @@ Command AddHelpCommand(CLI::App& app) {
   auto topic = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("help", "Print the flags of a command: podsim help train");
   sub->add_option("COMMAND", *topic, "the command to describe (default: podsim itself)");
-  return Command{sub, [&app, topic](CommandIo& io) -> sim::Status {
-                   if (topic->empty()) {
-                     // App::help() would describe the selected subcommand, `help` itself.
-                     io.out << app.get_formatter()->make_help(&app, "podsim", CLI::AppFormatMode::Normal);
-                     return sim::Status::Ok();
-                   }
-                   std::vector<std::string> names;
-                   for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
-                     if (c->get_name() == *topic) {
-                       io.out << c->help("podsim");
-                       return sim::Status::Ok();
-                     }
-                     names.push_back(c->get_name());
-                   }
-                   const std::vector<std::string_view> views(names.begin(), names.end());
-                   return sim::Status::NotFound("help: unknown command '" + *topic + "'" +
-                                                topology::DidYouMean(*topic, views));
-                 }};
+  return Command{
+      sub, [&app, topic](CommandIo& io) -> sim::Status {
+        if (topic->empty()) {
+          // App::help() would describe the selected subcommand, `help` itself.
+          io.out << app.get_formatter()->make_help(&app, "podsim", CLI::AppFormatMode::Normal);
+          return sim::Status::Ok();
+        }
+        std::vector<std::string> names;
+        for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
+          if (c->get_name() == *topic) {
+            io.out << c->help("podsim");
+            return sim::Status::Ok();
+          }
+          names.push_back(c->get_name());
+        }
+        const std::vector<std::string_view> views(names.begin(), names.end());
+        return sim::Status::NotFound("help: unknown command '" + *topic + "'" +
+                                     topology::DidYouMean(*topic, views));
+      }};
 }
 
 }  // namespace
@@ -92,7 +93,8 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "podsim help COMMAND prints the flags of one command; podsim list shows the model presets,\n"
       "chips, system forms and collective algorithms with their sources.\n"
       "Sizes: K, M, G, T are powers of 1000 and Ki, Mi, Gi, Ti powers of 1024, for tokens and\n"
-      "bytes alike: 4M is 4,000,000 tokens, 4Mi is 4,194,304; bytes may end in B (64MiB, 1.5GB).\n");
+      "bytes alike: 4M is 4,000,000 tokens, 4Mi is 4,194,304; bytes may end in B (64MiB, "
+      "1.5GB).\n");
 
   // A misspelled flag or command is a usage error (exit 2), as CLI11's own are.
   if (sim::Status spelling = CheckSpelling(app, argc, argv); !spelling.ok()) {

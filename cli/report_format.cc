@@ -56,8 +56,8 @@ sim::StatusOr<BatchTokens> ParseBatchTokens(const std::string& batch_tokens,
   PODSIM_ASSIGN_OR_RETURN(batch.seq, ParseTokenCount("--seq", seq));
   if (batch.tokens % batch.seq == 0) return batch;
   std::string message = "--batch-tokens: " + std::to_string(batch.tokens) +
-                        " is not a whole number of sequences of --seq " + std::to_string(batch.seq) +
-                        " tokens";
+                        " is not a whole number of sequences of --seq " +
+                        std::to_string(batch.seq) + " tokens";
   // "4M" meant as 4Mi: K, M, G, T are powers of 1000 here.
   const char unit = batch_tokens.empty() ? ' ' : batch_tokens.back();
   if (unit == 'K' || unit == 'M' || unit == 'G' || unit == 'T') {

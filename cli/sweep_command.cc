@@ -1,7 +1,6 @@
 #include "cli/sweep_command.h"
 
 #include <spdlog/spdlog.h>
-
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

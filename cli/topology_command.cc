@@ -193,8 +193,8 @@ Command AddTopologyCommand(CLI::App& app) {
       "ring:8,bw=1e11,lat=1e-6 (podsim list systems)";
   auto positional = std::make_shared<std::string>();
   sub->add_option("SYSTEM", *positional, kSystemHelp);
-  sub->add_option("--system", flags->system, std::string("SYSTEM, as the other commands take it; ") +
-                                                 kSystemHelp);
+  sub->add_option("--system", flags->system,
+                  std::string("SYSTEM, as the other commands take it; ") + kSystemHelp);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dot", flags->dot, "Write the fabric as a Graphviz graph");
   sub->add_flag("--dump-scenario", flags->dump_scenario,

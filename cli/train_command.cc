@@ -311,7 +311,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     if (name == "bubble" || name == "idle") waiting_on_stages += seconds;
   }
   if (layout.pp > 1) {
-    std::snprintf(line, sizeof line, "  %-16s %12s  %6s  (bubble + idle: waiting on other stages)\n",
+    std::snprintf(line, sizeof line,
+                  "  %-16s %12s  %6s  (bubble + idle: waiting on other stages)\n",
                   "pipeline bubble", FormatSeconds(waiting_on_stages).c_str(),
                   FormatPercent(waiting_on_stages / result.step_time_s).c_str());
     io.out << line;

@@ -1025,13 +1025,12 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   }
 
   for (size_t i = 0; i < requests.size(); ++i) {
-    spdlog::debug("collective: {} of {} B over {} group(s) of {}: {} ({}){}",
-                  CollectiveOpName(requests[i].op), requests[i].bytes,
-                  plans[i].groups.groups.size(), plans[i].groups.group_size,
-                  plans[i].choice.algorithm, plans[i].choice.reason,
-                  plans[i].symmetry != nullptr
-                      ? "; one rank per orbit of the torus's translations (exact)"
-                      : "");
+    spdlog::debug(
+        "collective: {} of {} B over {} group(s) of {}: {} ({}){}",
+        CollectiveOpName(requests[i].op), requests[i].bytes, plans[i].groups.groups.size(),
+        plans[i].groups.group_size, plans[i].choice.algorithm, plans[i].choice.reason,
+        plans[i].symmetry != nullptr ? "; one rank per orbit of the torus's translations (exact)"
+                                     : "");
   }
   sim::Engine engine;
   sim::FlowModel model(&engine);

@@ -32,8 +32,8 @@ Bottleneck LinkLoadMeter::Busiest(sim::Time end, const LinkOrbits* orbits) const
   for (size_t link = 0; link < rate_.size(); ++link) {
     const double carried = bytes_[link] + rate_[link] * (end - since_[link]).ToSeconds();
     utilisation[link] =
-        carried / (fabric_->link(static_cast<topology::LinkIndex>(link)).bandwidth_bytes_per_s *
-                   seconds);
+        carried /
+        (fabric_->link(static_cast<topology::LinkIndex>(link)).bandwidth_bytes_per_s * seconds);
   }
   bottleneck.utilisation = *std::max_element(utilisation.begin(), utilisation.end());
   if (!(bottleneck.utilisation > 0)) {

@@ -42,9 +42,9 @@ class LinkLoadMeter : public sim::FlowObserver {
 
  private:
   const topology::Fabric* fabric_;
-  std::vector<double> bytes_;      // Per link: carried until since_.
-  std::vector<double> rate_;       // Per link: used bytes/s since since_.
-  std::vector<sim::Time> since_;   // Per link: when rate_ last changed.
+  std::vector<double> bytes_;     // Per link: carried until since_.
+  std::vector<double> rate_;      // Per link: used bytes/s since since_.
+  std::vector<sim::Time> since_;  // Per link: when rate_ last changed.
 };
 
 }  // namespace podsim::collectives

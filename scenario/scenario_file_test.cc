@@ -102,13 +102,15 @@ TEST(ScenarioFileTest, DumpIsCanonical) {
 // Syntax and schema errors: the parser's first error at its 1-based line and column.
 
 TEST(ScenarioFileTest, UnknownFieldSuggestsTheNearestName) {
-  EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
-                    "collective {\n"
-                    "  op: ALL_REDUCE\n"
-                    "  bites: 1e9\n"
-                    "}\n"),
-            "t.textproto:4:3: unknown field 'bites' in Collective (did you mean 'bytes'?); "
-            "fields: op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference");
+  EXPECT_EQ(
+      ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
+              "collective {\n"
+              "  op: ALL_REDUCE\n"
+              "  bites: 1e9\n"
+              "}\n"),
+      "t.textproto:4:3: unknown field 'bites' in Collective (did you mean 'bytes'?); "
+      "fields: op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference, min_bytes, "
+      "max_bytes, step_factor");
 }
 
 TEST(ScenarioFileTest, CommandLineSpellingsGetTheSchemaName) {
@@ -194,7 +196,7 @@ TEST(ScenarioFileTest, MissingRequiredFieldPointsAtItsMessage) {
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
                     "collective { op: ALL_GATHER }\n"),
             "t.textproto:2:1: collective.bytes: missing; give the size of the whole array in "
-            "bytes (like 1073741824 or 1e9) or sweep_bytes: true");
+            "bytes (like 1073741824 or 1e9), sweep_bytes: true, or min_bytes and max_bytes");
   EXPECT_EQ(ErrorOf("topology {}\n"),
             "t.textproto: system: missing; give preset: \"tpu-v5p:4x4x4\" (a SYSTEM string) or "
             "custom { chip { ... } fabric { ... } }");

@@ -33,9 +33,11 @@ TEST(TextProtoTest, UnknownFieldOfAnySchemaSuggestsFromItsDescriptor) {
 TEST(TextProtoTest, ErrorsPointAtTheStartOfTheName) {
   Scenario scenario;
   // protobuf notices the unknown name at the ':' after it; the tab counts to column 9.
-  EXPECT_EQ(ErrorOf("collective {\n\tbites: 1\n}\n", &scenario),
-            "f.textproto:2:9: unknown field 'bites' in Collective (did you mean 'bytes'?); fields: "
-            "op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference");
+  EXPECT_EQ(
+      ErrorOf("collective {\n\tbites: 1\n}\n", &scenario),
+      "f.textproto:2:9: unknown field 'bites' in Collective (did you mean 'bytes'?); fields: "
+      "op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal, reference, min_bytes, max_bytes, "
+      "step_factor");
   // A hyphenated name is reported whole.
   EXPECT_THAT(ErrorOf("train { batch-tokens: 1 }\n", &scenario),
               StartsWith("f.textproto:1:9: unknown field 'batch-tokens' in Train (did you mean "

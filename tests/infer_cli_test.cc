@@ -190,8 +190,10 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: "
        "llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, or "
-       "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false]"
-       "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]\n"},
+       "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
+       "false]"
+       "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
+       "\n"},
       {{"infer", "--system", "ring:16", "--model", "llama3-70b", "--layout", "tp=16", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --system: 'ring:16' has no compute or HBM figures to simulate a step on "

@@ -28,17 +28,16 @@ std::filesystem::path SourceDir() {
 }
 
 std::filesystem::path TempPath(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("podsim_issue17_" + std::to_string(::testing::UnitTest::GetInstance()
-                                                                       ->random_seed()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("podsim_issue17_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::create_directories(dir);
   return dir / name;
 }
 
-const std::vector<std::string> kSmallTrain = {"train",         "--system", "h100:16",
-                                              "--model",       "llama3-8b", "--layout",
-                                              "tp=8,dp=2",     "--seq",     "4096",
-                                              "--batch-tokens"};
+const std::vector<std::string> kSmallTrain = {"train",     "--system",      "h100:16",   "--model",
+                                              "llama3-8b", "--layout",      "tp=8,dp=2", "--seq",
+                                              "4096",      "--batch-tokens"};
 
 std::vector<std::string> With(std::vector<std::string> base, std::vector<std::string> more) {
   base.insert(base.end(), more.begin(), more.end());
@@ -53,8 +52,8 @@ TEST(Issue17CliTest, MisspelledFlagNamesTheFlagItMeant) {
             "podsim help train lists its flags\n");
   EXPECT_TRUE(run.out.empty());
   // A flag of an option group (infer's --phase) is known; its misspelling is caught too.
-  Outcome infer = Podsim({"infer", "--system", "h100:8", "--model", "llama3-8b", "--layout",
-                          "tp=8", "--phse", "decode", "--batch", "8", "--context", "128"});
+  Outcome infer = Podsim({"infer", "--system", "h100:8", "--model", "llama3-8b", "--layout", "tp=8",
+                          "--phse", "decode", "--batch", "8", "--context", "128"});
   EXPECT_EQ(infer.code, 2);
   EXPECT_NE(infer.err.find("(did you mean '--phase'?)"), std::string::npos) << infer.err;
   // Global flags after the command, and --flag=value forms, are not misspellings.
@@ -152,15 +151,16 @@ TEST(Issue17CliTest, BooleansAcceptTrueAndFalse) {
 TEST(Issue17CliTest, TracingAChipThatIsNotSimulatedIsAnError) {
   const std::filesystem::path trace = TempPath("not_simulated.json");
   std::filesystem::remove(trace);
-  Outcome run = Podsim(With(kSmallTrain, {"64Ki", "--trace", trace.string(), "--trace-chips", "3"}));
+  Outcome run =
+      Podsim(With(kSmallTrain, {"64Ki", "--trace", trace.string(), "--trace-chips", "3"}));
   EXPECT_EQ(run.code, 1);
   EXPECT_NE(run.err.find("--trace-chips: chip 3 is not simulated in this mode (simulated: 0); "
                          "--every-chip simulates every chip"),
             std::string::npos)
       << run.err;
   EXPECT_FALSE(std::filesystem::exists(trace));
-  Outcome every = Podsim(With(
-      kSmallTrain, {"64Ki", "--trace", trace.string(), "--trace-chips", "3", "--every-chip"}));
+  Outcome every = Podsim(
+      With(kSmallTrain, {"64Ki", "--trace", trace.string(), "--trace-chips", "3", "--every-chip"}));
   ASSERT_EQ(every.code, 0) << every.err;
   EXPECT_TRUE(std::filesystem::exists(trace));
   std::filesystem::remove(trace);
@@ -176,10 +176,10 @@ TEST(Issue17CliTest, DecimalAndBinarySuffixesAreExplained) {
   Outcome help = Podsim({"help", "train"});
   EXPECT_NE(help.out.find("4Mi (4 x 2^20 = 4,194,304) or"), std::string::npos);
   // Byte sizes take the same suffixes, with or without B.
-  Outcome bytes = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes",
-                          "64Mi", "--json"});
-  Outcome with_b = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes",
-                           "64MiB", "--json"});
+  Outcome bytes = Podsim(
+      {"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "64Mi", "--json"});
+  Outcome with_b = Podsim(
+      {"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "64MiB", "--json"});
   ASSERT_EQ(bytes.code, 0) << bytes.err;
   EXPECT_EQ(bytes.out, with_b.out);
 }
@@ -195,8 +195,8 @@ TEST(Issue17CliTest, ALayoutThatDoesNotFitWarnsOrFails) {
   EXPECT_NE(warned.out.find("fits        NO"), std::string::npos);
   const std::filesystem::path schedule = TempPath("unfit.textproto");
   std::filesystem::remove(schedule);
-  Outcome required = Podsim(
-      With(kSmallTrain, {"256Ki", "--require-fit", "--write-schedule", schedule.string()}));
+  Outcome required =
+      Podsim(With(kSmallTrain, {"256Ki", "--require-fit", "--write-schedule", schedule.string()}));
   EXPECT_EQ(required.code, 1);
   EXPECT_EQ(required.err,
             "podsim: error: --require-fit: layout dp=2,fsdp=1,tp=8,pp=1 does not fit: 205.9 GiB "
@@ -208,9 +208,9 @@ TEST(Issue17CliTest, ALayoutThatDoesNotFitWarnsOrFails) {
   EXPECT_EQ(fits.code, 0) << fits.err;
   EXPECT_TRUE(fits.err.empty()) << fits.err;
   // Inference too.
-  Outcome infer = Podsim({"infer", "--system", "h100:8", "--model", "llama3-70b", "--layout",
-                          "tp=8", "--phase", "decode", "--batch", "4096", "--context", "8192",
-                          "--require-fit"});
+  Outcome infer =
+      Podsim({"infer", "--system", "h100:8", "--model", "llama3-70b", "--layout", "tp=8", "--phase",
+              "decode", "--batch", "4096", "--context", "8192", "--require-fit"});
   EXPECT_EQ(infer.code, 1);
   EXPECT_NE(infer.err.find("--require-fit: batch 4096 on layout"), std::string::npos) << infer.err;
 }
@@ -237,8 +237,9 @@ TEST(Issue17CliTest, TheDefaultsPrintedCommandReproducesIt) {
 }
 
 TEST(Issue17CliTest, PipelineBubbleIsBubblePlusIdle) {
-  Outcome run = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
-                        "tp=4,pp=2,dp=2,microbatches=8", "--batch-tokens", "256Ki", "--seq", "4096"});
+  Outcome run =
+      Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
+              "tp=4,pp=2,dp=2,microbatches=8", "--batch-tokens", "256Ki", "--seq", "4096"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("pipeline bubble"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("(bubble + idle: waiting on other stages)"), std::string::npos);
@@ -247,8 +248,9 @@ TEST(Issue17CliTest, PipelineBubbleIsBubblePlusIdle) {
 }
 
 TEST(Issue17CliTest, OutputCitesOnlyFilesACloneHolds) {
-  const std::regex cited("(?:docs|collectives|workloads|topology|cli|sim)/[A-Za-z0-9_./-]+\\."
-                         "(?:md|yaml|h|cc|proto)");
+  const std::regex cited(
+      "(?:docs|collectives|workloads|topology|cli|sim)/[A-Za-z0-9_./-]+\\."
+      "(?:md|yaml|h|cc|proto)");
   std::set<std::string> files;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"collective", "--system", "h100:8", "--op", "all-reduce", "--bytes", "1GiB"},
@@ -289,9 +291,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST(Issue17CliTest, SizeSweepsAsNcclTestsRunThem) {
-  const std::vector<std::string> sweep = {"collective", "--system", "h100:8", "--op",
-                                          "all-reduce", "-b",       "8",      "-e",
-                                          "8Gi",        "-f",       "2"};
+  const std::vector<std::string> sweep = {
+      "collective", "--system", "h100:8", "--op", "all-reduce", "-b", "8", "-e", "8Gi", "-f", "2"};
   Outcome text = Podsim(sweep);
   ASSERT_EQ(text.code, 0) << text.err;
   const std::vector<std::string> lines = Lines(text.out);
@@ -299,8 +300,7 @@ TEST(Issue17CliTest, SizeSweepsAsNcclTestsRunThem) {
     return line.find("size (B)") != std::string::npos;
   });
   ASSERT_NE(header, lines.end()) << text.out;
-  for (const char* column :
-       {"count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}) {
+  for (const char* column : {"count (elts)", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}) {
     EXPECT_NE(header->find(column), std::string::npos) << column;
   }
   // 8 B to 8 GiB doubling: 31 sizes, the first 8 B (2 floats), the last 8589934592 B.
@@ -352,9 +352,9 @@ TEST(Issue17CliTest, SizeSweepBoundsAreChecked) {
 }
 
 TEST(Issue17CliTest, CollectivesNameTheirBottleneckAndWhatWraps) {
-  const std::vector<std::string> ring = {"collective", "--system", "tpu-v5e:16x16", "--op",
-                                         "all-reduce", "--bytes",  "256MiB",        "--axes",
-                                         "x"};
+  const std::vector<std::string> ring = {"collective", "--system",   "tpu-v5e:16x16",
+                                         "--op",       "all-reduce", "--bytes",
+                                         "256MiB",     "--axes",     "x"};
   Outcome text = Podsim(ring);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("torus       x wraps (spanned), y wraps\n"), std::string::npos)
@@ -378,13 +378,13 @@ TEST(Issue17CliTest, CollectivesNameTheirBottleneckAndWhatWraps) {
   EXPECT_LE(full["bottleneck"]["utilisation"].get<double>(), 1.0);
   EXPECT_EQ(quotient["wraps"], nlohmann::json::parse(R"({"x": true, "y": true})"));
   // A slice too small to wrap says so.
-  Outcome line = Podsim({"collective", "--system", "tpu-v5p:2x2x4", "--op", "all-gather",
-                         "--bytes", "64MiB", "--axes", "z"});
+  Outcome line = Podsim({"collective", "--system", "tpu-v5p:2x2x4", "--op", "all-gather", "--bytes",
+                         "64MiB", "--axes", "z"});
   ASSERT_EQ(line.code, 0) << line.err;
   EXPECT_NE(line.out.find("z does not wrap (spanned)"), std::string::npos) << line.out;
   // On NVLink the bottleneck is a GPU's link into the switches.
-  Outcome nvlink = Podsim({"collective", "--system", "h100:8", "--op", "all-gather", "--bytes",
-                           "1GiB"});
+  Outcome nvlink =
+      Podsim({"collective", "--system", "h100:8", "--op", "all-gather", "--bytes", "1GiB"});
   ASSERT_EQ(nvlink.code, 0) << nvlink.err;
   EXPECT_NE(nvlink.out.find("bottleneck  "), std::string::npos);
   EXPECT_EQ(nvlink.out.find("torus "), std::string::npos);

@@ -59,10 +59,11 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 }
 
 TEST(LayoutTest, ParseErrorsNameTheKey) {
-  EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
-            "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-            "tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]"
-            "[,virtual_stages=..][,order=AXIS/AXIS/..]");
+  EXPECT_EQ(
+      ParseLayout("dp=2,tpp=4").status().message(),
+      "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
+      "tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]"
+      "[,virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
             "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp) separated "
             "by '/' (got 'tp/sp')");
@@ -72,7 +73,8 @@ TEST(LayoutTest, ParseErrorsNameTheKey) {
             "layout 'tp=0': tp must be an integer in [1, 1048576] (got '0')");
   EXPECT_EQ(ParseLayout("tp=8,tp=4").status().message(),
             "layout 'tp=8,tp=4': key 'tp' given twice");
-  EXPECT_EQ(ParseLayout("sp=2").status().message(), "layout 'sp=2': sp must be true, false, 1 or 0 (got '2')");
+  EXPECT_EQ(ParseLayout("sp=2").status().message(),
+            "layout 'sp=2': sp must be true, false, 1 or 0 (got '2')");
   EXPECT_EQ(ParseLayout("pp=4,schedule=zb").status().message(),
             "layout 'pp=4,schedule=zb': schedule must be gpipe, 1f1b or interleaved (got 'zb')");
   EXPECT_EQ(ParseLayout("pp=4,virtual_stages=2").status().message(),

@@ -34,8 +34,7 @@ std::vector<ModelSpec> Presets() {
   // LLaMA-2 13B: Touvron et al. 2023 ("Llama 2"), as quoted in book-cases.yaml TR12 and I4:
   // L=40, D=5120, F=13824, N=K=40, H=128, V=32000.
   presets.push_back(Llama("llama2-13b", 40, 5120, 13824, 40, 40, 32000));
-  presets.back().source =
-      "Touvron et al. 2023, Llama 2; docs/reference/book-cases.yaml TR12, I4";
+  presets.back().source = "Touvron et al. 2023, Llama 2; docs/reference/book-cases.yaml TR12, I4";
   // LLaMA-3 8B: Dubey et al. 2024 ("The Llama 3 Herd of Models", Table 3) and the model card's
   // config.json: L=32, D=4096, F=14336, N=32, K=8, V=128256. Not in the reference files.
   presets.push_back(Llama("llama3-8b", 32, 4096, 14336, 32, 8, 128256));
@@ -79,7 +78,8 @@ int64_t NormParams(const ModelSpec& m) {
 }
 
 constexpr std::string_view kCustomGrammar =
-    "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false]"
+    "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
+    "false]"
     "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]";
 
 // Largest accepted size of any one dimension: far above any real model (405B has D=16384,

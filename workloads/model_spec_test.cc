@@ -187,7 +187,8 @@ TEST(ModelSpecTest, ParseErrors) {
   EXPECT_EQ(ParseModel("llama3-7b").status().message(),
             "unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: llama2-13b, "
             "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, or custom:layers=..,d_model=..,"
-            "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false][,bias=true|false]"
+            "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false]["
+            ",bias=true|false]"
             "[,norm=rms|layer][,positions=N][,dropout=true|false]");
   EXPECT_EQ(ParseModel("llama3-7b").status().code(), sim::Status::Code::kNotFound);
   EXPECT_EQ(ParseModel("custom:layers=2,d_model=8,ffn=8,heads=2,kv_heads=2,head_dim=4,vocab=9,"

@@ -829,10 +829,10 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
   Simulation simulation(system, schedule, checked, options, std::move(group));
   sim::StatusOr<StepResult> result = simulation.Run();
   if (result.ok()) {
-    spdlog::info("step: {} ({} of {} chips simulated, {} collectives of which {} distinct, {} events)",
-                 result->method, result->simulated_chips, system.fabric.chip_count(),
-                 result->collectives, result->rehearsals,
-                 result->events + result->rehearsal_events);
+    spdlog::info(
+        "step: {} ({} of {} chips simulated, {} collectives of which {} distinct, {} events)",
+        result->method, result->simulated_chips, system.fabric.chip_count(), result->collectives,
+        result->rehearsals, result->events + result->rehearsal_events);
   }
   return result;
 }
