@@ -8,9 +8,9 @@ object as a typed result (to_dict() is that JSON). What the CLI refuses raises E
 CLI's message.
 
     import podsim
-    step = podsim.train(system="h100:16", model="llama3-8b", layout="tp=8,dp=2",
+    step = podsim.train(system="h100:16", model="llama3-8b", layout="tp=4,pp=2,dp=2,microbatches=8",
                         batch_tokens=262144, seq=4096)
-    step.step_time_s, step.mfu  # (2.128734812357, 0.37549059650072353)
+    step.step_time_s, step.mfu  # (2.047003188316, 0.3904829797267483)
 """
 
 from ._cli import CliResult, Error, PodsimWarning, cli, command as _command, usage
