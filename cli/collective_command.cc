@@ -333,7 +333,9 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     const double last = c.sweep_bytes() ? 16.0 * (1u << 30) : c.max_bytes();
     const double factor = c.has_step_factor() ? c.step_factor() : 2;
     for (double size = first; size <= last; size *= factor) {
-      sizes.push_back(std::ceil(size / ranks) * ranks);
+      const double rounded = std::ceil(size / ranks) * ranks;
+      // Small steps round to one size: it is simulated and listed once.
+      if (sizes.empty() || rounded != sizes.back()) sizes.push_back(rounded);
     }
   } else {
     sizes.push_back(c.bytes());
@@ -346,7 +348,8 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   if (outputs.has_trace()) {
     if (sweep) {
       return source.Annotate(
-          sim::Status::InvalidArgument("--trace traces one size; give --bytes, not a sweep"),
+          sim::Status::InvalidArgument("a trace follows one size; give one size (--bytes), not "
+                                       "a sweep"),
           "outputs.trace");
     }
     request.bytes = sizes.front();

@@ -63,22 +63,24 @@ sim::Status CheckSpelling(const CLI::App& app, int argc, const char* const* argv
         names.push_back(c->get_name());
         list += (list.empty() ? "" : ", ") + c->get_name();
       }
-      return sim::Status::NotFound("unknown command '" + word + "'" + Suggestion(word, names) +
-                                   "; commands: " + list + " (podsim --help describes them)");
+      return sim::Status::Usage("unknown command '" + word + "'" + Suggestion(word, names) +
+                                "; commands: " + list + " (podsim --help describes them)");
     }
     const std::string name = word.substr(0, word.find('='));
     const CLI::Option* option = command != nullptr ? FindFlag(*command, name) : nullptr;
     if (option == nullptr) option = FindFlag(app, name);
-    // Short flags given together ("-vv"): each letter a flag that takes no value.
+    // Short flags given together, as CLI11 reads them: value-less flags ("-vv"), the last or
+    // only one of which may take the rest of the word as its value ("-b8", "-vb8").
     if (option == nullptr && name.size() > 2 && name[1] != '-') {
-      bool all_flags = true;
-      for (size_t c = 1; c < name.size() && all_flags; ++c) {
+      bool known = true;
+      for (size_t c = 1; c < name.size() && known; ++c) {
         const std::string letter = {'-', name[c]};
         const CLI::Option* o = command != nullptr ? FindFlag(*command, letter) : nullptr;
         if (o == nullptr) o = FindFlag(app, letter);
-        all_flags = o != nullptr && o->get_expected_min() == 0;
+        known = o != nullptr;
+        if (known && o->get_expected_min() > 0) break;  // The rest of the word is its value.
       }
-      if (all_flags) continue;
+      if (known) continue;
     }
     if (option == nullptr) {
       std::vector<std::string> names;
@@ -90,8 +92,8 @@ sim::Status CheckSpelling(const CLI::App& app, int argc, const char* const* argv
         where += " " + command->get_name();
         help = "podsim help " + command->get_name();
       }
-      return sim::Status::NotFound("unknown flag '" + name + "' of '" + where + "'" +
-                                   Suggestion(name, names) + "; " + help + " lists its flags");
+      return sim::Status::Usage("unknown flag '" + name + "' of '" + where + "'" +
+                                Suggestion(name, names) + "; " + help + " lists its flags");
     }
     // The flag's value is the next word unless given as --flag=value.
     if (name.size() == word.size() && option->get_expected_min() > 0) ++i;

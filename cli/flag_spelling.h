@@ -13,7 +13,7 @@ class App;
 
 namespace podsim::cli {
 
-// OK, or NotFound naming the first word that is neither a command of `app`, nor a flag of the
+// OK, or Usage naming the first word that is neither a command of `app`, nor a flag of the
 // command it follows or of `app` itself, with the nearest spelling and where to read the list:
 //   unknown flag '--sytem' of 'podsim train' (did you mean '--system'?); podsim help train lists
 //   its flags

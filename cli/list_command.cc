@@ -162,32 +162,31 @@ Command AddListCommand(CLI::App& app) {
       "List the model presets, chips, system forms and collective algorithms, with sources");
   sub->add_option("KIND", flags->kind, "models, chips, systems or algorithms (default: all four)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
-  return Command{
-      sub, [flags](CommandIo& io) -> sim::Status {
-        std::vector<std::string_view> kinds(std::begin(kKinds), std::end(kKinds));
-        if (!flags->kind.empty()) {
-          const auto it = std::find(kinds.begin(), kinds.end(), flags->kind);
-          if (it == kinds.end()) {
-            return sim::Status::NotFound("list: unknown kind '" + flags->kind + "'" +
-                                         topology::DidYouMean(flags->kind, kinds) +
-                                         "; expected models, chips, systems or algorithms");
-          }
-          kinds = {*it};
-        }
-        ordered_json all = ordered_json::object();
-        for (std::string_view kind : kinds) all[std::string(kind)] = ListOf(kind);
-        if (flags->json) {
-          io.out << all.dump(2) << "\n";
-          return sim::Status::Ok();
-        }
-        bool first = true;
-        for (std::string_view kind : kinds) {
-          if (!first) io.out << "\n";
-          first = false;
-          PrintText(kind, all[std::string(kind)], io.out);
-        }
-        return sim::Status::Ok();
-      }};
+  return Command{sub, [flags](CommandIo& io) -> sim::Status {
+                   std::vector<std::string_view> kinds(std::begin(kKinds), std::end(kKinds));
+                   if (!flags->kind.empty()) {
+                     const auto it = std::find(kinds.begin(), kinds.end(), flags->kind);
+                     if (it == kinds.end()) {
+                       return sim::Status::Usage("list: unknown kind '" + flags->kind + "'" +
+                                                 topology::DidYouMean(flags->kind, kinds) +
+                                                 "; expected models, chips, systems or algorithms");
+                     }
+                     kinds = {*it};
+                   }
+                   ordered_json all = ordered_json::object();
+                   for (std::string_view kind : kinds) all[std::string(kind)] = ListOf(kind);
+                   if (flags->json) {
+                     io.out << all.dump(2) << "\n";
+                     return sim::Status::Ok();
+                   }
+                   bool first = true;
+                   for (std::string_view kind : kinds) {
+                     if (!first) io.out << "\n";
+                     first = false;
+                     PrintText(kind, all[std::string(kind)], io.out);
+                   }
+                   return sim::Status::Ok();
+                 }};
 }
 
 }  // namespace podsim::cli

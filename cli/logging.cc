@@ -36,7 +36,7 @@ void AddLogFlags(CLI::App& app, LogFlags* flags) {
                "simulated, -vv every collective's algorithm too")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--log-level", flags->level,
-                 "trace, debug, info, warn (default) or off; -v is info, -vv debug");
+                 "trace, debug, info, warn (default), error or off; -v is info, -vv debug");
 }
 
 sim::Status ConfigureLogging(const LogFlags& flags) {

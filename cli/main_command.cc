@@ -51,8 +51,8 @@ Command AddHelpCommand(CLI::App& app) {
           names.push_back(c->get_name());
         }
         const std::vector<std::string_view> views(names.begin(), names.end());
-        return sim::Status::NotFound("help: unknown command '" + *topic + "'" +
-                                     topology::DidYouMean(*topic, views));
+        return sim::Status::Usage("help: unknown command '" + *topic + "'" +
+                                  topology::DidYouMean(*topic, views));
       }};
 }
 
@@ -108,7 +108,14 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     // Under mpirun every rank parses the same line; rank 0 alone answers.
     std::ostringstream silent;
     const bool shown = !IsSecondaryRank();
-    return app.exit(e, shown ? out : silent, shown ? err : silent) == 0 ? 0 : 2;
+    // --help and --version print what they print; usage errors are one podsim error line.
+    if (e.get_exit_code() == 0) return app.exit(e, shown ? out : silent, shown ? err : silent);
+    std::string help = "podsim --help";
+    for (const Command& c : commands) {
+      if (c.subcommand->parsed()) help = "podsim help " + c.subcommand->get_name();
+    }
+    (shown ? err : silent) << "podsim: error: " << e.what() << "; " << help << " lists the flags\n";
+    return 2;
   }
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;
   if (!max_transfers_text.empty()) {
@@ -143,7 +150,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (status.ok()) return 0;
   // The MPI ranks of a sweep fail alike; rank 0 says why.
   if (!IsSecondaryRank()) err << "podsim: error: " << status.message() << "\n";
-  return 1;
+  return status.code() == sim::Status::Code::kUsage ? 2 : 1;
 }
 
 }  // namespace podsim::cli

@@ -29,6 +29,8 @@ sim::Status WithMessage(const sim::Status& status, std::string_view message) {
       return sim::Status::OutOfRange(message);
     case sim::Status::Code::kIoError:
       return sim::Status::IoError(message);
+    case sim::Status::Code::kUsage:
+      return sim::Status::Usage(message);
     default:
       return sim::Status::InvalidArgument(message);
   }

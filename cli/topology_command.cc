@@ -201,13 +201,13 @@ Command AddTopologyCommand(CLI::App& app) {
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags, positional](CommandIo& io) {
                    if (!positional->empty() && !flags->system.empty()) {
-                     return sim::Status::InvalidArgument(
+                     return sim::Status::Usage(
                          "topology: give the system once, as SYSTEM or as --system (got '" +
                          *positional + "' and '" + flags->system + "')");
                    }
                    if (!positional->empty()) flags->system = *positional;
                    if (flags->system.empty()) {
-                     return sim::Status::InvalidArgument(
+                     return sim::Status::Usage(
                          "topology: --system is required, e.g. podsim topology --system "
                          "tpu-v5e:16x16 (podsim list systems lists the forms)");
                    }

@@ -71,9 +71,10 @@ constexpr const char* kBreakdownHelp =
     "Breakdown, mean seconds per chip, adding up to the step time:\n"
     "  compute         the compute stream busy (matmuls, attention, elementwise ops)\n"
     "  exposed_<axis>  compute waiting on that mesh axis's communication (tp, fsdp, dp, pp)\n"
-    "  bubble          compute waiting for a pipeline receive from the previous stage\n"
+    "  bubble          compute waiting for a pipeline receive (activations from the previous\n"
+    "                  stage, gradients from the next)\n"
     "  idle            waiting with nothing to wait on: a stage done before the step ends\n"
-    "  With pp > 1, bubble + idle is the pipeline bubble (printed as its own line).\n";
+    "  With pp > 1, bubble + idle is the pipeline bubble (the \"pipeline\" line).\n";
 
 workloads::StepOptions StepOptionsOf(bool every_chip, bool flows, bool exact, const CommandIo& io) {
   workloads::StepOptions options;
@@ -311,11 +312,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     if (name == "bubble" || name == "idle") waiting_on_stages += seconds;
   }
   if (layout.pp > 1) {
-    std::snprintf(line, sizeof line,
-                  "  %-16s %12s  %6s  (bubble + idle: waiting on other stages)\n",
-                  "pipeline bubble", FormatSeconds(waiting_on_stages).c_str(),
-                  FormatPercent(waiting_on_stages / result.step_time_s).c_str());
-    io.out << line;
+    io.out << "pipeline    bubble + idle = " << FormatSeconds(waiting_on_stages) << ", "
+           << FormatPercent(waiting_on_stages / result.step_time_s)
+           << " of the step: the pipeline bubble, waiting on other stages\n";
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
          << memory.stage << ", precision " << options.precision.name << "): params "

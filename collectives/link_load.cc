@@ -40,19 +40,14 @@ Bottleneck LinkLoadMeter::Busiest(sim::Time end, const LinkOrbits* orbits) const
     bottleneck.utilisation = 0;
     return bottleneck;
   }
-  std::vector<bool> busiest(rate_.size(), false);
+  // On a quotient a link is as busy as its orbit's canonical link: every link of the orbit is
+  // listed, as the full simulation lists them.
   for (size_t link = 0; link < rate_.size(); ++link) {
-    if (utilisation[link] < bottleneck.utilisation * (1 - kTie)) continue;
-    busiest[link] = true;
+    const size_t resource = orbits != nullptr ? orbits->canonical[link] : link;
+    if (utilisation[resource] < bottleneck.utilisation * (1 - kTie)) continue;
     bottleneck.links.push_back(static_cast<topology::LinkIndex>(link));
   }
-  if (orbits == nullptr) {
-    bottleneck.link_count = bottleneck.links.size();
-    return bottleneck;
-  }
-  for (size_t link = 0; link < orbits->canonical.size(); ++link) {
-    if (busiest[orbits->canonical[link]]) ++bottleneck.link_count;
-  }
+  bottleneck.link_count = bottleneck.links.size();
   return bottleneck;
 }
 

@@ -22,9 +22,10 @@ namespace podsim::collectives {
 // (bytes carried / (bandwidth x time)), and the links within 1% of it.
 struct Bottleneck {
   double utilisation = 0;  // Of the busiest link, in [0, 1] (0: nothing crossed a link).
-  // The links at that utilisation, ascending; on a symmetric quotient one per orbit.
+  // The links at that utilisation, ascending; on a symmetric quotient every link of the busiest
+  // orbits, so the list is the full simulation's.
   std::vector<topology::LinkIndex> links;
-  uint64_t link_count = 0;  // Links those stand for: every link of each orbit.
+  uint64_t link_count = 0;  // links.size().
 };
 
 class LinkLoadMeter : public sim::FlowObserver {
@@ -37,7 +38,7 @@ class LinkLoadMeter : public sim::FlowObserver {
                               double used_bytes_per_s) override;
 
   // The bottleneck of the run so far, which ended at `end` (> 0). `orbits`: the quotient's link
-  // orbits when the run was one (counts every link of an orbit), else null.
+  // orbits when the run was one, else null.
   Bottleneck Busiest(sim::Time end, const LinkOrbits* orbits) const;
 
  private:

@@ -20,6 +20,8 @@ const char* CodeName(Status::Code code) {
       return "out of range";
     case Status::Code::kIoError:
       return "I/O error";
+    case Status::Code::kUsage:
+      return "usage";
   }
   return "unknown";
 }

@@ -29,6 +29,7 @@ class [[nodiscard]] Status {
     kParseError,       // A file or string does not follow its grammar.
     kOutOfRange,       // A size exceeds what podsim can simulate.
     kIoError,          // A file could not be read or written.
+    kUsage,            // The command line names no such command, flag or kind (exit code 2).
   };
 
   Status() = default;  // OK.
@@ -41,6 +42,7 @@ class [[nodiscard]] Status {
   static Status ParseError(std::string_view message) { return Status(Code::kParseError, message); }
   static Status OutOfRange(std::string_view message) { return Status(Code::kOutOfRange, message); }
   static Status IoError(std::string_view message) { return Status(Code::kIoError, message); }
+  static Status Usage(std::string_view message) { return Status(Code::kUsage, message); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -80,7 +80,7 @@ TEST(Issue17CliTest, HelpCommandDescribesOneCommand) {
   EXPECT_NE(all.out.find("Usage: podsim [OPTIONS] [SUBCOMMAND]"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("podsim list shows"), std::string::npos);
   Outcome bad = Podsim({"help", "trian"});
-  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "podsim: error: help: unknown command 'trian' (did you mean 'train'?)\n");
 }
 
@@ -110,7 +110,7 @@ TEST(Issue17CliTest, ListShowsEveryPresetWithItsSource) {
   EXPECT_NE(text.out.find("h100"), std::string::npos);
   EXPECT_EQ(text.out.find("llama3-8b"), std::string::npos);  // One kind only.
   Outcome bad = Podsim({"list", "model"});
-  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("(did you mean 'models'?)"), std::string::npos) << bad.err;
 }
 
@@ -120,9 +120,9 @@ TEST(Issue17CliTest, TopologyTakesSystemAsAFlagToo) {
   ASSERT_EQ(flag.code, 0) << flag.err;
   EXPECT_EQ(flag.out, positional.out);
   Outcome both = Podsim({"topology", "tpu-v5e:8x8", "--system", "tpu-v5e:8x8"});
-  EXPECT_EQ(both.code, 1);
+  EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("give the system once"), std::string::npos);
-  EXPECT_EQ(Podsim({"topology"}).code, 1);
+  EXPECT_EQ(Podsim({"topology"}).code, 2);
 }
 
 TEST(Issue17CliTest, BooleansAcceptTrueAndFalse) {
@@ -241,8 +241,9 @@ TEST(Issue17CliTest, PipelineBubbleIsBubblePlusIdle) {
       Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
               "tp=4,pp=2,dp=2,microbatches=8", "--batch-tokens", "256Ki", "--seq", "4096"});
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_NE(run.out.find("pipeline bubble"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("(bubble + idle: waiting on other stages)"), std::string::npos);
+  EXPECT_NE(run.out.find("\npipeline    bubble + idle = "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" of the step: the pipeline bubble, waiting on other stages\n"),
+            std::string::npos);
   Outcome flat = Podsim(With(kSmallTrain, {"32Ki"}));
   EXPECT_EQ(flat.out.find("pipeline bubble"), std::string::npos);  // pp = 1: no pipeline.
 }
@@ -329,6 +330,38 @@ TEST(Issue17CliTest, SizeSweepsAsNcclTestsRunThem) {
   EXPECT_EQ(Lines(Podsim(decimal).out).size(), 31u);
 }
 
+TEST(Issue17CliTest, ShortFlagsTakeTheirValueAttached) {
+  Outcome attached =
+      Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "-b8", "-e64", "--csv"});
+  ASSERT_EQ(attached.code, 0) << attached.err;
+  Outcome apart = Podsim(
+      {"collective", "--system", "h100:8", "--op", "all-reduce", "-b", "8", "-e", "64", "--csv"});
+  EXPECT_EQ(attached.out, apart.out);
+  EXPECT_EQ(Podsim({"-vv", "topology", "h100:8"}).code, 0);
+  Outcome unknown = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "-x8"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown flag '-x8'"), std::string::npos) << unknown.err;
+}
+
+TEST(Issue17CliTest, SizesThatRoundAlikeAreListedOnce) {
+  // 1, 1.5, 2.25, ... rounded up to whole shards of 8 ranks: 8 six times, then 16.
+  Outcome run = Podsim({"collective", "--system", "h100:8", "--op", "all-reduce", "-b", "1", "-e",
+                        "16", "-f", "1.5", "--csv"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::vector<std::string> rows = Lines(run.out);
+  ASSERT_EQ(rows.size(), 3u) << run.out;
+  EXPECT_TRUE(rows[1].starts_with("8,2,")) << rows[1];
+  EXPECT_TRUE(rows[2].starts_with("16,4,")) << rows[2];
+}
+
+TEST(Issue17CliTest, UsageErrorsAreOnePodsimLine) {
+  Outcome missing = Podsim({"train", "--system", "h100:8"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(missing.err.starts_with("podsim: error: ")) << missing.err;
+  EXPECT_TRUE(missing.err.ends_with("; podsim help train lists the flags\n")) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
+}
+
 TEST(Issue17CliTest, SizeSweepBoundsAreChecked) {
   auto sweep = [](std::vector<std::string> range) {
     std::vector<std::string> args = {"collective", "--system", "h100:8", "--op", "all-reduce"};
@@ -374,6 +407,7 @@ TEST(Issue17CliTest, CollectivesNameTheirBottleneckAndWhatWraps) {
   EXPECT_EQ(full["bottleneck"]["link_count"], 512);
   EXPECT_NEAR(quotient["bottleneck"]["utilisation"].get<double>(),
               full["bottleneck"]["utilisation"].get<double>(), 1e-9);
+  EXPECT_EQ(quotient["bottleneck"]["links"], full["bottleneck"]["links"]);  // The same names.
   EXPECT_GT(full["bottleneck"]["utilisation"].get<double>(), 0.5);
   EXPECT_LE(full["bottleneck"]["utilisation"].get<double>(), 1.0);
   EXPECT_EQ(quotient["wraps"], nlohmann::json::parse(R"({"x": true, "y": true})"));

@@ -19,8 +19,8 @@ class Error(ValueError):
     """A command or a spec the command line refuses.
 
     str(error) is the CLI's stderr without its "podsim: error: " prefix and final newline: one
-    line for bad input or a failed run (exit_code 1), CLI11's usage message for a usage error
-    (exit_code 2). The parsers behind System, Model and Layout raise it with exit_code 1.
+    line for bad input or a failed run (exit_code 1) or for a usage error (exit_code 2). The
+    parsers behind System, Model and Layout raise it with exit_code 1.
     """
 
     def __init__(self, message, exit_code=1):
