@@ -102,7 +102,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
 }
 
 // Where each field of ScenarioOf comes from.
-scenario::SourceMap FlagsOf() {
+scenario::SourceMap CollectiveFlagSources() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "--system");
   for (const char* name :
@@ -514,7 +514,8 @@ Command AddCollectiveCommand(CLI::App& app) {
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {
-                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                   return DumpOrRun(ScenarioOf(*flags), CollectiveFlagSources(),
+                                    flags->dump_scenario, io);
                  }};
 }
 

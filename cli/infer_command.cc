@@ -176,7 +176,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
 }
 
 // Where each field of ScenarioOf comes from.
-scenario::SourceMap FlagsOf() {
+scenario::SourceMap InferFlagSources() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "--system");
   for (const char* name : {"model", "layout", "phase", "batch", "context"}) {
@@ -683,7 +683,8 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {
-                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                   return DumpOrRun(ScenarioOf(*flags), InferFlagSources(), flags->dump_scenario,
+                                    io);
                  }};
 }
 

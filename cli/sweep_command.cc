@@ -151,7 +151,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
 }
 
 // Where each field of ScenarioOf comes from.
-scenario::SourceMap FlagsOf() {
+scenario::SourceMap SweepFlagSources() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "--system");
   flags.AddFlag("sweep.model", "--model");
@@ -468,7 +468,8 @@ Command AddSweepCommand(CLI::App& app) {
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {
-                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                   return DumpOrRun(ScenarioOf(*flags), SweepFlagSources(), flags->dump_scenario,
+                                    io);
                  }};
 }
 

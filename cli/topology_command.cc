@@ -37,7 +37,7 @@ scenario::Scenario ScenarioOf(const TopologyFlags& flags) {
 }
 
 // Where each field of ScenarioOf comes from; SYSTEM's errors name it already.
-scenario::SourceMap FlagsOf() {
+scenario::SourceMap TopologyFlagSources() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "");
   flags.AddFlag("topology.dot", "--dot");
@@ -211,7 +211,8 @@ Command AddTopologyCommand(CLI::App& app) {
                          "topology: --system is required, e.g. podsim topology --system "
                          "tpu-v5e:16x16 (podsim list systems lists the forms)");
                    }
-                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                   return DumpOrRun(ScenarioOf(*flags), TopologyFlagSources(), flags->dump_scenario,
+                                    io);
                  }};
 }
 

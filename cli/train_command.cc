@@ -168,7 +168,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
 }
 
 // Where each field of ScenarioOf comes from.
-scenario::SourceMap FlagsOf() {
+scenario::SourceMap TrainFlagSources() {
   scenario::SourceMap flags;
   flags.AddFlag("system", "--system");
   flags.AddFlag("train.model", "--model");
@@ -477,7 +477,8 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {
-                   return DumpOrRun(ScenarioOf(*flags), FlagsOf(), flags->dump_scenario, io);
+                   return DumpOrRun(ScenarioOf(*flags), TrainFlagSources(), flags->dump_scenario,
+                                    io);
                  }};
 }
 
@@ -510,7 +511,7 @@ sim::Status RunDefaultScenario(CommandIo& io) {
          << " --recompute " << flags.recompute << "\n"
          << "(podsim --help lists the commands)\n\n";
   PODSIM_ASSIGN_OR_RETURN(scenario::Scenario scenario, ScenarioOf(flags));
-  return RunTrain(scenario, FlagsOf(), io);
+  return RunTrain(scenario, TrainFlagSources(), io);
 }
 
 sim::Status RunTrainScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,

@@ -13,7 +13,7 @@
 #
 # Environment: PODSIM_FUZZ_TARGETS="system layout" runs only those; PODSIM_FUZZ_BUILD picks the
 # build folder; PODSIM_FUZZ_BUILD_JOBS limits the build's parallelism; PODSIM_FUZZ_ARGS adds
-# libFuzzer flags (e.g. "-jobs=2 -workers=2").
+# libFuzzer flags (e.g. "-jobs=2 -workers=2"); PODSIM_FUZZ_JOBS runs that many targets at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,34 +40,53 @@ cmake --build "$build" --target podsim_fuzzers ${PODSIM_FUZZ_BUILD_JOBS:+-j "$PO
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-failed=()
-summary=()
-for target in $targets; do
-  binary="$build/fuzz/${target}_fuzzer"
-  scratch="$out/$target"
+# One target's run: its log, reproducers and a one-line summary (in $out/<target>/summary.txt,
+# "ok" or "FAILED" last) under its scratch folder, so targets may run side by side.
+run_target() {
+  local target=$1
+  local binary="$build/fuzz/${target}_fuzzer"
+  local scratch="$out/$target"
   mkdir -p "$scratch/corpus" "$scratch/crashes"
-  log="$scratch/log.txt"
-  flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
-         -dict="fuzz/$target.dict" -artifact_prefix="$scratch/crashes/")
+  local log="$scratch/log.txt"
+  local flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+               -dict="fuzz/$target.dict" -artifact_prefix="$scratch/crashes/")
   [ -n "$runs" ] && flags+=(-runs="$runs")
   # shellcheck disable=SC2086  # PODSIM_FUZZ_ARGS is a list of flags.
   echo "+ $binary ${flags[*]} ${PODSIM_FUZZ_ARGS:-} $scratch/corpus fuzz/corpus/$target fuzz/regressions/$target"
-  status=0
+  local status=0
   # shellcheck disable=SC2086
   "$binary" "${flags[@]}" ${PODSIM_FUZZ_ARGS:-} "$scratch/corpus" "fuzz/corpus/$target" \
     "fuzz/regressions/$target" >"$log" 2>&1 || status=$?
+  local execs took crashes
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   crashes=$(find "$scratch/crashes" -type f | sort)
   if [ "$status" -ne 0 ] || [ -n "$crashes" ]; then
-    failed+=("$target")
-    echo "FAILED $target (exit $status); log: $log" >&2
-    grep -E -m 12 "ERROR: |runtime error|fuzz check failed|Check failed|SUMMARY|^    #[0-4] " \
-      "$log" >&2 || tail -20 "$log" >&2
-    [ -n "$crashes" ] && echo "reproducers: $crashes" >&2
+    {
+      echo "FAILED $target (exit $status); log: $log"
+      grep -E -m 12 "ERROR: |runtime error|fuzz check failed|Check failed|SUMMARY|^    #[0-4] " \
+        "$log" || tail -20 "$log"
+      [ -n "$crashes" ] && echo "reproducers: $crashes"
+    } >&2
   fi
-  summary+=("$(printf '%-16s %12s execs %6ss  %s' "$target" "${execs:-?}" "${took:-?}" \
-    "$([ "$status" -eq 0 ] && [ -z "$crashes" ] && echo ok || echo FAILED)")")
+  printf '%-16s %12s execs %6ss  %s\n' "$target" "${execs:-?}" "${took:-?}" \
+    "$([ "$status" -eq 0 ] && [ -z "$crashes" ] && echo ok || echo FAILED)" >"$scratch/summary.txt"
+}
+
+# PODSIM_FUZZ_JOBS targets at a time (default 1): each is one process, so CI's two cores run two.
+jobs=${PODSIM_FUZZ_JOBS:-1}
+for target in $targets; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  rm -f "$out/$target/summary.txt"
+  run_target "$target" &
+done
+wait
+failed=()
+summary=()
+for target in $targets; do
+  line=$(cat "$out/$target/summary.txt" 2>/dev/null || echo "$target FAILED (no summary)")
+  summary+=("$line")
+  [ "${line##* }" = ok ] || failed+=("$target")
 done
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -7,6 +7,7 @@ Runs the test binaries of BUILD_DIR (default: build) with PODSIM_VALIDATION_OUT 
 rows they record, and writes the table. With --check it writes nothing and fails if the committed
 document differs (CI uses this, so the document cannot go stale).
 """
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -82,19 +83,43 @@ def fmt(value, unit):
     return f"{value:.4g} {unit}"
 
 
+def test_names(path, args):
+    """The binary's test names in the order gtest would run them."""
+    listing = subprocess.run([str(path), "--gtest_list_tests"] + args, check=True,
+                             capture_output=True, text=True).stdout
+    names, suite = [], ""
+    for line in listing.splitlines():
+        if not line.startswith(" "):
+            suite = line.split("#")[0].strip()
+        else:
+            names.append(suite + line.split("#")[0].strip())
+    return names
+
+
 def collect(build):
-    rows = []
+    """Runs every test as its own process, as many at once as there are cores, each recording
+    into its own file, then reads the files back in gtest's order: the rows are those of one
+    sequential run of each binary, in BINARIES order, whatever finishes first."""
+    jobs = []
+    for binary, *args in BINARIES:
+        path = build / binary
+        if not path.exists():
+            sys.exit(f"validation: {path} not built")
+        jobs += [(path, args, name) for name in test_names(path, args)]
     with tempfile.TemporaryDirectory() as tmp:
-        out = pathlib.Path(tmp) / "rows.jsonl"
-        env = dict(os.environ, PODSIM_VALIDATION_OUT=str(out))
-        for binary, *args in BINARIES:
-            path = build / binary
-            if not path.exists():
-                sys.exit(f"validation: {path} not built")
-            subprocess.run([str(path)] + args, env=env, check=True, stdout=subprocess.DEVNULL)
-        if out.exists():
-            rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    return rows
+        def run(index):
+            path, args, name = jobs[index]
+            out = pathlib.Path(tmp) / f"rows{index}.jsonl"
+            env = dict(os.environ, PODSIM_VALIDATION_OUT=str(out))
+            done = subprocess.run([str(path), f"--gtest_filter={name}"] + args, env=env,
+                                  stdout=subprocess.DEVNULL)
+            if done.returncode != 0:
+                sys.exit(f"validation: {path.name} {name} failed")
+            return out.read_text().splitlines() if out.exists() else []
+
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            lines = [line for found in pool.map(run, range(len(jobs))) for line in found]
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def error_of(row):
