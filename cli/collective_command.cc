@@ -12,10 +12,12 @@
 
 #include "cli/byte_size.h"
 #include "cli/collective_trace.h"
+#include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
+#include "reports/link_cells.h"
 #include "scenario/scenario_build.h"
 #include "sim/check.h"
 #include "topology/names.h"
@@ -44,6 +46,7 @@ struct CollectiveFlags {
   bool json = false;
   std::string trace;
   std::string trace_chips;
+  std::string report;
   bool dump_scenario = false;
 };
 
@@ -98,6 +101,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const CollectiveFlags& flags) {
   if (flags.csv) s.mutable_outputs()->set_csv(true);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
+  if (!flags.report.empty()) s.mutable_outputs()->set_report(flags.report);
   return s;
 }
 
@@ -117,6 +121,7 @@ scenario::SourceMap CollectiveFlagSources() {
   flags.AddFlag("outputs.csv", "--csv");
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
+  flags.AddFlag("outputs.report", "--report");
   return flags;
 }
 
@@ -291,6 +296,47 @@ sim::Status RequestError(const sim::Status& status, const scenario::SourceMap& s
 
 }  // namespace
 
+// The report of a run: bandwidth against size, and the links of the largest size.
+reports::Report CollectiveReport(const topology::System& system, const std::string& op_name,
+                                 const collectives::CollectiveRequest& request,
+                                 const std::vector<double>& sizes,
+                                 const std::vector<collectives::CollectiveResult>& results,
+                                 const CommandIo& io) {
+  const collectives::CollectiveResult& last = results.back();
+  reports::Report report("podsim collective: " + op_name + " on " + system.name, io.command_line);
+  report.AddFact("system",
+                 system.name + " (" + std::to_string(system.fabric.chip_count()) + " chips)");
+  report.AddFact("groups", std::to_string(last.groups) + " of " +
+                               std::to_string(last.ranks_per_group) + " ranks");
+  report.AddFact("algorithm", last.algorithm + ": " + last.reason);
+  report.AddFact("model", ModelName(system.fabric, !request.calibrated));
+  if (system.fabric.torus() != nullptr) {
+    report.AddFact("torus", WrapsText(system.fabric, request.axes));
+  }
+  report.AddFact("largest size", FormatByteSize(sizes.back()) + ": " + last.time.ToString() +
+                                     ", busbw " + Rate(last.busbw_bytes_per_s));
+  report.AddFact("bottleneck", BottleneckText(system.fabric, last.bottleneck));
+  std::vector<reports::BandwidthPoint> points;
+  for (size_t i = 0; i < results.size(); ++i) {
+    points.push_back({sizes[i], results[i].algbw_bytes_per_s, results[i].busbw_bytes_per_s});
+  }
+  report.AddChart(reports::BandwidthChart(
+      points,
+      "Each size simulated on the fabric (nccl-tests' definitions: algbw = size / time, "
+      "busbw = algbw x the operation's bus factor)."));
+  const reports::LinkCells cells = reports::LinkCellsOf(system.fabric, last.link_utilisation);
+  if (!cells.cells.empty()) {
+    report.AddChart(reports::LinkHeatMap(cells.cells, cells.column_title, cells.row_title,
+                                         "Mean utilisation of each link's line rate over the " +
+                                             FormatByteSize(sizes.back()) +
+                                             " run: " + cells.layout + "."));
+  } else {
+    report.AddNote("The link heat map is left out: more than " +
+                   std::to_string(reports::kMaxLinkCells) + " links.");
+  }
+  return report;
+}
+
 sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
                                   CommandIo& io) {
   const scenario::Collective& c = s.collective();
@@ -371,10 +417,13 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
                                                          choice->algorithm);
   }
 
+  if (outputs.has_report()) PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<collectives::CollectiveResult> results;
   for (double bytes : sizes) {
     request.bytes = bytes;
+    // The report's heat map is of the largest size.
+    request.keep_link_utilisation = outputs.has_report() && bytes == sizes.back();
     sim::StatusOr<collectives::CollectiveResult> result =
         collectives::SimulateCollective(system.fabric, request);
     if (!result.ok()) return RequestError(result.status(), source);
@@ -396,6 +445,10 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   if (sink) {
     PODSIM_RETURN_IF_ERROR(
         FieldError(sink->Close().WithContext("--trace"), source, "--trace", "outputs.trace"));
+  }
+  if (outputs.has_report()) {
+    PODSIM_RETURN_IF_ERROR(WriteReportFile(
+        outputs.report(), CollectiveReport(system, op_name, request, sizes, results, io), source));
   }
 
   if (outputs.json()) {
@@ -457,6 +510,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
                     results[i].algorithm.c_str());
       io.out << line;
     }
+    if (outputs.has_report()) io.out << "report      " << outputs.report() << "\n";
     return sim::Status::Ok();
   }
   io.out << "bytes       " << FormatByteSize(sizes[0]) << "\n";
@@ -471,6 +525,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
                              : "")
          << "\n";
   if (sink) io.out << "trace       " << outputs.trace() << "\n";
+  if (outputs.has_report()) io.out << "report      " << outputs.report() << "\n";
   return sim::Status::Ok();
 }
 
@@ -511,6 +566,7 @@ Command AddCollectiveCommand(CLI::App& app) {
                   "Write a trace of the run: FILE.pftrace (Perfetto) or FILE.json (Chrome JSON)");
   sub->add_option("--trace-chips", flags->trace_chips,
                   "Chips to trace: 'all' or ranges like 0-15,32 (default: up to 64 chips)");
+  AddReportFlag(sub, &flags->report);
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {

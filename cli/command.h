@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <string>
 #include <string_view>
 
 #include "sim/status.h"
@@ -26,6 +27,9 @@ struct CommandIo {
   std::ostream& err;  // Errors and warnings.
   // --max-transfers: the work bound of each simulation (collectives::kDefaultMaxTransfers).
   uint64_t max_transfers;
+  // The command as typed, "podsim train --system ...", each argument quoted for a POSIX shell
+  // where it needs it (reports show it).
+  std::string command_line;
 };
 
 struct Command {

@@ -56,6 +56,33 @@ Command AddHelpCommand(CLI::App& app) {
       }};
 }
 
+// argv as a POSIX shell line: an argument with anything but [A-Za-z0-9_./:=,+@%^-] is
+// single-quoted.
+std::string CommandLine(int argc, const char* const* argv) {
+  std::string line = "podsim";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789_./:=,+@%^-") == std::string_view::npos;
+    line += ' ';
+    if (plain) {
+      line += arg;
+      continue;
+    }
+    line += '\'';
+    for (char c : arg) {
+      if (c == '\'') {
+        line += "'\\''";
+      } else {
+        line += c;
+      }
+    }
+    line += '\'';
+  }
+  return line;
+}
+
 }  // namespace
 
 int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -132,7 +159,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (!IsSecondaryRank()) err << "podsim: error: " << logging.message() << "\n";
     return 1;
   }
-  CommandIo io{out, err, max_transfers};
+  CommandIo io{out, err, max_transfers, CommandLine(argc, argv)};
   auto parsed = std::find_if(commands.begin(), commands.end(),
                              [](const Command& c) { return c.subcommand->parsed(); });
   // Only sweeps (and scenario files, which may hold one) share their work over MPI ranks; any

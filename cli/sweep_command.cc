@@ -17,12 +17,15 @@
 
 #include "cli/byte_size.h"
 #include "cli/logging.h"
+#include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
 #include "cli/task_runner.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
+#include "reports/charts.h"
+#include "reports/report.h"
 #include "scenario/scenario_build.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
@@ -47,6 +50,7 @@ struct SweepFlags {
   int top = kDefaultTop;
   bool json = false;
   bool csv = false;
+  std::string report;
   bool exhaustive = false;
   bool mpi = false;
   bool dump_scenario = false;
@@ -147,6 +151,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   if (flags.mpi) sweep->set_mpi(true);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (flags.csv) s.mutable_outputs()->set_csv(true);
+  if (!flags.report.empty()) s.mutable_outputs()->set_report(flags.report);
   return s;
 }
 
@@ -163,6 +168,7 @@ scenario::SourceMap SweepFlagSources() {
   flags.AddFlag("sweep.mpi", "--mpi");
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.csv", "--csv");
+  flags.AddFlag("outputs.report", "--report");
   return flags;
 }
 
@@ -186,12 +192,13 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
         sim::Status::InvalidArgument("generic fabrics have no compute to train on"), "system");
   }
   const workloads::BatchSpec batch{sweep.batch_tokens() / sweep.seq(), sweep.seq()};
+  if (outputs.has_report()) PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
   const size_t top = static_cast<size_t>(sweep.has_top() ? sweep.top() : kDefaultTop);
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<TaskRunner> runner,
                           MakeTaskRunner(sweep.jobs(), sweep.mpi()));
   // Only rank 0 of an MPI sweep prints; the others compute the same ranking in silence.
   std::ostringstream silent;
-  CommandIo quiet{silent, silent, io.max_transfers};
+  CommandIo quiet{silent, silent, io.max_transfers, io.command_line};
   CommandIo& shown = runner->rank() == 0 ? io : quiet;
 
   const std::vector<workloads::LayoutCandidate> candidates =
@@ -366,6 +373,35 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   spdlog::info("sweep: {} layouts, {} fit in HBM, {} simulated, {} skipped by their lower bound",
                all.size(), fitting.size(), simulated, skipped);
 
+  if (outputs.has_report() && runner->rank() == 0) {
+    std::vector<reports::LayoutPoint> points;
+    for (const Entry& entry : fitting) {
+      if (!entry.result) continue;
+      points.push_back(
+          {entry.candidate.Name(), entry.result->step_time_s, entry.memory_bytes, entry.fits});
+    }
+    reports::Report report("podsim sweep: " + model.name + " on " + system.name, io.command_line);
+    report.AddFact("system", system.name + " (" + std::to_string(system.fabric.chip_count()) +
+                                 " chips of " + system.chip.name + ")");
+    report.AddFact("model", model.name + ", batch " + std::to_string(batch.sequences) + " x " +
+                                std::to_string(batch.seq) + " tokens");
+    report.AddFact("layouts", std::to_string(candidates.size()) + " valid, " +
+                                  std::to_string(too_big) + " do not fit in HBM, " +
+                                  std::to_string(simulated) + " simulated, " +
+                                  std::to_string(skipped) + " skipped by their lower bound");
+    if (!ranked.empty()) {
+      report.AddFact("best", ranked.front()->candidate.Name() + ": " +
+                                 FormatSeconds(ranked.front()->result->step_time_s));
+      report.AddFact("accuracy", ranked.front()->result->fidelity);
+    }
+    report.AddChart(reports::ParetoChart(
+        points, system.chip.hbm_bytes,
+        "Every simulated layout (those that fit in HBM and were not skipped by their lower "
+        "bound; the others have no simulated step time), at its memory per chip and step time. "
+        "The line is the Pareto front: no other layout is both faster and smaller. The dashed "
+        "line is the chip's HBM."));
+    PODSIM_RETURN_IF_ERROR(WriteReportFile(outputs.report(), report, source));
+  }
   if (outputs.json()) {
     nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
     for (const Entry* e : ranked) {
@@ -440,6 +476,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                   e.result->bottleneck.c_str());
     shown.out << line;
   }
+  if (outputs.has_report()) shown.out << "\nreport      " << outputs.report() << "\n";
   return sim::Status::Ok();
 }
 
@@ -465,6 +502,7 @@ Command AddSweepCommand(CLI::App& app) {
                 "-DPODSIM_WITH_MPI=ON): rank 0 prints exactly the single-process output");
   auto* json = sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--csv", flags->csv, "Print CSV")->excludes(json);
+  AddReportFlag(sub, &flags->report);
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");
   return Command{sub, [flags](CommandIo& io) {

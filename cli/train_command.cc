@@ -15,6 +15,7 @@
 #include "cli/chakra_files.h"
 #include "cli/fit_check.h"
 #include "cli/logging.h"
+#include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/schedule_file.h"
@@ -45,6 +46,7 @@ struct TrainFlags {
   std::string write_chakra;
   std::string trace;
   std::string trace_chips;
+  std::string report;
   bool every_chip = false;
   bool flows = false;
   bool exact = false;
@@ -164,6 +166,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
+  if (!flags.report.empty()) s.mutable_outputs()->set_report(flags.report);
   return s;
 }
 
@@ -192,6 +195,7 @@ scenario::SourceMap TrainFlagSources() {
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   flags.AddFlag("outputs.write_schedule", "--write-schedule");
   flags.AddFlag("outputs.write_chakra", "--write-chakra");
+  flags.AddFlag("outputs.report", "--report");
   return flags;
 }
 
@@ -234,6 +238,12 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     step_options.observer = trace->observer();
     step_options.flow_observer = trace->flow_observer();
   }
+  std::unique_ptr<StepReportFile> report;
+  if (outputs.has_report()) {
+    PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
+    report = std::make_unique<StepReportFile>(&system);
+    report->Attach(&step_options);
+  }
   PODSIM_ASSIGN_OR_RETURN(
       workloads::TrainingResult result,
       workloads::SimulateTraining(system, model, layout, batch, options, step_options));
@@ -256,6 +266,43 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
 
   const workloads::MemoryBreakdown& memory = result.memory;
+  if (report) {
+    reports::StepReportInput input;
+    input.title = "podsim train: " + model.name + " on " + system.name + ", " + layout.ToString();
+    input.command = io.command_line;
+    input.step_s = result.step_time_s;
+    char mfu[96];
+    std::snprintf(mfu, sizeof mfu, "%s (HFU %s)", FormatPercent(result.mfu).c_str(),
+                  FormatPercent(result.hfu).c_str());
+    input.facts = {
+        {"system", system.name + " (" + std::to_string(system.fabric.chip_count()) + " chips of " +
+                       system.chip.name + ")"},
+        {"model", model.name},
+        {"layout", layout.ToString()},
+        {"batch", std::to_string(batch.sequences) + " x " + std::to_string(batch.seq) + " tokens"},
+        {"step time", FormatSeconds(result.step_time_s)},
+        {"MFU", mfu},
+        {"memory per chip", FormatByteSize(memory.total_bytes) + " of " +
+                                FormatByteSize(memory.hbm_bytes) +
+                                (memory.fits ? ", fits" : ", does NOT fit")},
+        {"accuracy", StepFidelity(result.step)}};
+    for (const auto& [name, seconds] : result.breakdown) input.breakdown.push_back({name, seconds});
+    input.breakdown_caption =
+        "Mean per chip over the step; the parts add up to the step time. compute: the compute "
+        "stream busy; exposed_<axis>: compute waiting on that mesh axis's communication; "
+        "bubble: waiting for a pipeline receive; idle: waiting with nothing to wait on (with "
+        "pp > 1, bubble + idle is the pipeline bubble).";
+    input.memory = {{"params", memory.param_bytes},
+                    {"grads", memory.grad_bytes},
+                    {"optimizer", memory.optimizer_bytes},
+                    {"activations", memory.activation_bytes},
+                    {"buffers", memory.buffer_bytes}};
+    input.memory_caption = "Per chip (stage " + std::to_string(memory.stage) + ", precision ";
+    input.memory_caption += options.precision.name;
+    input.memory_caption += ") against the chip's HBM.";
+    PODSIM_RETURN_IF_ERROR(WriteReportFile(
+        outputs.report(), report->Build(input, result.schedule, result.step), source));
+  }
   if (outputs.json()) {
     nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
     for (const auto& [name, seconds] : result.breakdown) breakdown[name] = seconds;
@@ -334,6 +381,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
+  if (report) io.out << "report      " << outputs.report() << "\n";
   return sim::Status::Ok();
 }
 
@@ -472,6 +520,7 @@ Command AddTrainCommand(CLI::App& app) {
   AddRequireFitFlag(sub, &flags->require_fit);
   AddSimulationFlags(sub, &flags->every_chip, &flags->flows, &flags->exact);
   AddTraceFlags(sub, &flags->trace, &flags->trace_chips);
+  AddReportFlag(sub, &flags->report);
   sub->footer(kBreakdownHelp);
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,

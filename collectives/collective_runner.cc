@@ -1110,6 +1110,9 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
                    : static_cast<uint64_t>(plan.groups.group_size) * plan.groups.groups.size());
     if (request.measure_links) {
       result.bottleneck = meter->Busiest(end[i], symmetry ? &orbits : nullptr);
+      if (request.keep_link_utilisation) {
+        result.link_utilisation = meter->Utilisation(end[i], symmetry ? &orbits : nullptr);
+      }
     }
     results.push_back(std::move(result));
   }

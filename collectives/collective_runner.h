@@ -104,6 +104,9 @@ struct CollectiveRequest {
   // Fill CollectiveResult::bottleneck (link_load.h): a meter of every link's load, which only
   // reads (the run and its time are the same without it).
   bool measure_links = false;
+  // With measure_links, also fill CollectiveResult::link_utilisation (one double per link of the
+  // fabric, for reports' heat maps).
+  bool keep_link_utilisation = false;
   // Work bound, checked before the transfers are built: the algorithm's estimated transfer count
   // (EstimatedTransfers) may not exceed it; OutOfRange naming the estimate, the limit and
   // --max-transfers otherwise.
@@ -133,6 +136,9 @@ struct CollectiveResult {
   // With CollectiveRequest::measure_links: the busiest links over the run, which ended at
   // `time`; of the shared fabric when collectives ran concurrently.
   Bottleneck bottleneck;
+  // With keep_link_utilisation: every link's mean utilisation of its line rate over the run, in
+  // link order (LinkLoadMeter::Utilisation; on a quotient every link of an orbit has its figure).
+  std::vector<double> link_utilisation;
 };
 
 // The algorithm SimulateCollective runs for `request` (validated as it would be), and why.

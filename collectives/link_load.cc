@@ -24,27 +24,37 @@ void LinkLoadMeter::OnResourceUsageChanged(sim::Time now, sim::ResourceId resour
   since_[link] = now;
 }
 
-Bottleneck LinkLoadMeter::Busiest(sim::Time end, const LinkOrbits* orbits) const {
-  Bottleneck bottleneck;
-  const double seconds = end.ToSeconds();
-  if (!(seconds > 0)) return bottleneck;
+std::vector<double> LinkLoadMeter::Utilisation(sim::Time end, const LinkOrbits* orbits) const {
   std::vector<double> utilisation(rate_.size(), 0);
+  const double seconds = end.ToSeconds();
+  if (!(seconds > 0)) return utilisation;
   for (size_t link = 0; link < rate_.size(); ++link) {
     const double carried = bytes_[link] + rate_[link] * (end - since_[link]).ToSeconds();
     utilisation[link] =
         carried /
         (fabric_->link(static_cast<topology::LinkIndex>(link)).bandwidth_bytes_per_s * seconds);
   }
+  if (orbits == nullptr) return utilisation;
+  // On a quotient a link is as busy as its orbit's canonical link.
+  std::vector<double> expanded(rate_.size(), 0);
+  for (size_t link = 0; link < rate_.size(); ++link) {
+    expanded[link] = utilisation[orbits->canonical[link]];
+  }
+  return expanded;
+}
+
+Bottleneck LinkLoadMeter::Busiest(sim::Time end, const LinkOrbits* orbits) const {
+  Bottleneck bottleneck;
+  const std::vector<double> utilisation = Utilisation(end, orbits);
+  if (utilisation.empty()) return bottleneck;
   bottleneck.utilisation = *std::max_element(utilisation.begin(), utilisation.end());
   if (!(bottleneck.utilisation > 0)) {
     bottleneck.utilisation = 0;
     return bottleneck;
   }
-  // On a quotient a link is as busy as its orbit's canonical link: every link of the orbit is
-  // listed, as the full simulation lists them.
-  for (size_t link = 0; link < rate_.size(); ++link) {
-    const size_t resource = orbits != nullptr ? orbits->canonical[link] : link;
-    if (utilisation[resource] < bottleneck.utilisation * (1 - kTie)) continue;
+  // Every link of the busiest orbits is listed, as the full simulation lists them.
+  for (size_t link = 0; link < utilisation.size(); ++link) {
+    if (utilisation[link] < bottleneck.utilisation * (1 - kTie)) continue;
     bottleneck.links.push_back(static_cast<topology::LinkIndex>(link));
   }
   bottleneck.link_count = bottleneck.links.size();

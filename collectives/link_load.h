@@ -37,6 +37,11 @@ class LinkLoadMeter : public sim::FlowObserver {
   void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                               double used_bytes_per_s) override;
 
+  // Each link's mean utilisation of its line rate over the run so far, which ended at `end`,
+  // in link order (all 0 if end is 0). `orbits`: the quotient's link orbits when the run was
+  // one (every link then gets its orbit's canonical figure), else null.
+  std::vector<double> Utilisation(sim::Time end, const LinkOrbits* orbits) const;
+
   // The bottleneck of the run so far, which ended at `end` (> 0). `orbits`: the quotient's link
   // orbits when the run was one, else null.
   Bottleneck Busiest(sim::Time end, const LinkOrbits* orbits) const;

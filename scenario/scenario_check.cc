@@ -390,6 +390,25 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                      "a Chakra trace is one step; give one batch size and one phase");
     }
   }
+  if (out.has_report()) {
+    if (s.command_case() != Scenario::kTrain && s.command_case() != Scenario::kInfer &&
+        s.command_case() != Scenario::kCollective && s.command_case() != Scenario::kSweep) {
+      return Invalid(source, "outputs.report",
+                     "only train, infer, collective and sweep write reports");
+    }
+    if (out.report().empty()) return Invalid(source, "outputs.report", "must not be empty");
+    if (s.command_case() == Scenario::kInfer &&
+        (s.infer().has_prefill_len() || s.infer().batch_size() > 1)) {
+      return Invalid(source, "outputs.report",
+                     "a report follows one step; give one batch size and one phase");
+    }
+    for (const std::string* other : {&out.trace(), &out.write_schedule()}) {
+      if (*other == out.report()) {
+        return Invalid(source, "outputs.report",
+                       "is also another output ('" + out.report() + "'); write them to two files");
+      }
+    }
+  }
   if (out.require_fit() && s.command_case() != Scenario::kTrain &&
       s.command_case() != Scenario::kInfer) {
     return Invalid(source, "outputs.require_fit", "only train and infer check that a step fits");

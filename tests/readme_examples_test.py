@@ -18,7 +18,7 @@ import unittest
 
 PODSIM = sys.argv[1] if len(sys.argv) > 1 else "./build/podsim"
 README = sys.argv[2] if len(sys.argv) > 2 else "README.md"
-OUTPUT_FLAGS = {"--trace", "--write-schedule", "--write-chakra"}
+OUTPUT_FLAGS = {"--trace", "--write-schedule", "--write-chakra", "--report"}
 COMMANDS = ("train", "infer", "collective", "topology", "run")
 FITTING = ("train", "infer")
 

@@ -10,12 +10,14 @@ ALLOWED = {
     "collectives": {"sim", "topology", "collectives"},
     "workloads": {"sim", "topology", "collectives", "workloads"},
     "traces": {"sim", "topology", "collectives", "workloads", "traces"},
+    "reports": {"sim", "topology", "collectives", "workloads", "reports"},
     "scenario": {"sim", "topology", "workloads", "scenario"},
     "interop": {"sim", "topology", "workloads", "interop"},
-    "cli": {"sim", "topology", "collectives", "workloads", "traces", "scenario", "interop", "cli"},
+    "cli": {"sim", "topology", "collectives", "workloads", "traces", "reports", "scenario", "interop",
+            "cli"},
     # A second face: commands through cli's definitions, specs through the modules' parsers.
-    "python": {"sim", "topology", "collectives", "workloads", "traces", "scenario", "interop", "cli",
-               "python"},
+    "python": {"sim", "topology", "collectives", "workloads", "traces", "reports", "scenario",
+               "interop", "cli", "python"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

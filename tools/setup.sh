@@ -14,6 +14,8 @@ packages=(
   libopenmpi-dev openmpi-bin  # -DPODSIM_WITH_MPI=ON: sweeps over MPI ranks (.ci/run tests it)
   python3
   python3-dev python3-pybind11  # python/: the module that makes `import podsim` work (docs/python.md)
+  libjs-vega  # reports/: Vega, inlined into every --report FILE.html (docs/reports.md)
+  chromium  # tests/report_test.py renders the reports in a headless browser
 )
 
 missing=()

@@ -1,0 +1,99 @@
+// The report of one simulated step (`podsim train|replay|infer --report FILE.html`): the
+// timeline of the simulated chips' ops per stream, where the time went, memory per chip against
+// HBM, a roofline of the compute ops, and link utilisation.
+
+#ifndef PODSIM_REPORTS_STEP_REPORT_H_
+#define PODSIM_REPORTS_STEP_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "collectives/link_load.h"
+#include "reports/charts.h"
+#include "reports/report.h"
+#include "schedule.pb.h"
+#include "topology/system.h"
+#include "workloads/step_simulator.h"
+
+namespace podsim::reports {
+
+// The timeline keeps at most this many ops (the earliest to start); the caption says when more
+// ran. Bounds the report's size (about 150 bytes an op).
+inline constexpr size_t kMaxTimelineSpans = 20000;
+
+// Records every op of every simulated chip (a StepObserver; only reads).
+class StepRecorder : public workloads::StepObserver {
+ public:
+  struct Run {
+    uint32_t chip = 0;
+    int program = 0;
+    int op = 0;
+    double start_s = 0;
+    double end_s = 0;
+  };
+
+  void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
+  void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
+
+  // Finished ops in the order they finished (at most kMaxTimelineSpans), and how many finished.
+  const std::vector<Run>& runs() const { return runs_; }
+  uint64_t finished() const { return finished_; }
+
+ private:
+  std::map<std::tuple<uint32_t, int, int>, double> started_;
+  std::vector<Run> runs_;
+  uint64_t finished_ = 0;
+};
+
+struct StepReportInput {
+  std::string title;
+  std::string command;  // The podsim command line.
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::vector<std::string> notes;
+  std::vector<Part> breakdown;  // Mean per chip; adds up to step_s.
+  std::string breakdown_caption;
+  std::vector<MemoryPart> memory;  // Per chip; empty: no memory chart.
+  std::string memory_caption;
+  double step_s = 0;
+};
+
+// `links`: the step's link meter, or null when the step ran without one. Where the step did not
+// simulate every chip the heat map is left out and a note says why.
+Report StepReport(const StepReportInput& input, const topology::System& system,
+                  const schedule::Schedule& schedule, const workloads::StepResult& step,
+                  const StepRecorder& recorder, const collectives::LinkLoadMeter* links);
+
+// Tees of observers, so a report and a trace can watch the same step. Null entries are skipped.
+class StepObserverTee : public workloads::StepObserver {
+ public:
+  explicit StepObserverTee(std::vector<workloads::StepObserver*> observers);
+  void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
+  void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
+  void OnCollectiveAlgorithm(uint32_t chip, int program, int op,
+                             std::string_view algorithm) override;
+
+ private:
+  std::vector<workloads::StepObserver*> observers_;
+};
+
+class FlowObserverTee : public sim::FlowObserver {
+ public:
+  explicit FlowObserverTee(std::vector<sim::FlowObserver*> observers);
+  void OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
+                     std::span<const sim::ResourceId> route) override;
+  void OnFlowRateChanged(sim::Time now, sim::FlowId flow, double rate_bytes_per_s) override;
+  void OnFlowCompleted(sim::Time now, sim::FlowId flow) override;
+  void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
+                              double used_bytes_per_s) override;
+
+ private:
+  std::vector<sim::FlowObserver*> observers_;
+};
+
+}  // namespace podsim::reports
+
+#endif  // PODSIM_REPORTS_STEP_REPORT_H_
