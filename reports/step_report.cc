@@ -45,17 +45,30 @@ std::string ChipLabel(uint32_t chip, const schedule::Schedule& schedule, int pro
 
 }  // namespace
 
+bool StepRecorder::Draws(uint32_t chip, int program) {
+  if (chips_.count(chip) > 0) return true;
+  if (programs_.insert(program).second || chips_.size() < kMaxTimelineChips) {
+    chips_.insert(chip);
+    return true;
+  }
+  return false;
+}
+
 void StepRecorder::OnOpStart(sim::Time now, uint32_t chip, int program, int op) {
-  started_[{chip, program, op}] = now.ToSeconds();
+  if (Draws(chip, program)) started_[{chip, program, op}] = now.ToSeconds();
 }
 
 void StepRecorder::OnOpEnd(sim::Time now, uint32_t chip, int program, int op) {
-  const auto it = started_.find({chip, program, op});
-  const double start = it != started_.end() ? it->second : now.ToSeconds();
-  if (it != started_.end()) started_.erase(it);
   ++finished_;
-  if (runs_.size() < kMaxTimelineSpans)
+  const auto it = started_.find({chip, program, op});
+  if (it == started_.end()) return;  // A chip the timeline does not draw.
+  const double start = it->second;
+  started_.erase(it);
+  if (runs_.size() < kMaxTimelineSpans) {
     runs_.push_back({chip, program, op, start, now.ToSeconds()});
+  } else {
+    ++dropped_;
+  }
 }
 
 Report StepReport(const StepReportInput& input, const topology::System& system,
@@ -94,13 +107,15 @@ Report StepReport(const StepReportInput& input, const topology::System& system,
   std::vector<std::string> lanes;
   for (const auto& key : lane_keys) lanes.push_back(std::get<3>(key));
   std::string timeline_caption =
-      "Every op of the simulated chips (" + std::to_string(step.simulated_chips) + " of " +
+      "Every op of " + std::to_string(recorder.chips().size()) + " of the " +
+      std::to_string(step.simulated_chips) + " simulated chips (the system has " +
       std::to_string(system.fabric.chip_count()) + "; " + step.method +
       ") on its stream, coloured by kind: compute on the compute stream, collectives and sends "
-      "on their mesh axis's stream.";
-  if (recorder.finished() > recorder.runs().size()) {
-    timeline_caption += " The first " + std::to_string(recorder.runs().size()) + " of " +
-                        std::to_string(recorder.finished()) +
+      "on their mesh axis's stream. The chips drawn are the first of each program and others up "
+      "to " +
+      std::to_string(kMaxTimelineChips) + ".";
+  if (recorder.dropped() > 0) {
+    timeline_caption += " Only their first " + std::to_string(kMaxTimelineSpans) +
                         " ops to finish are drawn (the report's bound).";
   }
   report.AddChart(TimelineChart(spans, lanes, timeline_caption));

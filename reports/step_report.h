@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -21,11 +22,14 @@
 
 namespace podsim::reports {
 
-// The timeline keeps at most this many ops (the earliest to start); the caption says when more
-// ran. Bounds the report's size (about 150 bytes an op).
+// The timeline draws the ops of at most this many chips: the first chip of every program, then
+// the first others to finish an op up to this count. Of those it keeps at most kMaxTimelineSpans
+// ops (the first to finish), which bounds the report's size (about 150 bytes an op); the
+// caption says when ops were left out.
+inline constexpr size_t kMaxTimelineChips = 8;
 inline constexpr size_t kMaxTimelineSpans = 20000;
 
-// Records every op of every simulated chip (a StepObserver; only reads).
+// Records the ops of the chips the timeline draws (a StepObserver; only reads).
 class StepRecorder : public workloads::StepObserver {
  public:
   struct Run {
@@ -39,14 +43,22 @@ class StepRecorder : public workloads::StepObserver {
   void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override;
   void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override;
 
-  // Finished ops in the order they finished (at most kMaxTimelineSpans), and how many finished.
+  // The drawn chips' finished ops in the order they finished (at most kMaxTimelineSpans); how
+  // many ops of any chip finished; the chips drawn.
   const std::vector<Run>& runs() const { return runs_; }
   uint64_t finished() const { return finished_; }
+  const std::set<uint32_t>& chips() const { return chips_; }
+  uint64_t dropped() const { return dropped_; }  // Drawn chips' ops beyond kMaxTimelineSpans.
 
  private:
+  bool Draws(uint32_t chip, int program);
+
   std::map<std::tuple<uint32_t, int, int>, double> started_;
+  std::set<uint32_t> chips_;
+  std::set<int> programs_;
   std::vector<Run> runs_;
   uint64_t finished_ = 0;
+  uint64_t dropped_ = 0;
 };
 
 struct StepReportInput {
