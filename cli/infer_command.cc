@@ -14,6 +14,7 @@
 #include "cli/chakra_files.h"
 #include "cli/fit_check.h"
 #include "cli/logging.h"
+#include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
@@ -50,6 +51,7 @@ struct InferFlags {
   std::string trace;
   std::string trace_chips;
   std::string write_chakra;
+  std::string report;
   bool exact = false;
   bool json = false;
   bool require_fit = false;
@@ -172,6 +174,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   if (!flags.trace.empty()) s.mutable_outputs()->set_trace(flags.trace);
   if (!flags.trace_chips.empty()) s.mutable_outputs()->set_trace_chips(flags.trace_chips);
   if (!flags.write_chakra.empty()) s.mutable_outputs()->set_write_chakra(flags.write_chakra);
+  if (!flags.report.empty()) s.mutable_outputs()->set_report(flags.report);
   return s;
 }
 
@@ -193,6 +196,7 @@ scenario::SourceMap InferFlagSources() {
   flags.AddFlag("outputs.trace", "--trace");
   flags.AddFlag("outputs.trace_chips", "--trace-chips");
   flags.AddFlag("outputs.write_chakra", "--write-chakra");
+  flags.AddFlag("outputs.report", "--report");
   return flags;
 }
 
@@ -358,6 +362,12 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     step_options.observer = trace->observer();
     step_options.flow_observer = trace->flow_observer();
   }
+  std::unique_ptr<StepReportFile> report;
+  if (outputs.has_report()) {
+    PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
+    report = std::make_unique<StepReportFile>(&in.system);
+    report->Attach(&step_options);
+  }
   PODSIM_ASSIGN_OR_RETURN(InferenceResult r, Simulate(in, in.layout, options, step_options));
   PODSIM_RETURN_IF_ERROR(
       CheckFit(r.memory.fits, r.memory.total_bytes, r.memory.hbm_bytes,
@@ -378,6 +388,41 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   std::optional<double> cost;
   if (in.usd_per_chip_hour && r.tokens_per_s > 0) {
     cost = workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour, r.tokens_per_s);
+  }
+  if (report) {
+    reports::StepReportInput input;
+    input.title =
+        "podsim infer: " + in.model.name + " on " + in.system.name + ", " + in.layout.ToString();
+    input.command = io.command_line;
+    input.step_s = r.step_time_s;
+    std::string step(workloads::InferencePhaseName(options.phase));
+    step += ", batch " + std::to_string(options.batch) + ", context " +
+            std::to_string(options.context) + " tokens";
+    input.facts = {
+        {"system", in.system.name + " (" + std::to_string(in.system.fabric.chip_count()) +
+                       " chips of " + in.system.chip.name + ")"},
+        {"model", in.model.name},
+        {"layout", in.layout.ToString()},
+        {"step", step},
+        {"step time", FormatSeconds(r.step_time_s)},
+        {"tokens/s",
+         Number(r.tokens_per_s) + " (" + Number(r.tokens_per_s_per_chip) + " per chip)"},
+        {"bottleneck", r.bottleneck + ", " + FormatPercent(r.bottleneck_share) + " of the step"},
+        {"memory per chip", FormatByteSize(r.memory.total_bytes) + ", fits " + FitsText(r.memory)},
+        {"accuracy", StepFidelity(r.step)}};
+    for (const auto& [name, seconds] : Breakdown(r)) input.breakdown.push_back({name, seconds});
+    input.breakdown_caption =
+        "The step's time on the simulated chip; the parts add up to the step time. compute_hbm: "
+        "ops bounded by HBM bandwidth; compute_mxu: by the matrix units; compute_overhead: the "
+        "per-op overhead; exposed_<axis>: waiting on that axis's communication; idle: nothing "
+        "to run.";
+    input.memory = {{"weights", r.memory.weight_bytes},
+                    {"KV cache", r.memory.kv_cache_bytes},
+                    {"activations", r.memory.activation_bytes},
+                    {"buffers", r.memory.buffer_bytes}};
+    input.memory_caption = "Per chip against the chip's HBM.";
+    PODSIM_RETURN_IF_ERROR(
+        WriteReportFile(outputs.report(), report->Build(input, r.schedule, r.step), source));
   }
   if (json) {
     nlohmann::ordered_json j{{"system", in.system.name},
@@ -435,6 +480,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
          << r.step.events + r.step.rehearsal_events << " events\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
+  if (report) io.out << "report      " << outputs.report() << "\n";
   return sim::Status::Ok();
 }
 
@@ -614,7 +660,7 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
   in.max_transfers = io.max_transfers;
   const bool json = s.outputs().json();
   // A trace follows one simulated step; a batch list or a deployment is several.
-  if ((s.outputs().has_trace() || s.outputs().has_write_chakra()) &&
+  if ((s.outputs().has_trace() || s.outputs().has_write_chakra() || s.outputs().has_report()) &&
       (in.disaggregated || in.batches.size() > 1)) {
     return source.Annotate(
         sim::Status::InvalidArgument(
@@ -622,7 +668,9 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
                 ? "a trace follows one step; trace the prefill or the decode step alone"
                 : "a trace follows one step; give one batch size (got " +
                       std::to_string(in.batches.size()) + ")"),
-        s.outputs().has_trace() ? "outputs.trace" : "outputs.write_chakra");
+        s.outputs().has_trace()          ? "outputs.trace"
+        : s.outputs().has_write_chakra() ? "outputs.write_chakra"
+                                         : "outputs.report");
   }
   sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
                        : in.batches.size() > 1 ? RunPareto(in, s.outputs(), source, io)
@@ -675,6 +723,7 @@ Command AddInferCommand(CLI::App& app) {
                   "chip)");
   AddWriteChakraFlag(sub, &flags->write_chakra);
   AddRequireFitFlag(sub, &flags->require_fit);
+  AddReportFlag(sub, &flags->report);
   sub->add_flag("--exact", flags->exact,
                 "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
                 "flow class: the full simulation's answer (default: one chip per program, whole "

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 17: `--report FILE.html` renders in a real browser, with no network and no console errors.
 
-Writes the reports of train (with and without --every-chip), collective (a size sweep) and sweep,
+Writes the reports of train (with and without --every-chip), infer, collective (a size sweep) and
+sweep,
 opens each in headless Chromium with every host unresolvable, and checks that the page says it
 rendered every chart (<body data-rendered="N">), that each chart is an SVG with marks, and that
 the console saw nothing but the page's own "rendered" line. Also: a bad report name fails before
@@ -27,6 +28,8 @@ CASES = {
     "train_every_chip": (["train", "--system", "h100:16", "--model", MODEL,
                           "--layout", "tp=8,pp=2,microbatches=4", "--batch-tokens", "64Ki",
                           "--seq", "4096", "--every-chip"], 5),
+    "infer": (["infer", "--system", "h100:8", "--model", MODEL, "--layout", "tp=8",
+               "--phase", "decode", "--batch", "16", "--context", "2048"], 4),
     "collective": (["collective", "--system", "tpu-v5e:4x4", "--op", "all-reduce",
                     "-b", "1Mi", "-e", "256Mi", "-f", "4"], 2),
     "sweep": (["sweep", "--system", "h100:16", "--model", MODEL,
