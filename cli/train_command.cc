@@ -271,6 +271,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     input.title = "podsim train: " + model.name + " on " + system.name + ", " + layout.ToString();
     input.command = io.command_line;
     input.step_s = result.step_time_s;
+    input.every_chip_flag = "--every-chip";
     char mfu[96];
     std::snprintf(mfu, sizeof mfu, "%s (HFU %s)", FormatPercent(result.mfu).c_str(),
                   FormatPercent(result.hfu).c_str());

@@ -174,12 +174,18 @@ Report StepReport(const StepReportInput& input, const topology::System& system,
                        " links.");
       }
     } else {
-      report.AddNote(
-          "The link heat map needs every chip simulated (--every-chip): this step simulated " +
-          std::to_string(step.simulated_chips) + " of " +
-          std::to_string(system.fabric.chip_count()) +
-          " chips, so links would show only their "
-          "traffic.");
+      std::string note = "The link heat map needs every chip simulated";
+      if (!input.every_chip_flag.empty()) {
+        note += " (";
+        note += input.every_chip_flag;
+        note += ")";
+      }
+      note += ": this step simulated ";
+      note += std::to_string(step.simulated_chips);
+      note += " of ";
+      note += std::to_string(system.fabric.chip_count());
+      note += " chips, so links would carry only their traffic.";
+      report.AddNote(note);
     }
   }
   return report;

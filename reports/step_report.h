@@ -71,6 +71,9 @@ struct StepReportInput {
   std::vector<MemoryPart> memory;  // Per chip; empty: no memory chart.
   std::string memory_caption;
   double step_s = 0;
+  // The flag that simulates every chip ("--every-chip"), for the note that says why a step
+  // that did not has no link heat map; empty where the command has none.
+  std::string every_chip_flag;
 };
 
 // `links`: the step's link meter, or null when the step ran without one. Where the step did not
