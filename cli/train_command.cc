@@ -53,6 +53,7 @@ struct TrainFlags {
   bool json = false;
   bool require_fit = false;
   bool dump_scenario = false;
+  bool distributed_optimizer = false;
 };
 
 struct ReplayFlags {
@@ -148,6 +149,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   s.mutable_system()->set_preset(flags.system);
   scenario::Train* train = s.mutable_train();
   if (!flags.precision.empty()) train->set_precision(flags.precision);
+  if (flags.distributed_optimizer) train->set_distributed_optimizer(true);
   train->mutable_model()->set_preset(flags.model);
   train->mutable_layout()->set_text(flags.layout);
   train->set_batch_tokens(batch.tokens);
@@ -185,6 +187,7 @@ scenario::SourceMap TrainFlagSources() {
   flags.AddFlag("train.recompute", "--recompute");
   flags.AddFlag("train.attention", "--attention");
   flags.AddFlag("train.precision", "--precision");
+  flags.AddFlag("train.distributed_optimizer", "--distributed-optimizer");
   flags.AddFlag("train.flops_convention", "--flops-convention");
   flags.AddFlag("train.every_chip", "--every-chip");
   flags.AddFlag("train.flows", "--flows");
@@ -318,6 +321,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"hfu", result.hfu},
                              {"flops_convention", ConventionName(options)},
                              {"precision", options.precision.name},
+                             {"distributed_optimizer", options.distributed_optimizer},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -365,9 +369,13 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
            << " of the step: the pipeline bubble, waiting on other stages\n";
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
-         << memory.stage << ", precision " << options.precision.name << "): params "
-         << FormatByteSize(memory.param_bytes) << ", grads " << FormatByteSize(memory.grad_bytes)
-         << ", optimizer " << FormatByteSize(memory.optimizer_bytes) << ", activations "
+         << memory.stage << ", precision " << options.precision.name
+         << (options.distributed_optimizer && layout.dp > 1
+                 ? ", optimizer sharded over dp=" + std::to_string(layout.dp)
+                 : std::string())
+         << "): params " << FormatByteSize(memory.param_bytes) << ", grads "
+         << FormatByteSize(memory.grad_bytes) << ", optimizer "
+         << FormatByteSize(memory.optimizer_bytes) << ", activations "
          << FormatByteSize(memory.activation_bytes) << ", buffers "
          << FormatByteSize(memory.buffer_bytes) << "\n";
   io.out << "fits        "
@@ -515,6 +523,11 @@ Command AddTrainCommand(CLI::App& app) {
                   "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
                   "and Adam, 16 B, gradients accumulated in fp32 over microbatches), zero (ZeRO's "
                   "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
+  sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
+                "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
+                "and Adam moments sharded over dp, gradients reduce-scattered over dp in the "
+                "last microbatch's backward, parameters all-gathered over dp in the first "
+                "microbatch's forward (default: gradients all-reduced, optimizer replicated)");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddWriteChakraFlag(sub, &flags->write_chakra);

@@ -525,6 +525,7 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   if (train.flops_convention() == Train::ALL_PAIRS) {
     options.model_flops_count = workloads::AttentionCount::kFull;
   }
+  options.distributed_optimizer = train.distributed_optimizer();
   if (train.has_precision()) {
     // CheckScenario has named a bad recipe; an unchecked one keeps the default.
     sim::StatusOr<workloads::PrecisionRecipe> recipe =

@@ -89,6 +89,7 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   if (options.precision.name != OpOptions{}.precision.name) {
     command += " --precision " + std::string(options.precision.name);
   }
+  if (options.distributed_optimizer) command += " --distributed-optimizer";
   return command;
 }
 
@@ -476,9 +477,11 @@ TEST(TrainingValidationTest, DISABLED_V3KorthikantiTable5LargestPipelines) {
 // Not stated, so assumed here (and visible in each row's command): Megatron-Core's GPT block
 // defaults (LayerNorm, GeLU, biases, learned positions, dropout), flash attention (Transformer
 // Engine's fused kernels), Megatron's bf16 recipe with fp32 main gradients, no recomputation, and
-// micro-batches of one sequence. podsim does not model the distributed optimizer (neither its
-// reduce-scatter and overlapped all-gather nor its sharded memory, so several rows that ran print
-// fits NO) nor --tp-comm-overlap (its tp collectives block).
+// micro-batches of one sequence. --overlap-param-gather requires Megatron's distributed
+// optimizer (--use-distributed-optimizer), so the rows run with it (--distributed-optimizer:
+// gradients reduce-scattered over dp in fp32 during the last backward, parameters all-gathered in
+// bf16 during the first forward, optimizer state sharded over dp). podsim does not model
+// --tp-comm-overlap (its tp collectives block).
 struct G61Row {
   const char* name;
   int64_t heads, hidden, layers, tp, pp, dp, batch;
@@ -495,6 +498,7 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
     model.learned_positions = kG61Seq;
     OpOptions options;
     options.precision = PrecisionRecipe::Megatron();
+    options.distributed_optimizer = true;
     const int64_t microbatches = r.batch / r.dp;  // One sequence each (assumed).
     const std::string layout = "dp=" + std::to_string(r.dp) + ",tp=" + std::to_string(r.tp) +
                                ",pp=" + std::to_string(r.pp) +

@@ -369,18 +369,33 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
     after = b.AddSide(rs);
   }
   if (layout.dp > 1) {
-    Op ar = b.Collective("dp.all-reduce." + what, CollectiveOp::kAllReduce, "dp",
-                         bytes / layout.fsdp, /*blocking=*/false, Phase::kBackwardWeight);
-    ar.deps = after >= 0 ? std::vector<int>{after} : dws;
-    b.AddSide(ar);
+    // The distributed optimizer keeps only this rank's shard of the reduced gradients.
+    const bool shard = options.distributed_optimizer;
+    Op reduce = b.Collective(std::string(shard ? "dp.reduce-scatter." : "dp.all-reduce.") + what,
+                             shard ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, "dp",
+                             bytes / layout.fsdp, /*blocking=*/false, Phase::kBackwardWeight);
+    reduce.deps = after >= 0 ? std::vector<int>{after} : dws;
+    b.AddSide(reduce);
   }
 }
 
-int FsdpGather(Builder& b, const Layout& layout, double params, const OpOptions& options,
-               const std::string& what, Phase phase) {
-  if (layout.fsdp <= 1) return -1;
-  return b.AddSide(b.Collective("fsdp.all-gather." + what, CollectiveOp::kAllGather, "fsdp",
-                                options.precision.param_bytes * params, /*blocking=*/false, phase));
+// The all-gathers that bring `params` parameters (per tp shard) to the chip before their use:
+// over fsdp (every forward and backward), and, in the forward with the distributed optimizer,
+// first over dp (the updated shards of the last step, kept by the schedule for the first
+// microbatch only). Returns the last gather (-1: none).
+int WeightGather(Builder& b, const Layout& layout, double params, const OpOptions& options,
+                 const std::string& what, Phase phase) {
+  int gather = -1;
+  if (options.distributed_optimizer && layout.dp > 1 && phase == Phase::kForward) {
+    gather = b.AddSide(b.Collective("dp.all-gather." + what, CollectiveOp::kAllGather, "dp",
+                                    options.precision.param_bytes * params / layout.fsdp,
+                                    /*blocking=*/false, phase));
+  }
+  if (layout.fsdp <= 1) return gather;
+  Op fsdp = b.Collective("fsdp.all-gather." + what, CollectiveOp::kAllGather, "fsdp",
+                         options.precision.param_bytes * params, /*blocking=*/false, phase);
+  if (gather >= 0) fsdp.deps = {gather};
+  return b.AddSide(fsdp);
 }
 
 // Input- and weight-gradient ops of a forward matmul; returns the dw index.
@@ -479,8 +494,8 @@ OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const Shard
                        const OpOptions& options) {
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
-  const int gather = FsdpGather(b, layout, LayerParamsPerTpShard(model, layout), options, "layer",
-                                Phase::kForward);
+  const int gather = WeightGather(b, layout, LayerParamsPerTpShard(model, layout), options, "layer",
+                                  Phase::kForward);
   AppendLayerForward(b, model, d, options, Phase::kForward, gather);
   return b.Take();
 }
@@ -491,7 +506,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   const OpList fwd = LayerForwardOps(model, layout, shape, options);
   Builder b(Phase::kBackwardInput);
   const double layer_params = LayerParamsPerTpShard(model, layout);
-  const int gather = FsdpGather(b, layout, layer_params, options, "layer", Phase::kBackwardInput);
+  const int gather = WeightGather(b, layout, layer_params, options, "layer", Phase::kBackwardInput);
 
   // Recomputation first: its ops feed the backward pass.
   switch (options.recompute) {
@@ -599,7 +614,7 @@ OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const S
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
   const double params = D(shape.vocab) * d.d;
-  const int gather = FsdpGather(b, layout, params, options, "embedding", Phase::kForward);
+  const int gather = WeightGather(b, layout, params, options, "embedding", Phase::kForward);
   // Vocab-parallel lookup: each tp rank gathers the rows of its vocabulary shard (others zero),
   // then the partial embeddings are summed over tp.
   Op lookup = b.Base("embed.lookup", OpKind::kEmbedding);
@@ -645,7 +660,7 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   Builder b(Phase::kForward);
   const double v = D(shape.vocab);
   const int gather =
-      FsdpGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kForward);
+      WeightGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kForward);
   b.Add(Norm(b, "head.norm", d));
   SpGather(b, d, "head", Phase::kForward);
   Op unembed = b.Matmul("head.unembed", d.tok, d.d, v, d.e, Phase::kForward);
@@ -674,7 +689,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   Builder b(Phase::kBackwardInput);
   const double v = D(shape.vocab);
   const int gather =
-      FsdpGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kBackwardInput);
+      WeightGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kBackwardInput);
   Op dloss = b.Base("head.loss.dx", OpKind::kLoss, Phase::kBackwardInput);
   dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
   dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
@@ -697,21 +712,24 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
 
 OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options) {
   const PrecisionRecipe& p = options.precision;
+  // The parameters this chip updates: its dp shard under the distributed optimizer.
+  const double updated =
+      options.distributed_optimizer ? params_on_chip / layout.dp : params_on_chip;
   Op adam;
   adam.name = "optimizer.adam";
   adam.kind = OpKind::kOptimizer;
   adam.phase = Phase::kOptimizer;
-  adam.flops = kAdamFlopsPerParam * params_on_chip;
+  adam.flops = kAdamFlopsPerParam * updated;
   adam.model_flops = 0;  // Not part of the 6N model FLOPs.
   const double grad = GradWireBytes(layout, options);
-  adam.hbm_read_bytes =
-      params_on_chip * (p.param_bytes + grad + p.master_bytes + p.optimizer_bytes);
-  adam.hbm_write_bytes = params_on_chip * (p.param_bytes + p.master_bytes + p.optimizer_bytes);
+  adam.hbm_read_bytes = updated * (p.param_bytes + grad + p.master_bytes + p.optimizer_bytes);
+  adam.hbm_write_bytes = updated * (p.param_bytes + p.master_bytes + p.optimizer_bytes);
   const double buffer = p.GradBufferBytes(layout.microbatch_count());
   if (buffer > 0) {
-    // A gradient buffer is also read for the global-norm clipping and zeroed for the next step
-    // (Megatron-LM optimizer.py: clip_grad_norm_fp32, zero_grad of the main-grad buffers).
-    adam.hbm_read_bytes += params_on_chip * buffer;
+    // A gradient buffer is also read for the global-norm clipping (the updated shard's) and
+    // zeroed, whole, for the next step (Megatron-LM optimizer.py: clip_grad_norm_fp32, zero_grad
+    // of the main-grad buffers).
+    adam.hbm_read_bytes += updated * buffer;
     adam.hbm_write_bytes += params_on_chip * buffer;
   }
   return {adam};

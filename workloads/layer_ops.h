@@ -67,6 +67,15 @@ struct OpOptions {
   // the PaLM / Megatron / book convention (MFU can then exceed the executed work).
   AttentionCount model_flops_count = AttentionCount::kCausal;
   PrecisionRecipe precision = PrecisionRecipe::Mixed();  // precision.h
+  // Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO-1 over dp) as
+  // Megatron-Core runs it with --overlap-grad-reduce --overlap-param-gather: the master weights
+  // and Adam moments are sharded over dp; the last microbatch's backward reduce-scatters each
+  // layer's gradients over dp (in the gradient precision) instead of all-reducing them; each rank
+  // updates its shard, and the parameters are all-gathered over dp (in the working precision)
+  // during the next step's first forward, a layer ahead of its use (megatron/core/distributed/
+  // param_and_grad_buffer.py, docs/distrib_optimizer.md). One step is simulated in steady state,
+  // so that gather opens this step's first microbatch. With dp = 1 it changes nothing.
+  bool distributed_optimizer = false;
 };
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`

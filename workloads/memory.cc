@@ -53,6 +53,10 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.param_bytes = m.params * p.param_bytes;
   m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
+  // The distributed optimizer shards the master copy and the moments over dp; the gradient buffer
+  // stays whole (Megatron-LM docs/distrib_optimizer.md: 6 + 12/d bytes per parameter with bf16
+  // parameters and fp32 gradients, against 18).
+  if (options.distributed_optimizer) m.optimizer_bytes /= layout.dp;
 
   const OpList forward = LayerForwardOps(model, layout, shape, options);
   const double per_layer = LayerActivationBytes(forward, options);

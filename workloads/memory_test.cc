@@ -232,6 +232,29 @@ TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {
                    4 * accumulated.params);
 }
 
+// Megatron-LM docs/distrib_optimizer.md, "bytes per parameter": with bf16 parameters and fp32
+// gradients the distributed optimizer keeps 6 + 12/d bytes per parameter (d: data-parallel size)
+// where the plain optimizer keeps 18; gradients stay whole. Exact.
+TEST(MemoryTest, DistributedOptimizerShardsMasterAndMomentsOverDp) {
+  OpOptions megatron;
+  megatron.precision = PrecisionRecipe::Megatron();
+  OpOptions distributed = megatron;
+  distributed.distributed_optimizer = true;
+  const topology::ChipSpec h100 = Chip("h100");
+  for (int dp : {1, 8, 48}) {
+    Case c =
+        Make("llama3-8b", "dp=" + std::to_string(dp) + ",microbatches=4", {int64_t{4} * dp, 4096});
+    const MemoryBreakdown plain = StageMemory(c.model, c.layout, c.batch, megatron, h100, 0);
+    const MemoryBreakdown sharded = StageMemory(c.model, c.layout, c.batch, distributed, h100, 0);
+    auto per_param = [](const MemoryBreakdown& m) {
+      return (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / m.params;
+    };
+    EXPECT_DOUBLE_EQ(per_param(plain), 18) << "dp=" << dp;
+    EXPECT_DOUBLE_EQ(per_param(sharded), 6 + 12.0 / dp) << "dp=" << dp;
+    EXPECT_DOUBLE_EQ(sharded.activation_bytes, plain.activation_bytes) << "dp=" << dp;
+  }
+}
+
 TEST(MemoryTest, RecipesByName) {
   EXPECT_EQ(PrecisionRecipeNames(),
             (std::vector<std::string>{"mixed", "zero", "megatron", "book"}));

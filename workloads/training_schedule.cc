@@ -12,8 +12,9 @@ namespace podsim::workloads {
 
 namespace {
 
+// Parameter all-gathers: fsdp's, and dp's under the distributed optimizer (layer_ops.h).
 bool IsWeightGather(const Op& op) {
-  return op.kind == OpKind::kCollective && op.axis == "fsdp" &&
+  return op.kind == OpKind::kCollective && (op.axis == "fsdp" || op.axis == "dp") &&
          op.collective == collectives::CollectiveOp::kAllGather;
 }
 
@@ -76,16 +77,20 @@ class StageBuilder {
   explicit StageBuilder(schedule::Program* program) : program_(program) {}
 
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
-  // for the first compute op of the previous layer. `reductions` false drops the gradient
-  // all-reduces (dp), kept for the last microbatch only. Returns the index of the list's last
-  // compute op (-1: none).
-  int Append(const OpList& list, int input, const Unit& unit, int layer, bool reductions) {
+  // for the first compute op of the previous layer. The dp collectives run once per step: the
+  // gradient reductions in the last microbatch (`last_microbatch`), the distributed optimizer's
+  // parameter gathers in the first (microbatch 0); the other microbatches drop them. Returns the
+  // index of the list's last compute op (-1: none).
+  int Append(const OpList& list, int input, const Unit& unit, int layer, bool last_microbatch) {
     std::vector<int> index(list.size(), -1);
     int first_compute = -1, last_compute = -1;
     const int gather_after = previous_layer_start_;
     for (size_t i = 0; i < list.size(); ++i) {
       const Op& op = list[i];
-      if (!reductions && op.kind == OpKind::kCollective && op.axis == "dp") continue;
+      if (op.kind == OpKind::kCollective && op.axis == "dp" &&
+          !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
+        continue;
+      }
       schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
       index[i] = program_->ops_size() - 1;
       out->set_microbatch(unit.microbatch);
