@@ -276,7 +276,8 @@ std::vector<std::pair<std::string, double>> Breakdown(const InferenceResult& r) 
   std::vector<std::pair<std::string, double>> parts = {
       {"compute_hbm", r.time.compute_hbm_s},
       {"compute_mxu", r.time.compute_mxu_s},
-      {"compute_overhead", r.time.compute_overhead_s}};
+      {"compute_overhead", r.time.compute_overhead_s},
+      {"interference", r.time.interference_s}};
   for (const char* axis : {"tp", "tp2"}) {
     auto it = r.time.exposed_s.find(axis);
     parts.emplace_back(std::string("exposed_") + axis,
@@ -414,8 +415,8 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     input.breakdown_caption =
         "The step's time on the simulated chip; the parts add up to the step time. compute_hbm: "
         "ops bounded by HBM bandwidth; compute_mxu: by the matrix units; compute_overhead: the "
-        "per-op overhead; exposed_<axis>: waiting on that axis's communication; idle: nothing "
-        "to run.";
+        "per-op overhead; interference: compute slowed by concurrent communication; "
+        "exposed_<axis>: waiting on that axis's communication; idle: nothing to run.";
     input.memory = {{"weights", r.memory.weight_bytes},
                     {"KV cache", r.memory.kv_cache_bytes},
                     {"activations", r.memory.activation_bytes},

@@ -73,6 +73,8 @@ struct ReplayFlags {
 constexpr const char* kBreakdownHelp =
     "Breakdown, mean seconds per chip, adding up to the step time:\n"
     "  compute         the compute stream busy (matmuls, attention, elementwise ops)\n"
+    "  interference    compute slowed by the chip's concurrent communication (GPUs: its\n"
+    "                  kernels take SMs and HBM bandwidth; 18.9%, calibration.md G5.4)\n"
     "  exposed_<axis>  compute waiting on that mesh axis's communication (tp, fsdp, dp, pp)\n"
     "  bubble          compute waiting for a pipeline receive (activations from the previous\n"
     "                  stage, gradients from the next)\n"

@@ -41,8 +41,8 @@ TEST(InferCliTest, JsonHasTheStableKeys) {
   EXPECT_DOUBLE_EQ(j["tokens_per_s_per_chip"].get<double>(), j["tokens_per_s"].get<double>() / 16);
   // The breakdown's categories add up to the step; the bottleneck is the largest resource.
   double sum = 0;
-  for (const char* key :
-       {"compute_hbm", "compute_mxu", "compute_overhead", "exposed_tp", "exposed_tp2", "idle"}) {
+  for (const char* key : {"compute_hbm", "compute_mxu", "compute_overhead", "interference",
+                          "exposed_tp", "exposed_tp2", "idle"}) {
     ASSERT_TRUE(j["breakdown"].contains(key)) << key;
     sum += j["breakdown"][key].get<double>();
   }

@@ -97,6 +97,16 @@ constexpr AttentionCurve kA100Attention = {0.70, 450, 863, 1520, 2920, 105};
 // plateau; 0.7 is kept, as before the per-family calibration).
 constexpr double kUncalibratedAttentionFraction = 0.7;
 
+// Compute under concurrent communication on GPUs: calibration.md G5.4, Lee et al., "Characterizing
+// Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning" (arXiv 2507.03114):
+// GPT and LLaMA kernels overlapped with their communication on A100, H100, MI250 and MI210 run on
+// average 18.9% slower than without it (40.0% at most). NCCL's kernels occupy SMs (24 of H100's
+// 132 in the forum measurement of G5.4, 18%) and HBM bandwidth. One figure for every GPU family
+// and every kind of communication (an assumption: the measurement averages over both).
+// TPUs: none (an assumption, not a measurement: ICI transfers run on DMA engines, not the
+// TensorCores, and no reference measures the effect).
+constexpr double kGpuOverlapSlowdown = 0.189;
+
 double Saturation(int64_t x, double half) {
   if (x <= 0 || half <= 0) return 1;
   const double value = static_cast<double>(x);
@@ -121,6 +131,7 @@ ComputeEfficiency Gpu(std::string family, double plateau, double mn_half, double
   efficiency.hbm_fraction = kHbmFraction;
   efficiency.kernel_overhead = kGpuKernelOverhead;
   efficiency.matmul_overhead = matmul_overhead;
+  efficiency.overlap_slowdown = kGpuOverlapSlowdown;
   return efficiency;
 }
 

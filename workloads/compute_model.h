@@ -90,6 +90,10 @@ struct ComputeEfficiency {
   // kernel_overhead for the HBM-bound kinds.
   sim::Time kernel_overhead = sim::Time::Zero();
   sim::Time matmul_overhead = sim::Time::Zero();
+  // Fraction by which compute slows while its chip communicates (collective and send kernels
+  // take SMs and HBM bandwidth from the overlapped kernels); >= 0. The step simulator applies it
+  // (step_simulator.h, time accounting).
+  double overlap_slowdown = 0;
 };
 
 // The pure roofline: every fraction 1, no shape term, no overhead.

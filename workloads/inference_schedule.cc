@@ -86,6 +86,7 @@ sim::StatusOr<InferenceResult> SimulateInference(const topology::System& system,
   time.compute_mxu_s = program.compute_bound.ToSeconds();
   time.compute_overhead_s =
       (program.time.compute - program.memory_bound - program.compute_bound).ToSeconds();
+  time.interference_s = program.time.interference.ToSeconds();
   for (const auto& [stream, t] : program.time.exposed) time.exposed_s[stream] = t.ToSeconds();
   time.idle_s = (program.time.idle + program.time.bubble).ToSeconds();
 

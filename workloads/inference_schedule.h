@@ -48,6 +48,7 @@ struct InferenceTimeBreakdown {
   double compute_hbm_s = 0;       // Compute ops whose HBM traffic bounds them.
   double compute_mxu_s = 0;       // Compute ops whose FLOPs bound them.
   double compute_overhead_s = 0;  // Ops with neither FLOPs nor bytes (their overhead only).
+  double interference_s = 0;      // Compute slowed by concurrent communication.
   std::map<std::string, double> exposed_s;  // Communication the compute stream waited for.
   double idle_s = 0;
   double exposed_total_s() const;

@@ -101,6 +101,16 @@ struct Instance {
   int remaining = 0;
   Time compute_free = Time::Zero();  // End of the last compute op.
   TimeBreakdown time;
+  // Interference (ComputeEfficiency::overlap_slowdown): communication in flight on this chip (its
+  // collectives and sends, from start to end, and the sends it receives while their bytes move),
+  // and the compute op running, with what is left of its nominal time since the last change of
+  // pace.
+  int communicating = 0;
+  int computing = -1;
+  Time compute_started;
+  Time pace_changed;
+  Time work_left;
+  sim::EventId compute_done;
 };
 
 class Simulation {
@@ -124,6 +134,7 @@ class Simulation {
                  Orbits() ? collectives::NetworkMode::kFlows : options.network, options.rehearsals,
                  Orbits() ? &orbits_ : nullptr) {
     if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
+    if (!options.free_communication) overlap_slowdown_ = compute_.efficiency().overlap_slowdown;
   }
 
   sim::StatusOr<StepResult> Run();
@@ -172,6 +183,14 @@ class Simulation {
                                   const std::vector<Shadow>& candidates) const;
   void StartSend(int inst, int op);
   void StartRecv(int inst, int op);
+  // Communication begins or ends on instance `inst`; the running compute op changes pace when
+  // the chip starts or stops communicating.
+  void CommunicationBegins(int inst);
+  void CommunicationEnds(int inst);
+  void Repace(int inst, bool was_slowed);
+  // `work` of nominal compute time as it runs on `instance` now (stretched while it
+  // communicates).
+  Time Paced(const Instance& instance, Time work) const;
   void Fail(sim::Status status) {
     if (error_.ok()) error_ = std::move(status);
     engine_.Stop();
@@ -188,6 +207,9 @@ class Simulation {
   const schedule::Schedule& schedule_;
   const CheckedSchedule& checked_;
   const StepOptions& options_;
+  // Compute runs slower by this fraction while its chip communicates (compute_model.h; 0 with
+  // free communication, so that the lower bound stays one).
+  double overlap_slowdown_ = 0;
   const collectives::TranslationGroup group_;
   const collectives::LinkOrbits orbits_;
   std::map<std::pair<int, uint32_t>, CanonicalGroup> canonical_;  // (set, chip)
@@ -357,9 +379,11 @@ void Simulation::Start(int inst, int op) {
   }
   switch (spec.kind()) {
     case schedule::COLLECTIVE:
+      CommunicationBegins(inst);
       StartCollective(inst, op);
       return;
     case schedule::SEND:
+      CommunicationBegins(inst);
       StartSend(inst, op);
       return;
     case schedule::RECV:
@@ -371,7 +395,47 @@ void Simulation::Start(int inst, int op) {
   Charge(instance, op, engine_.now() - instance.compute_free);
   const Time duration = plans_[instance.program].duration[op];
   instance.time.compute += duration;
-  engine_.Schedule(duration, [this, inst, op] { Finish(inst, op); });
+  instance.computing = op;
+  instance.compute_started = instance.pace_changed = engine_.now();
+  instance.work_left = duration;
+  instance.compute_done =
+      engine_.Schedule(Paced(instance, duration), [this, inst, op] { Finish(inst, op); });
+}
+
+Time Simulation::Paced(const Instance& instance, Time work) const {
+  if (instance.communicating == 0 || overlap_slowdown_ <= 0) return work;
+  const double stretched =
+      std::ceil(static_cast<double>(work.picoseconds()) * (1 + overlap_slowdown_));
+  // Past what a Time holds: the horizon (sim/engine.h), as any time beyond it.
+  if (stretched >= static_cast<double>(Time::Max().picoseconds())) return Time::Max();
+  return Time::Picoseconds(static_cast<int64_t>(stretched));
+}
+
+void Simulation::CommunicationBegins(int inst) {
+  if (instances_[inst].communicating++ == 0) Repace(inst, false);
+}
+
+void Simulation::CommunicationEnds(int inst) {
+  Instance& instance = instances_[inst];
+  PODSIM_CHECK(instance.communicating > 0) << "communication ended on an idle chip";
+  if (--instance.communicating == 0) Repace(inst, true);
+}
+
+void Simulation::Repace(int inst, bool was_slowed) {
+  Instance& instance = instances_[inst];
+  if (instance.computing < 0 || overlap_slowdown_ <= 0) return;
+  const Time now = engine_.now();
+  const int64_t elapsed = (now - instance.pace_changed).picoseconds();
+  const int64_t done =
+      was_slowed ? static_cast<int64_t>(static_cast<double>(elapsed) / (1 + overlap_slowdown_))
+                 : elapsed;
+  instance.work_left =
+      Time::Picoseconds(std::max<int64_t>(0, instance.work_left.picoseconds() - done));
+  instance.pace_changed = now;
+  engine_.Cancel(instance.compute_done);
+  const int op = instance.computing;
+  instance.compute_done =
+      engine_.Schedule(Paced(instance, instance.work_left), [this, inst, op] { Finish(inst, op); });
 }
 
 void Simulation::FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
@@ -588,6 +652,8 @@ void Simulation::StartSend(int inst, int op) {
   request.max_transfers = TransfersLeft();
   const int peer_inst = InstanceOf(peer);
   const uint64_t tag = spec.tag();
+  CommunicationBegins(peer_inst);  // The receiver's kernel moves the bytes in.
+
   if (options_.free_communication) {
     engine_.Schedule(Time::Zero(),
                      [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); });
@@ -611,6 +677,7 @@ void Simulation::StartSend(int inst, int op) {
 
 void Simulation::Delivered(int inst, int op, int peer_inst, uint64_t tag) {
   Finish(inst, op);
+  CommunicationEnds(peer_inst);
   Instance& receiver = instances_[peer_inst];
   auto waiting = receiver.waiting.find(tag);
   if (waiting != receiver.waiting.end()) {
@@ -645,6 +712,12 @@ void Simulation::Finish(int inst, int op) {
     options_.observer->OnOpEnd(now, instance.chip, instance.program, op);
   }
   const int stream = plan.stream_of[op];
+  if (op == instance.computing) {
+    instance.time.interference += (now - instance.compute_started) - plan.duration[op];
+    instance.computing = -1;
+  }
+  const schedule::OpKind kind = schedule_.programs(instance.program).ops(op).kind();
+  if (kind == schedule::COLLECTIVE || kind == schedule::SEND) CommunicationEnds(inst);
   if (stream == plan.compute_stream) instance.compute_free = now;
   instance.busy[stream] = false;
   ++instance.head[stream];
@@ -712,6 +785,7 @@ StepResult Simulation::Collect() {
                                   : static_cast<double>(group_.size());
     const double weight = stands_for / chips;
     result.mean_compute_s += weight * instance.time.compute.ToSeconds();
+    result.mean_interference_s += weight * instance.time.interference.ToSeconds();
     result.mean_bubble_s += weight * instance.time.bubble.ToSeconds();
     result.mean_idle_s += weight * instance.time.idle.ToSeconds();
     for (const auto& [stream, t] : instance.time.exposed) {

@@ -24,8 +24,11 @@
 //     are simulated too (the representatives of other programs), as pipeline stages do.
 //
 // Time accounting, per simulated chip, from the step's start to the end of the step (the last
-// op of any chip): `compute` is the compute stream's busy time; a gap before a compute op is
-// charged to the communication stream of the dependency that finished last (exposed
+// op of any chip): `compute` is the compute stream's busy time at the ops' nominal durations and
+// `interference` what the chip's own communication added to it (ComputeEfficiency::
+// overlap_slowdown: a compute op runs that much slower while a collective or send of its chip, or
+// a send into it, is in flight, and changes pace when that starts or stops); a gap before a compute
+// op is charged to the communication stream of the dependency that finished last (exposed
 // communication of that mesh axis, or the pipeline bubble when it was a Recv), or to `idle`;
 // the time after the chip's last compute op is charged the same way to what finished last, or
 // to `idle`.
@@ -110,7 +113,8 @@ struct StepOptions {
 
 // Where one chip's step time went; the parts add up to the step time.
 struct TimeBreakdown {
-  sim::Time compute;
+  sim::Time compute;       // Compute ops at their nominal (roofline) time.
+  sim::Time interference;  // Compute slowed by the chip's own communication (compute_model.h).
   std::map<std::string, sim::Time> exposed;  // Per communication stream (mesh axis).
   sim::Time bubble;                          // Waiting for a pipeline Recv.
   sim::Time idle;
@@ -144,6 +148,7 @@ struct StepResult {
   // Averages over all chips of the system: every simulated chip weighted by the chips it stands
   // for (its program's chips for kOnePerProgram, its orbit for kOrbits).
   double mean_compute_s = 0;
+  double mean_interference_s = 0;
   std::map<std::string, double> mean_exposed_s;
   double mean_bubble_s = 0;
   double mean_idle_s = 0;

@@ -7,8 +7,10 @@ namespace podsim::workloads {
 std::string AxisOfStream(const std::string& stream) { return stream.substr(0, stream.find('.')); }
 
 std::map<std::string, double> MeanBreakdown(const StepResult& step) {
-  std::map<std::string, double> breakdown{
-      {"compute", step.mean_compute_s}, {"bubble", step.mean_bubble_s}, {"idle", step.mean_idle_s}};
+  std::map<std::string, double> breakdown{{"compute", step.mean_compute_s},
+                                          {"interference", step.mean_interference_s},
+                                          {"bubble", step.mean_bubble_s},
+                                          {"idle", step.mean_idle_s}};
   for (const auto& [stream, seconds] : step.mean_exposed_s) {
     breakdown["exposed_" + AxisOfStream(stream)] += seconds;
   }

@@ -31,8 +31,9 @@ struct TrainingResult {
   // kernel skips (kFull).
   double mfu = 0;
   double hfu = 0;
-  // Mean seconds per chip: "compute", "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble"
-  // (pipeline warm-up and drain), "idle"; they add up to the step time.
+  // Mean seconds per chip: "compute", "interference" (compute slowed by concurrent
+  // communication), "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble" (pipeline
+  // warm-up and drain), "idle"; they add up to the step time.
   std::map<std::string, double> breakdown;
 };
 
