@@ -74,6 +74,35 @@ TEST(StepSimulatorTest, CommunicationOverlapsIndependentCompute) {
   }
 }
 
+// Interference (calibration.md G5.4): a compute op slows by overlap_slowdown while its chip's
+// collective runs, and resumes its pace when it ends. With the all-gather taking ag and an op of
+// work w > ag started with it, w - ag / (1 + s) is left when the gather ends: the op ends at
+// ag + w - ag / (1 + s), and the breakdown charges the difference to interference. The 4x4
+// torus's compute model is TPU's (no slowdown), so a GPU-like one is passed in.
+TEST(StepSimulatorTest, ComputeSlowsWhileItsChipCommunicates) {
+  topology::System system = System("tpu-v5e:4x4");
+  const double ag = AllGatherSeconds(system, true);
+  const double work = 3 * ag;
+  schedule::Schedule schedule = Parse(
+      "system: 'tpu-v5e:4x4' mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 4 }\n"
+      "programs { name: 'all' " +
+      std::string(kAllGather) + Compute("a", work) + "}");
+  for (double slowdown : {0.0, 0.189, 1.0}) {
+    ComputeEfficiency efficiency = DefaultComputeEfficiency(system.chip);
+    efficiency.overlap_slowdown = slowdown;
+    StepOptions options;
+    options.compute = efficiency;
+    sim::StatusOr<StepResult> result = SimulateStep(system, schedule, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const double end = ag + work - ag / (1 + slowdown);
+    EXPECT_NEAR(result->step_time.ToSeconds(), end, 1e-9) << slowdown;
+    const TimeBreakdown& time = result->programs[0].time;
+    EXPECT_NEAR(time.compute.ToSeconds(), work, 1e-9);
+    EXPECT_NEAR(time.interference.ToSeconds(), end - work, 1e-9) << slowdown;
+    EXPECT_NEAR(result->mean_interference_s, end - work, 1e-9) << slowdown;
+  }
+}
+
 // Every chip of a 4x4 torus against one chip per program: the same step, since parallel rings
 // along x (fsdp) and y (tp) share no links.
 TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {
