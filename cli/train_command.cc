@@ -54,6 +54,7 @@ struct TrainFlags {
   bool require_fit = false;
   bool dump_scenario = false;
   bool distributed_optimizer = false;
+  bool tp_comm_overlap = false;
 };
 
 struct ReplayFlags {
@@ -152,6 +153,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   scenario::Train* train = s.mutable_train();
   if (!flags.precision.empty()) train->set_precision(flags.precision);
   if (flags.distributed_optimizer) train->set_distributed_optimizer(true);
+  if (flags.tp_comm_overlap) train->set_tp_comm_overlap(true);
   train->mutable_model()->set_preset(flags.model);
   train->mutable_layout()->set_text(flags.layout);
   train->set_batch_tokens(batch.tokens);
@@ -190,6 +192,7 @@ scenario::SourceMap TrainFlagSources() {
   flags.AddFlag("train.attention", "--attention");
   flags.AddFlag("train.precision", "--precision");
   flags.AddFlag("train.distributed_optimizer", "--distributed-optimizer");
+  flags.AddFlag("train.tp_comm_overlap", "--tp-comm-overlap");
   flags.AddFlag("train.flops_convention", "--flops-convention");
   flags.AddFlag("train.every_chip", "--every-chip");
   flags.AddFlag("train.flows", "--flows");
@@ -324,6 +327,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"flops_convention", ConventionName(options)},
                              {"precision", options.precision.name},
                              {"distributed_optimizer", options.distributed_optimizer},
+                             {"tp_comm_overlap", options.tp_comm_overlap},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -530,6 +534,10 @@ Command AddTrainCommand(CLI::App& app) {
                 "and Adam moments sharded over dp, gradients reduce-scattered over dp in the "
                 "last microbatch's backward, parameters all-gathered over dp in the first "
                 "microbatch's forward (default: gradients all-reduced, optimizer replicated)");
+  sub->add_flag("--tp-comm-overlap", flags->tp_comm_overlap,
+                "Megatron-Core's tp communication overlap (Transformer Engine userbuffers): the "
+                "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
+                "overlap their GEMMs; needs sp=1 with tp > 1");
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddWriteChakraFlag(sub, &flags->write_chakra);

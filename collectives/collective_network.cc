@@ -58,6 +58,7 @@ std::string KeyOf(const CollectiveRequest& request) {
   for (topology::VertexId rank : request.ranks) key << rank << ',';
   key << '|';
   for (int length : request.rank_shape) key << length << ',';
+  key << '|' << request.launched;
   return key.str();
 }
 
@@ -182,7 +183,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   const uint64_t transfers_before = r.executor->transfers();
   sim::Time end = sim::Time::Max();
   r.recorder.Clear();
-  r.engine.Schedule(efficiency_.launch_latency,
+  r.engine.Schedule(LaunchLatency(request),
                     [&] { collective->Start([&] { end = r.engine.now(); }); });
   r.engine.Run();
   if (r.engine.passed_horizon()) {
@@ -271,7 +272,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();
   running->collective = std::move(collective);
-  engine_->Schedule(efficiency_.launch_latency, [running, done = std::move(on_done)]() mutable {
+  engine_->Schedule(LaunchLatency(request), [running, done = std::move(on_done)]() mutable {
     running->collective->Start([running, done = std::move(done)]() mutable {
       done();
       // Freed by a later Launch, after this callback has returned.

@@ -95,6 +95,9 @@ struct CollectiveRequest {
   // forms hold). true: CalibratedEfficiency(fabric) (efficiency_model.h): protocol efficiency per
   // link kind, switch reduction throughput, per-message overhead and launch latency as measured.
   bool calibrated = false;
+  // A later chunk of one operation already launched (a step's pipelined tp overlap): the
+  // efficiency model's launch latency is not paid again.
+  bool launched = false;
   // Overrides the model `calibrated` picks, e.g. to study one factor at a time.
   std::optional<FabricEfficiency> efficiency;
   // Observers of the run (not owned; they only read, so results do not depend on them): every

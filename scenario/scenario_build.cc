@@ -526,6 +526,7 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
     options.model_flops_count = workloads::AttentionCount::kFull;
   }
   options.distributed_optimizer = train.distributed_optimizer();
+  options.tp_comm_overlap = train.tp_comm_overlap();
   if (train.has_precision()) {
     // CheckScenario has named a bad recipe; an unchecked one keeps the default.
     sim::StatusOr<workloads::PrecisionRecipe> recipe =

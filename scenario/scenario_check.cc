@@ -212,8 +212,10 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
     if (t.saved_ops(i).empty()) return Invalid(source, path, "must not be empty");
   }
   const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
-  return source.Annotate(
-      workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout");
+  PODSIM_RETURN_IF_ERROR(source.Annotate(
+      workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
+  return source.Annotate(workloads::ValidateOpOptions(OpOptionsOf(t), layout),
+                         "train.tp_comm_overlap");
 }
 
 sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {

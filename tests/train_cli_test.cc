@@ -105,6 +105,10 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "fsdp=4,pp=4,mbs=3", "--batch-tokens", "64Ki", "--seq", "4096"},
        "podsim: error: --layout: layout dp=1,fsdp=4,tp=1,pp=4,mbs=3: the batch of 16 sequences "
        "must be a multiple of dp*fsdp*mbs = 12\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=8,tp=2",
+        "--batch-tokens", "64Ki", "--seq", "4096", "--tp-comm-overlap"},
+       "podsim: error: --tp-comm-overlap: tp communication overlap needs sequence parallelism "
+       "with tp=2 (add sp=1 to the layout), as Megatron-LM requires\n"},
       {{"replay", "/nonexistent/step.pb"},
        "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
   };

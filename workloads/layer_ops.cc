@@ -710,6 +710,15 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   return b.Take();
 }
 
+sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
+  if (options.tp_comm_overlap && layout.tp > 1 && !layout.sp) {
+    return sim::Status::InvalidArgument(
+        "tp communication overlap needs sequence parallelism with tp=" + std::to_string(layout.tp) +
+        " (add sp=1 to the layout), as Megatron-LM requires");
+  }
+  return sim::Status::Ok();
+}
+
 OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options) {
   const PrecisionRecipe& p = options.precision;
   // The parameters this chip updates: its dp shard under the distributed optimizer.

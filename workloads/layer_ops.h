@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/status.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
@@ -76,7 +77,16 @@ struct OpOptions {
   // param_and_grad_buffer.py, docs/distrib_optimizer.md). One step is simulated in steady state,
   // so that gather opens this step's first microbatch. With dp = 1 it changes nothing.
   bool distributed_optimizer = false;
+  // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel tp
+  // all-gathers and reduce-scatters of the layers overlap their GEMMs (tp_comm_overlap.h).
+  // REQUIRES (with tp > 1): sequence parallelism, as Megatron-LM requires.
+  bool tp_comm_overlap = false;
 };
+
+// Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1
+// (Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
+// parallelism is enabled"). InvalidArgument naming the option otherwise.
+sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
 // = ShapeOf(layout, model, batch)). Forward op names: attn.norm, attn.qkv, attn.rotary,

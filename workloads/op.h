@@ -87,6 +87,9 @@ struct Op {
   // True when the compute stream waits for this collective before its next op (TP activations);
   // false when only a later consumer depends on it (FSDP prefetch, gradient reductions).
   bool blocking = false;
+  // Collectives: a later chunk of an operation already launched; pays no launch latency
+  // (schedule.proto Op.launched).
+  bool launched = false;
 
   std::vector<int> deps;  // Indices of earlier ops in the same OpList.
 };

@@ -51,6 +51,7 @@ schedule::Op* AddScheduleOp(schedule::Program* program, const Op& op, const std:
     out->set_collective(CollectiveOf(op.collective));
     out->add_axes(op.axis);
     out->set_bytes(op.comm_bytes);
+    if (op.launched) out->set_launched(true);
     return out;
   }
   out->set_flops(op.flops);

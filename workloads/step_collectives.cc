@@ -33,6 +33,7 @@ collectives::CollectiveRequest GroupRequest(const topology::System& system, cons
   }
   request.ranks.assign(ranks.begin(), ranks.end());
   if (system.fabric.torus() != nullptr) request.rank_shape = shape;
+  request.launched = op.launched();
   return request;
 }
 

@@ -22,6 +22,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const BatchSpec& batch, const OpOptions& options,
                                                const StepOptions& step_options) {
   PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
+  PODSIM_RETURN_IF_ERROR(ValidateOpOptions(options, layout));
   TrainingResult result;
   result.schedule = TrainingSchedule(system.name, model, layout, batch, options);
   PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));

@@ -7,6 +7,7 @@
 #include "topology/chip_spec.h"
 #include "workloads/memory.h"
 #include "workloads/schedule_builder.h"
+#include "workloads/tp_comm_overlap.h"
 
 namespace podsim::workloads {
 
@@ -184,6 +185,11 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
   const ShardShape shape = ShapeOf(layout, model, batch);
   const OpList layer_fwd = LayerForwardOps(model, layout, shape, options);
   const OpList layer_bwd = LayerBackwardOps(model, layout, shape, options);
+  // TE's userbuffers overlap the transformer layers' tp communication (not the embedding's or
+  // the head's, which are Megatron's own parallel layers).
+  const int overlap_tp = options.tp_comm_overlap ? layout.tp : 1;
+  const OpList layer_fwd_run = OverlapTpCommunication(layer_fwd, overlap_tp);
+  const OpList layer_bwd_run = OverlapTpCommunication(layer_bwd, overlap_tp);
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
   const OpList head_fwd = HeadForwardOps(model, layout, shape, options);
@@ -239,7 +245,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                tag(unit.microbatch, (vs - 1) / pp, true), boundary_bytes);
         }
         for (int l = 0; l < layers; ++l) {
-          input = builder.Append(layer_fwd, input, unit, first_layer + l, last_microbatch);
+          input = builder.Append(layer_fwd_run, input, unit, first_layer + l, last_microbatch);
           builder.Hold(input, layer_saved);
         }
         if (vs == virtual_stages - 1) {
@@ -258,7 +264,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                tag(unit.microbatch, (vs + 1) / pp, false), boundary_bytes);
         }
         for (int l = layers; l-- > 0;) {
-          input = builder.Append(layer_bwd, input, unit, first_layer + l, last_microbatch);
+          input = builder.Append(layer_bwd_run, input, unit, first_layer + l, last_microbatch);
           builder.Release(input, layer_saved);
         }
         if (vs == 0) {
