@@ -16,6 +16,7 @@ std::string StepFidelity(const workloads::StepResult& step, std::string_view exa
                   100 * workloads::kApproximationErrorHigh);
     text += range;
   }
+  if (!step.approximate_reason.empty()) text += "; not the quotient: " + step.approximate_reason;
   return text + "; " + std::string(exact_hint);
 }
 

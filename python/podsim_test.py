@@ -35,7 +35,7 @@ SWEEP_FLAGS = ["--system", "h100:8", "--model", "llama3-8b", "--batch-tokens", "
                "4096", "--top", "3"]
 # About 1 s: every transfer of the step's collectives as flows.
 SLOW_TRAIN = dict(system="tpu-v5e:16x16", model="llama3-8b", layout="fsdp=256",
-                  batch_tokens="1Mi", seq=4096, flows=True)
+                  batch_tokens="1Mi", seq=4096, every_chip=True, flows=True)
 
 
 def with_flag(flags, flag, value):

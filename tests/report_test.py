@@ -24,7 +24,7 @@ CHROMIUM = sys.argv[2] if len(sys.argv) > 2 else (shutil.which("chromium") or ""
 MODEL = "custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=32000"
 CASES = {
     "train": (["train", "--system", "tpu-v5e:4x4", "--model", MODEL,
-               "--layout", "fsdp=4,tp=4", "--batch-tokens", "64Ki", "--seq", "4096"], 4),
+               "--layout", "fsdp=4,tp=4", "--batch-tokens", "64Ki", "--seq", "4096"], 5),
     "train_every_chip": (["train", "--system", "h100:16", "--model", MODEL,
                           "--layout", "tp=8,pp=2,microbatches=4", "--batch-tokens", "64Ki",
                           "--seq", "4096", "--every-chip"], 5),

@@ -226,6 +226,7 @@ TEST(InferenceScheduleTest, OneChipPerProgramMatchesEveryChip) {
   every.chips = SimulatedChips::kEveryChip;
   every.network = collectives::NetworkMode::kFlows;
   StepOptions one;
+  one.chips = SimulatedChips::kOnePerProgram;
   one.network = collectives::NetworkMode::kFlows;
   for (const char* layout : {"tp=4,dp=2", "tp=2,tp2=2,dp=2", "tp=2,dp=4"}) {
     const InferenceResult full = Simulate("tpu-v5e:2x4", kSmall, layout, Decode(8, 300), every);

@@ -135,6 +135,7 @@ class Simulation {
                  Orbits() ? &orbits_ : nullptr) {
     if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
     if (!options.free_communication) overlap_slowdown_ = compute_.efficiency().overlap_slowdown;
+    PODSIM_CHECK(options.chips != SimulatedChips::kAuto) << "kAuto reached a simulation";
   }
 
   sim::StatusOr<StepResult> Run();
@@ -810,6 +811,7 @@ StepResult Simulation::Collect() {
     case SimulatedChips::kEveryChip:
       result.method = "every chip" + transfers;
       break;
+    case SimulatedChips::kAuto:  // Resolved by SimulateAuto before a Simulation exists.
     case SimulatedChips::kOnePerProgram:
       if (instances_.size() == checked_.grid.chip_count()) {
         // Every chip runs a program of its own (an imported trace): no shadows, every chip.
@@ -879,6 +881,8 @@ sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
   StepOptions free = options;
   free.free_communication = true;
   free.observer = nullptr;
+  // Free communication: every mode gives the same time; one chip per program is the cheapest.
+  free.chips = SimulatedChips::kOnePerProgram;
   PODSIM_ASSIGN_OR_RETURN(StepResult step, SimulateStep(system, schedule, free));
   return step.step_time;
 }
@@ -886,6 +890,52 @@ sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
 OpCost ScheduleOpCost(const ComputeModel& compute, const schedule::Op& op) {
   return CostOf(compute, op);
 }
+
+namespace {
+
+// kAuto (step_simulator.h): the quotient where it is cheap, else one chip per program with the
+// reason. A quotient that runs past the work bound falls back too (its work is lost, bounded by
+// the bound); with observers attached the quotient is first run without them, so that they see
+// one run and the result is the same with tracing on or off.
+sim::StatusOr<StepResult> SimulateAuto(const topology::System& system,
+                                       const schedule::Schedule& schedule,
+                                       const CheckedSchedule& checked, const StepOptions& options) {
+  StepOptions approximate = options;
+  approximate.chips = SimulatedChips::kOnePerProgram;
+  auto fall_back = [&](std::string reason) -> sim::StatusOr<StepResult> {
+    PODSIM_ASSIGN_OR_RETURN(StepResult step,
+                            Simulation(system, schedule, checked, approximate,
+                                       collectives::TranslationGroup(&system.fabric))
+                                .Run());
+    step.approximate_reason = std::move(reason);
+    return step;
+  };
+  if (system.fabric.torus() == nullptr) {
+    return fall_back("no symmetry of this fabric is used yet (tori only)");
+  }
+  sim::StatusOr<collectives::TranslationGroup> group = FindStepSymmetry(system, schedule, checked);
+  if (!group.ok()) return fall_back(std::string(group.status().message()));
+  const uint64_t orbits = system.fabric.chip_count() / group->size();
+  if (orbits > kAutoExactOrbits) {
+    return fall_back("the step's symmetry leaves " + std::to_string(orbits) +
+                     " orbits of chips, over the " + std::to_string(kAutoExactOrbits) +
+                     " simulated exactly by default");
+  }
+  StepOptions exact = options;
+  exact.chips = SimulatedChips::kOrbits;
+  const bool observed = options.observer != nullptr || options.flow_observer != nullptr;
+  StepOptions unobserved = exact;
+  unobserved.observer = nullptr;
+  unobserved.flow_observer = nullptr;
+  sim::StatusOr<StepResult> step = Simulation(system, schedule, checked, unobserved, *group).Run();
+  if (!step.ok() && step.status().code() == sim::Status::Code::kOutOfRange) {
+    return fall_back("the quotient's transfers exceed the work bound (--max-transfers)");
+  }
+  if (!step.ok() || !observed) return step;
+  return Simulation(system, schedule, checked, exact, std::move(*group)).Run();
+}
+
+}  // namespace
 
 sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
                                        const schedule::Schedule& schedule,
@@ -900,8 +950,10 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
   if (options.chips == SimulatedChips::kOrbits) {
     PODSIM_ASSIGN_OR_RETURN(group, FindStepSymmetry(system, schedule, checked));
   }
-  Simulation simulation(system, schedule, checked, options, std::move(group));
-  sim::StatusOr<StepResult> result = simulation.Run();
+  sim::StatusOr<StepResult> result =
+      options.chips == SimulatedChips::kAuto
+          ? SimulateAuto(system, schedule, checked, options)
+          : Simulation(system, schedule, checked, options, std::move(group)).Run();
   if (result.ok()) {
     spdlog::info(
         "step: {} ({} of {} chips simulated, {} collectives of which {} distinct, {} events)",

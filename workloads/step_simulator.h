@@ -79,7 +79,15 @@ class StepObserver {
 //     flow gets its rate, and the quotient's progressive filling is the full one's
 //     (docs/architecture.md, "The symmetric quotient"). The network mode option is ignored
 //     (always every transfer).
-enum class SimulatedChips { kOnePerProgram, kEveryChip, kOrbits };
+//   * kAuto (the default): kOrbits where it is cheap -- on a torus (whose translations podsim
+//     uses) when the step's symmetry leaves at most kAutoExactOrbits orbits and the quotient's
+//     transfers fit the work bound -- and kOnePerProgram otherwise (StepResult::exact and
+//     method say which; approximate_reason why not exact).
+enum class SimulatedChips { kAuto, kOnePerProgram, kEveryChip, kOrbits };
+
+// kAuto simulates the quotient exactly up to this many orbits (simulated chips): a v5p pod's
+// llama3-70b step (16 orbits) takes 3 s; 64 orbits bound the work near that.
+inline constexpr uint64_t kAutoExactOrbits = 64;
 
 // The default approximation's step time against the full simulation, relative, over the
 // generated steps of tests/issue_13_differential_test.cc, which fails if any of its cases falls
@@ -89,8 +97,9 @@ inline constexpr double kApproximationErrorLow = -0.56;
 inline constexpr double kApproximationErrorHigh = 0.085;
 
 struct StepOptions {
-  // The default is still the approximation (StepResult::exact says so); kOrbits is exact.
-  SimulatedChips chips = SimulatedChips::kOnePerProgram;
+  // kAuto: exact where the quotient is cheap, the approximation elsewhere (StepResult::exact
+  // says which); kOrbits is exact always.
+  SimulatedChips chips = SimulatedChips::kAuto;
   // Collectives: the calibrated efficiency model (collectives/efficiency_model.h) or the pure
   // fabric; whole-collective flows or every transfer (collective_network.h).
   bool calibrated = true;
@@ -144,6 +153,8 @@ struct StepResult {
   std::string method;
   // The default approximation (kOnePerProgram with whole-collective flows).
   bool default_approximation = false;
+  // kAuto chose the approximation: why the quotient was not simulated ("" otherwise).
+  std::string approximate_reason;
   std::vector<ProgramResult> programs;
   // Averages over all chips of the system: every simulated chip weighted by the chips it stands
   // for (its program's chips for kOnePerProgram, its orbit for kOrbits).

@@ -62,7 +62,9 @@ TEST(StepSimulatorTest, CommunicationOverlapsIndependentCompute) {
         "system: 'tpu-v5e:4x4' mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 4 }\n"
         "programs { name: 'all' " +
         std::string(kAllGather) + Compute("a", before) + Compute("b", 1e-3, "deps: 0") + "}");
-    sim::StatusOr<StepResult> result = SimulateStep(system, schedule);
+    StepOptions per_program;  // One all-gather: the representative's.
+    per_program.chips = SimulatedChips::kOnePerProgram;
+    sim::StatusOr<StepResult> result = SimulateStep(system, schedule, per_program);
     ASSERT_TRUE(result.ok()) << result.status();
     const double expected = std::max(before, ag) + 1e-3;
     EXPECT_NEAR(result->step_time.ToSeconds(), expected, 1e-9);
@@ -120,7 +122,9 @@ TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {
   every.chips = SimulatedChips::kEveryChip;
   every.network = collectives::NetworkMode::kFlows;
   sim::StatusOr<StepResult> full = SimulateStep(system, schedule, every);
-  sim::StatusOr<StepResult> one = SimulateStep(system, schedule);
+  StepOptions per_program;
+  per_program.chips = SimulatedChips::kOnePerProgram;
+  sim::StatusOr<StepResult> one = SimulateStep(system, schedule, per_program);
   ASSERT_TRUE(full.ok()) << full.status();
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(full->simulated_chips, 16u);

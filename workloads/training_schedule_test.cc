@@ -82,17 +82,22 @@ TEST(TrainingScheduleTest, OneChipPerStageMatchesEveryChip) {
   every.chips = SimulatedChips::kEveryChip;
   every.network = collectives::NetworkMode::kFlows;
   StepOptions exact;
+  exact.chips = SimulatedChips::kOnePerProgram;
   exact.network = collectives::NetworkMode::kFlows;
   Simulated full =
       Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024, every);
   Simulated one =
       Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024, exact);
-  Simulated whole = Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024);
+  StepOptions approximate;
+  approximate.chips = SimulatedChips::kOnePerProgram;
+  Simulated whole =
+      Simulate("tpu-v5p:2x2x2", kSmall, "fsdp=2,tp=2,pp=2,microbatches=2", 8, 1024, approximate);
   EXPECT_EQ(full.result.simulated_chips, 8u);
   EXPECT_EQ(one.result.simulated_chips, 2u);
   EXPECT_EQ(one.result.step_time, full.result.step_time);
-  // Whole-collective flows (the default) share bandwidth as whole collectives where all-gathers
-  // and reduce-scatters overlap on the fsdp links (collective_network.h): close to the transfers.
+  // Whole-collective flows (the approximation) share bandwidth as whole collectives where
+  // all-gathers and reduce-scatters overlap on the fsdp links (collective_network.h): close to the
+  // transfers.
   EXPECT_GT(whole.result.overlapped_collectives, 0u);
   EXPECT_NEAR(whole.result.step_time.ToSeconds() / full.result.step_time.ToSeconds(), 1.0, 0.005);
 }
@@ -104,6 +109,7 @@ TEST(TrainingScheduleTest, ShadowsCoverParallelGroupsThatShareLinks) {
   every.chips = SimulatedChips::kEveryChip;
   every.network = collectives::NetworkMode::kFlows;
   StepOptions exact;
+  exact.chips = SimulatedChips::kOnePerProgram;
   exact.network = collectives::NetworkMode::kFlows;
   const char* layout = "fsdp=2,tp=4,pp=2,microbatches=2";
   Simulated full = Simulate("tpu-v5e:4x4", kSmall, layout, 8, 1024, every);
