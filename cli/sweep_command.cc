@@ -456,6 +456,14 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   if (!ranked.empty()) {
     shown.out << "accuracy    " << ranked.front()->result->fidelity << "\n";
+    // The default is exact only where the quotient is cheap: say when the ranking mixes methods.
+    size_t exact = 0;
+    for (const Entry* e : ranked) exact += e->result->exact ? 1 : 0;
+    if (exact > 0 && exact < ranked.size()) {
+      shown.out << "            " << exact << " of the " << ranked.size()
+                << " ranked layouts are exact, the others approximate: their order against each "
+                   "other is not the full simulation's\n";
+    }
   }
   shown.out << "\n";
   int width = 6;

@@ -118,6 +118,7 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
                         {"simulated_chip", p.chip},
                         {"end_s", p.end.ToSeconds()},
                         {"compute_s", p.time.compute.ToSeconds()},
+                        {"interference_s", p.time.interference.ToSeconds()},
                         {"exposed_s", exposed},
                         {"bubble_s", p.time.bubble.ToSeconds()},
                         {"idle_s", p.time.idle.ToSeconds()}});
@@ -298,7 +299,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     for (const auto& [name, seconds] : result.breakdown) input.breakdown.push_back({name, seconds});
     input.breakdown_caption =
         "Mean per chip over the step; the parts add up to the step time. compute: the compute "
-        "stream busy; exposed_<axis>: compute waiting on that mesh axis's communication; "
+        "stream busy at the ops' nominal times; interference: compute slowed by the chip's "
+        "concurrent communication; exposed_<axis>: compute waiting on that mesh axis's "
+        "communication; "
         "bubble: waiting for a pipeline receive; idle: waiting with nothing to wait on (with "
         "pp > 1, bubble + idle is the pipeline bubble).";
     input.memory = {{"params", memory.param_bytes},

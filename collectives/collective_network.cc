@@ -183,7 +183,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   const uint64_t transfers_before = r.executor->transfers();
   sim::Time end = sim::Time::Max();
   r.recorder.Clear();
-  r.engine.Schedule(LaunchLatency(request),
+  r.engine.Schedule(LaunchLatency(efficiency_, request.launched),
                     [&] { collective->Start([&] { end = r.engine.now(); }); });
   r.engine.Run();
   if (r.engine.passed_horizon()) {
@@ -272,13 +272,14 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();
   running->collective = std::move(collective);
-  engine_->Schedule(LaunchLatency(request), [running, done = std::move(on_done)]() mutable {
-    running->collective->Start([running, done = std::move(done)]() mutable {
-      done();
-      // Freed by a later Launch, after this callback has returned.
-      running->done = true;
-    });
-  });
+  engine_->Schedule(LaunchLatency(efficiency_, request.launched),
+                    [running, done = std::move(on_done)]() mutable {
+                      running->collective->Start([running, done = std::move(done)]() mutable {
+                        done();
+                        // Freed by a later Launch, after this callback has returned.
+                        running->done = true;
+                      });
+                    });
   return sim::Status::Ok();
 }
 

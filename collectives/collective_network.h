@@ -100,10 +100,6 @@ class CollectiveNetwork {
   // The record of `request`: rehearsed, or moved from the record of its canonical translate.
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
   sim::StatusOr<const Record*> Rehearse(const CollectiveRequest& request);
-  // The efficiency model's launch latency, or none for a chunk of a launched operation.
-  sim::Time LaunchLatency(const CollectiveRequest& request) const {
-    return request.launched ? sim::Time::Zero() : efficiency_.launch_latency;
-  }
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;

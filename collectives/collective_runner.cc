@@ -1065,7 +1065,7 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   std::vector<bool> finished(requests.size(), false);
   std::vector<sim::Time> end(requests.size());
   for (size_t i = 0; i < collectives.size(); ++i) {
-    engine.Schedule(requests[i].launched ? sim::Time::Zero() : efficiency.launch_latency, [&, i] {
+    engine.Schedule(LaunchLatency(efficiency, requests[i].launched), [&, i] {
       collectives[i]->Start([&, i] {
         finished[i] = true;
         end[i] = engine.now();

@@ -73,6 +73,12 @@ struct FabricEfficiency {
 // The pure fabric: line rate, no overheads.
 FabricEfficiency PureFabric();
 
+// What a collective pays before its first transfer: the launch latency, or nothing for a later
+// chunk of an operation already launched (CollectiveRequest::launched).
+inline sim::Time LaunchLatency(const FabricEfficiency& efficiency, bool launched) {
+  return launched ? sim::Time::Zero() : efficiency.launch_latency;
+}
+
 // The calibrated model for the fabric's chip family (the header comment gives the sources):
 // GPU when the fabric has a GpuLayout, TPU when it has ICI links, the pure fabric otherwise.
 FabricEfficiency CalibratedEfficiency(const topology::Fabric& fabric);

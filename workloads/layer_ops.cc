@@ -379,16 +379,17 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
   }
 }
 
-// The all-gathers that bring `params` parameters (per tp shard) to the chip before their use:
+// The all-gathers that bring parameters (per tp shard) to the chip before their use: `params`
 // over fsdp (every forward and backward), and, in the forward with the distributed optimizer,
-// first over dp (the updated shards of the last step, kept by the schedule for the first
-// microbatch only). Returns the last gather (-1: none).
-int WeightGather(Builder& b, const Layout& layout, double params, const OpOptions& options,
-                 const std::string& what, Phase phase) {
+// first `updated` over dp -- the parameters whose gradients the op list's reduction
+// reduce-scatters, so that what is gathered is what was updated (kept by the schedule for the
+// first microbatch only). Returns the last gather (-1: none).
+int WeightGather(Builder& b, const Layout& layout, double params, double updated,
+                 const OpOptions& options, const std::string& what, Phase phase) {
   int gather = -1;
-  if (options.distributed_optimizer && layout.dp > 1 && phase == Phase::kForward) {
+  if (options.distributed_optimizer && layout.dp > 1 && phase == Phase::kForward && updated > 0) {
     gather = b.AddSide(b.Collective("dp.all-gather." + what, CollectiveOp::kAllGather, "dp",
-                                    options.precision.param_bytes * params / layout.fsdp,
+                                    options.precision.param_bytes * updated / layout.fsdp,
                                     /*blocking=*/false, phase));
   }
   if (layout.fsdp <= 1) return gather;
@@ -494,8 +495,8 @@ OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const Shard
                        const OpOptions& options) {
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
-  const int gather = WeightGather(b, layout, LayerParamsPerTpShard(model, layout), options, "layer",
-                                  Phase::kForward);
+  const double params = LayerParamsPerTpShard(model, layout);
+  const int gather = WeightGather(b, layout, params, params, options, "layer", Phase::kForward);
   AppendLayerForward(b, model, d, options, Phase::kForward, gather);
   return b.Take();
 }
@@ -506,7 +507,8 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   const OpList fwd = LayerForwardOps(model, layout, shape, options);
   Builder b(Phase::kBackwardInput);
   const double layer_params = LayerParamsPerTpShard(model, layout);
-  const int gather = WeightGather(b, layout, layer_params, options, "layer", Phase::kBackwardInput);
+  const int gather =
+      WeightGather(b, layout, layer_params, layer_params, options, "layer", Phase::kBackwardInput);
 
   // Recomputation first: its ops feed the backward pass.
   switch (options.recompute) {
@@ -609,12 +611,30 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   return b.Take();
 }
 
+namespace {
+
+// Parameters (per tp shard) whose gradients the embedding's reduction reduces: the vocabulary
+// shard and the learned positions.
+double EmbeddingReducedParams(const ModelSpec& model, const Layout& layout,
+                              const ShardShape& shape) {
+  return D(shape.vocab) * D(model.d_model) + D(model.learned_positions * model.d_model) / layout.tp;
+}
+
+// The head's: the final norm, and the unembedding unless it is tied to the embedding (whose
+// gradient then carries it: reduced, and gathered, with the embedding's).
+double HeadReducedParams(const ModelSpec& model, const ShardShape& shape, const Dims& d) {
+  return model.tied_embeddings ? d.norm_params : D(shape.vocab) * d.d + d.norm_params;
+}
+
+}  // namespace
+
 OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
                            const OpOptions& options) {
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
   const double params = D(shape.vocab) * d.d;
-  const int gather = WeightGather(b, layout, params, options, "embedding", Phase::kForward);
+  const int gather = WeightGather(b, layout, params, EmbeddingReducedParams(model, layout, shape),
+                                  options, "embedding", Phase::kForward);
   // Vocab-parallel lookup: each tp rank gathers the rows of its vocabulary shard (others zero),
   // then the partial embeddings are summed over tp.
   Op lookup = b.Base("embed.lookup", OpKind::kEmbedding);
@@ -649,8 +669,8 @@ OpList EmbeddingBackwardOps(const ModelSpec& model, const Layout& layout, const 
   scatter.hbm_read_bytes = 2 * d.e * d.tok * d.d;
   scatter.hbm_write_bytes = d.e * d.tok * d.d;
   const int dw = b.Add(scatter);
-  const double params = D(shape.vocab) * d.d + D(model.learned_positions) * d.d / layout.tp;
-  AppendGradientReduction(b, layout, params, {dw}, options, "embedding");
+  AppendGradientReduction(b, layout, EmbeddingReducedParams(model, layout, shape), {dw}, options,
+                          "embedding");
   return b.Take();
 }
 
@@ -660,7 +680,8 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   Builder b(Phase::kForward);
   const double v = D(shape.vocab);
   const int gather =
-      WeightGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kForward);
+      WeightGather(b, layout, v * d.d + d.norm_params, HeadReducedParams(model, shape, d), options,
+                   "head", Phase::kForward);
   b.Add(Norm(b, "head.norm", d));
   SpGather(b, d, "head", Phase::kForward);
   Op unembed = b.Matmul("head.unembed", d.tok, d.d, v, d.e, Phase::kForward);
@@ -689,7 +710,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   Builder b(Phase::kBackwardInput);
   const double v = D(shape.vocab);
   const int gather =
-      WeightGather(b, layout, v * d.d + d.norm_params, options, "head", Phase::kBackwardInput);
+      WeightGather(b, layout, v * d.d + d.norm_params, 0, options, "head", Phase::kBackwardInput);
   Op dloss = b.Base("head.loss.dx", OpKind::kLoss, Phase::kBackwardInput);
   dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
   dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
@@ -704,9 +725,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   }
   TpReduce(b, d, "head.dx", Phase::kBackwardInput);
   b.Add(ElementwiseBackward(b, Find(fwd, "head.norm")));
-  // Tied embeddings: the unembedding gradient is the embedding's; it is reduced with it.
-  const double params = model.tied_embeddings ? d.norm_params : v * d.d + d.norm_params;
-  AppendGradientReduction(b, layout, params, dws, options, "head");
+  AppendGradientReduction(b, layout, HeadReducedParams(model, shape, d), dws, options, "head");
   return b.Take();
 }
 

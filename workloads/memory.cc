@@ -7,6 +7,8 @@ namespace {
 
 double D(int64_t v) { return static_cast<double>(v); }
 
+constexpr double kFp32Bytes = 4;
+
 }  // namespace
 
 double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
@@ -54,9 +56,15 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
   // The distributed optimizer shards the master copy and the moments over dp; the gradient buffer
-  // stays whole (Megatron-LM docs/distrib_optimizer.md: 6 + 12/d bytes per parameter with bf16
-  // parameters and fp32 gradients, against 18).
-  if (options.distributed_optimizer) m.optimizer_bytes /= layout.dp;
+  // stays whole, and where it is narrower than fp32 the optimizer keeps an fp32 copy of its shard
+  // (Megatron-LM docs/distrib_optimizer.md, bytes per parameter: 6 + 12/d with bf16 parameters
+  // and fp32 gradients, 4 + 16/d with 16-bit gradients, against 18 and 20).
+  if (options.distributed_optimizer) {
+    const bool fp32_shard =
+        p.master_bytes > 0 && p.GradBufferBytes(layout.microbatch_count()) < kFp32Bytes;
+    m.optimizer_bytes =
+        m.params * (p.master_bytes + p.optimizer_bytes + (fp32_shard ? kFp32Bytes : 0)) / layout.dp;
+  }
 
   const OpList forward = LayerForwardOps(model, layout, shape, options);
   const double per_layer = LayerActivationBytes(forward, options);

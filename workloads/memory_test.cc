@@ -252,6 +252,14 @@ TEST(MemoryTest, DistributedOptimizerShardsMasterAndMomentsOverDp) {
     EXPECT_DOUBLE_EQ(per_param(plain), 18) << "dp=" << dp;
     EXPECT_DOUBLE_EQ(per_param(sharded), 6 + 12.0 / dp) << "dp=" << dp;
     EXPECT_DOUBLE_EQ(sharded.activation_bytes, plain.activation_bytes) << "dp=" << dp;
+    // 16-bit gradients (the default recipe over one microbatch): the optimizer keeps an fp32
+    // copy of its gradient shard, 4 + 16/d.
+    Case one = Make("llama3-8b", "dp=" + std::to_string(dp), {int64_t{1} * dp, 4096});
+    OpOptions mixed;
+    mixed.distributed_optimizer = true;
+    EXPECT_DOUBLE_EQ(per_param(StageMemory(one.model, one.layout, one.batch, mixed, h100, 0)),
+                     4 + 16.0 / dp)
+        << "dp=" << dp;
   }
 }
 

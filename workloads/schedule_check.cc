@@ -65,6 +65,9 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
       op.hbm_free_bytes() > kMaxOpBytes || op.bytes() > kMaxOpBytes) {
     return bad("hbm_bytes, hbm_alloc_bytes, hbm_free_bytes and bytes: at most 1e18 per op");
   }
+  if (op.launched() && op.kind() != schedule::COLLECTIVE) {
+    return bad("launched: only a collective continues a launched operation");
+  }
   if (op.kind() == schedule::COLLECTIVE) {
     if (op.collective() == schedule::COLLECTIVE_KIND_UNSPECIFIED) return bad("collective: missing");
     if (!schedule::CollectiveKind_IsValid(op.collective())) {

@@ -929,7 +929,7 @@ sim::StatusOr<StepResult> SimulateAuto(const topology::System& system,
   unobserved.flow_observer = nullptr;
   sim::StatusOr<StepResult> step = Simulation(system, schedule, checked, unobserved, *group).Run();
   if (!step.ok() && step.status().code() == sim::Status::Code::kOutOfRange) {
-    return fall_back("the quotient's transfers exceed the work bound (--max-transfers)");
+    return fall_back("the quotient is beyond a limit (" + step.status().message() + ")");
   }
   if (!step.ok() || !observed) return step;
   return Simulation(system, schedule, checked, exact, std::move(*group)).Run();

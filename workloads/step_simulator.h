@@ -7,10 +7,10 @@
 // Which chips are simulated:
 //   * kEveryChip: all of them. A collective starts when every member of its group has reached
 //     it; parallel groups contend wherever their routes meet.
-//   * kOnePerProgram (default, an approximation): one chip per program, the one with coordinate 0
-//   on every mesh
-//     axis its program's `where` leaves free. The chips a program runs on do the same work at the
-//     same times (the schedule is the same and their groups are translations of each other), so
+//   * kOnePerProgram (an approximation; the fallback of the default, kAuto below): one chip per
+//     program, the one with coordinate 0 on every mesh axis its program's `where` leaves free.
+//     The chips a program runs on do the same work at the same times (the schedule is the same
+//     and their groups are translations of each other), so
 //     the representative's collectives start as soon as it reaches them, over its own groups.
 //     Where parallel groups of the same program share links with the representative's (the
 //     chips of a TPU host on its DCN NICs, pipeline neighbours strided across a torus axis, an

@@ -105,6 +105,50 @@ TEST(StepSimulatorTest, ComputeSlowsWhileItsChipCommunicates) {
   }
 }
 
+// Counts what an observer sees.
+class CountingObserver : public StepObserver {
+ public:
+  void OnOpStart(sim::Time, uint32_t, int, int) override { ++starts; }
+  uint64_t starts = 0;
+};
+
+// Issue 13, the default (kAuto): the quotient where it is cheap -- a torus whose step leaves at
+// most kAutoExactOrbits orbits -- else the approximation with the reason; the same answer with an
+// observer attached, which sees one run.
+TEST(StepSimulatorTest, DefaultIsExactWhereTheQuotientIsCheap) {
+  const std::string program = "programs { name: 'all' " + std::string(kAllGather) +
+                              Compute("a", 1e-4) + Compute("b", 1e-3, "deps: 0") + "}";
+  auto step = [&](const std::string& system_text, const std::string& mesh,
+                  StepObserver* observer = nullptr) {
+    StepOptions options;
+    options.observer = observer;
+    sim::StatusOr<StepResult> result = SimulateStep(
+        System(system_text), Parse("system: '" + system_text + "' " + mesh + program), options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : StepResult{};
+  };
+  const std::string small_mesh = "mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 4 }\n";
+  const StepResult torus = step("tpu-v5e:4x4", small_mesh);
+  EXPECT_TRUE(torus.exact);
+  EXPECT_EQ(torus.approximate_reason, "");
+  CountingObserver observer;
+  const StepResult traced = step("tpu-v5e:4x4", small_mesh, &observer);
+  EXPECT_EQ(traced.step_time, torus.step_time);
+  EXPECT_EQ(observer.starts, traced.ops_executed);
+
+  const StepResult gpu = step("h100:16", small_mesh);
+  EXPECT_FALSE(gpu.exact);
+  EXPECT_NE(gpu.approximate_reason.find("tori only"), std::string::npos) << gpu.approximate_reason;
+
+  // An unwrapped 4x4x8: no translation maps the step onto itself, 128 orbits.
+  const StepResult many = step("tpu-v5p:4x4x8,wrap=none",
+                               "mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 32 }\n");
+  EXPECT_FALSE(many.exact);
+  EXPECT_EQ(many.approximate_reason,
+            "the step's symmetry leaves 128 orbits of chips, over the 64 simulated exactly by "
+            "default");
+}
+
 // Every chip of a 4x4 torus against one chip per program: the same step, since parallel rings
 // along x (fsdp) and y (tp) share no links.
 TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {

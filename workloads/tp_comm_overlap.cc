@@ -54,6 +54,15 @@ Op CollectiveChunk(const Op& collective, int k, int n) {
   return chunk;
 }
 
+// The split all-gather op `i` depends on (-1: none).
+int SplitGatherOf(const OpList& ops, const std::vector<std::vector<int>>& chunks, int i) {
+  int gather = -1;
+  for (int dep : ops[i].deps) {
+    if (!chunks[dep].empty() && ops[dep].kind == OpKind::kCollective) gather = dep;
+  }
+  return gather;
+}
+
 }  // namespace
 
 OpList OverlapTpCommunication(const OpList& ops, int tp) {
@@ -101,25 +110,35 @@ OpList OverlapTpCommunication(const OpList& ops, int tp) {
         continue;
       }
     }
-    // A GEMM fed by a split all-gather: chunk 0 on the chip's own rows, at once (after what the
-    // gather waited for); chunk k after exchange step k - 1.
-    int gather = -1;
-    for (int dep : op.deps) {
-      if (!chunks[dep].empty() && ops[dep].kind == OpKind::kCollective) gather = dep;
-    }
+    // GEMMs fed by a split all-gather: chunk 0 on the chip's own rows, at once (after what the
+    // gather waited for); chunk k after exchange step k - 1. Consecutive GEMMs of one gather that
+    // do not feed each other (a gated MLP's gate and up, one fused fc1 GEMM in Megatron-Core)
+    // run their chunks interleaved, so that every exchange step hides behind all of them.
+    if (index[i] >= 0) continue;  // Emitted with the GEMM before it.
+    const int gather = SplitGatherOf(ops, chunks, i);
     if (gather >= 0 && IsRowGemm(op)) {
-      for (int k = 0; k < tp; ++k) {
-        Op chunk = GemmChunk(op, k, tp);
-        chunk.deps = remap(op.deps, gather);
-        if (k == 0) {
-          for (int dep : remap(ops[gather].deps, -1)) chunk.deps.push_back(dep);
-        } else {
-          chunk.deps.push_back(chunks[gather][k - 1]);
-        }
-        out.push_back(std::move(chunk));
-        chunks[i].push_back(static_cast<int>(out.size()) - 1);
+      std::vector<int> gemms = {i};
+      for (int j = i + 1; j < size && IsRowGemm(ops[j]) && SplitGatherOf(ops, chunks, j) == gather;
+           ++j) {
+        bool independent = true;
+        for (int dep : ops[j].deps) independent &= dep < i;
+        if (!independent) break;
+        gemms.push_back(j);
       }
-      index[i] = chunks[i].back();
+      for (int k = 0; k < tp; ++k) {
+        for (int g : gemms) {
+          Op chunk = GemmChunk(ops[g], k, tp);
+          chunk.deps = remap(ops[g].deps, gather);
+          if (k == 0) {
+            for (int dep : remap(ops[gather].deps, -1)) chunk.deps.push_back(dep);
+          } else {
+            chunk.deps.push_back(chunks[gather][k - 1]);
+          }
+          out.push_back(std::move(chunk));
+          chunks[g].push_back(static_cast<int>(out.size()) - 1);
+        }
+      }
+      for (int g : gemms) index[g] = chunks[g].back();
       continue;
     }
     // A forward GEMM whose output a pipelined reduce-scatter reduces.

@@ -87,8 +87,25 @@ TEST(TpCommOverlapTest, SplitsGathersGemmsAndReduceScattersKeepingTheWork) {
     for (const Op& op : forward) {
       if (op.name.rfind("tp.reduce-scatter.", 0) != 0) continue;
       ASSERT_EQ(op.deps.size(), 1u) << op.name;
-      EXPECT_EQ(forward[op.deps[0]].kind, OpKind::kMatmul) << op.name;
+      const Op& gemm = forward[op.deps[0]];
+      EXPECT_EQ(gemm.kind, OpKind::kMatmul) << op.name;
+      // Chunk k reduces GEMM chunk k, launched once.
+      const std::string k = op.name.substr(op.name.find(".chunk") + 6);
+      EXPECT_EQ(gemm.name.substr(gemm.name.find(".chunk") + 6), k) << op.name;
+      EXPECT_EQ(op.launched, k != "0") << op.name;
     }
+    // A gated MLP's gate and up (one fused fc1 GEMM in Megatron-Core) interleave their chunks,
+    // so that every exchange step hides behind both.
+    std::vector<std::string> fc1;
+    for (const Op& op : forward) {
+      if (op.name.rfind("mlp.gate.chunk", 0) == 0 || op.name.rfind("mlp.up.chunk", 0) == 0) {
+        fc1.push_back(op.name);
+      }
+    }
+    ASSERT_EQ(fc1.size(), 16u);
+    EXPECT_EQ(fc1[0], "mlp.gate.chunk0");
+    EXPECT_EQ(fc1[1], "mlp.up.chunk0");
+    EXPECT_EQ(fc1[15], "mlp.up.chunk7");
     // Backward: the proj and fc2 input gradients after the ring exchange; weight gradients whole.
     const OpList backward = OverlapTpCommunication(lists.backward, 8);
     EXPECT_EQ(Count(backward, "mlp.down.dx.chunk"), 8);
