@@ -345,6 +345,41 @@ TEST(BookCaseTest, G18CalibratedNvlsAndRingBusBandwidth) {
   ExpectWithin(pure.busbw_bytes_per_s, 787.5e9, kIdle, "NVLS theory");
 }
 
+// GTC25 S72583 (calibration.md G5.2): large-message 8-GPU all-reduce busbw per generation, A100
+// 232 GB/s and B200 700 GB/s; the calibration rows of their NVLink bandwidth factors (H100's
+// 370 is V9's row above).
+TEST(BookCaseTest, NvlinkGenerationsCalibratedBusBandwidth) {
+  struct Row {
+    const char* system;
+    double busbw;
+    const char* family;
+    const char* sets;
+  };
+  for (const Row& row : {Row{"a100:8", 232e9, "a100",
+                             "the A100 NVLink bandwidth factor, 232/300 "
+                             "(collectives/efficiency_model.h)"},
+                         Row{"b200:8", 700e9, "blackwell",
+                             "the Blackwell NVLink bandwidth factor, 700/900 "
+                             "(collectives/efficiency_model.h)"}}) {
+    topology::System system = Sys(row.system);
+    const CollectiveResult ring =
+        Simulate(system.fabric, {CollectiveOp::kAllReduce, 8 * kGiB, "ring", true});
+    ExpectWithin(ring.busbw_bytes_per_s, row.busbw, kIdle, row.system);
+    podsim::testing::RecordValidation(
+        {.case_id = std::string("GTC25 S72583 ") + row.system,
+         .what = std::string("ring all-reduce busbw on ") + row.system + ", calibrated",
+         .predicted = ring.busbw_bytes_per_s,
+         .published = row.busbw,
+         .unit = "B/s",
+         .tolerance = kIdle,
+         .kind = podsim::testing::RowKind::kCalibration,
+         .family = row.family,
+         .command = std::string("collective --system ") + row.system +
+                    " --op all-reduce --bytes 8GiB --algorithm ring",
+         .sets = row.sets});
+  }
+}
+
 // ---- nccl-tests bus bandwidth (measured.md V9) ----
 
 TEST(NcclBusBandwidthTest, H100NodeRingReachesNvlinkEgressForEveryOp) {

@@ -1,5 +1,7 @@
 #include "collectives/efficiency_model.h"
 
+#include <string>
+
 namespace podsim::collectives {
 
 namespace {
@@ -12,6 +14,8 @@ void SetFactor(FabricEfficiency* efficiency, LinkKind kind, double factor) {
 
 // Sources of every number: efficiency_model.h.
 constexpr double kNvLinkFactor = 370.0 / 450.0;
+constexpr double kA100NvLinkFactor = 232.0 / 300.0;
+constexpr double kBlackwellNvLinkFactor = 700.0 / 900.0;
 constexpr double kInfiniBandFactor = 47.0 / 50.0;
 constexpr double kNvlsBusBandwidth = 480e9;
 constexpr double kNvlsTheoryBusBandwidth = 2.0 * 7 / 8 * 450e9;
@@ -35,7 +39,11 @@ FabricEfficiency CalibratedEfficiency(const topology::Fabric& fabric) {
   FabricEfficiency efficiency;
   if (fabric.gpu() != nullptr) {
     efficiency.family = "gpu";
-    SetFactor(&efficiency, LinkKind::kNvLink, kNvLinkFactor);
+    const std::string& chip = fabric.gpu()->chip;
+    SetFactor(&efficiency, LinkKind::kNvLink,
+              chip == "a100"                      ? kA100NvLinkFactor
+              : chip == "b200" || chip == "gb200" ? kBlackwellNvLinkFactor
+                                                  : kNvLinkFactor);
     SetFactor(&efficiency, LinkKind::kInfiniBand, kInfiniBandFactor);
     efficiency.in_switch_reduction_factor = kNvlsBusBandwidth / kNvlsTheoryBusBandwidth;
     efficiency.per_message_overhead = kGpuMessageOverhead;

@@ -14,7 +14,12 @@
 //   GPU (NVLink, InfiniBand, PCIe links):
 //     * NVLink bandwidth x 0.822 = 370/450: "NCCL protocol overhead ~20% -> ~370 GB/s effective
 //       busbw" on H100 NVLink4 450 GB/s/dir (sjeaugey, nccl-tests #212; hardware.md "Empirical
-//       NCCL behaviour (8xH100)": "close to 370GB/s").
+//       NCCL behaviour (8xH100)": "close to 370GB/s"); h100, h200 and GPUs without a figure of
+//       their own. Per generation, from the large-message 8-GPU all-reduce busbw of NVIDIA's
+//       GTC25 S72583 slide (calibration.md G5.2: A100 232, H100 370, B200 700 GB/s): a100 x 0.773
+//       = 232/300 (NVLink3 300 GB/s/dir), b200 and gb200 x 0.778 = 700/900 (NVLink5). The NVLS
+//       figure below is H100's for every generation (an assumption for B200, whose slide figure
+//       with SHARP is 850 GB/s).
 //     * InfiniBand bandwidth x 0.94 = 47/50: "NDR 400 Gb/s IB -> 46-48 GB/s per NIC" (AddyLaddy,
 //       nccl-tests #290), midpoint.
 //     * NVSwitch reduction engine at 0.6095 of the NVLink bandwidth attached to the switch, so an

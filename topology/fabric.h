@@ -94,6 +94,7 @@ struct TorusLayout {
 
 // GPU systems: NVSwitch nodes, optionally joined by a rail-optimised InfiniBand fat tree.
 struct GpuLayout {
+  std::string chip;  // The GPU preset's name: collective efficiency is calibrated per generation.
   int gpus_per_node = 8;
   int nodes = 1;
   int switches_per_node = 0;

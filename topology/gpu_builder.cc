@@ -59,6 +59,7 @@ sim::StatusOr<Fabric> BuildGpuSystem(const ChipSpec& chip, int gpus, double over
 
   Fabric fabric;
   GpuLayout l;
+  l.chip = chip.name;
   l.gpus_per_node = gpus < g ? gpus : g;
   l.nodes = gpus / l.gpus_per_node;
   l.switches_per_node = static_cast<int>(design->nvlinks_per_switch.size());
