@@ -501,7 +501,8 @@ void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows, bool* exac
   sub->add_flag("--exact", *exact,
                 "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
                 "flow class: exactly --every-chip --flows, at a fraction of its cost where "
-                "translations map the step onto itself")
+                "translations map the step onto itself. The default does this on a torus when "
+                "at most 64 orbits are left, and says when it approximates instead")
       ->excludes(every)
       ->excludes(all);
 }
