@@ -22,6 +22,7 @@
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
 #include "cli/task_runner.h"
+#include "cli/training_flags.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
 #include "reports/charts.h"
@@ -54,6 +55,7 @@ struct SweepFlags {
   bool exhaustive = false;
   bool mpi = false;
   bool dump_scenario = false;
+  TrainingFlags training;
 };
 
 // Candidates are simulated in waves of this many, in order of their lower bound; after each
@@ -134,11 +136,23 @@ void Progress(std::ostream& err, size_t done, size_t total) {
       << "/" << total << " simulated" << std::flush;
 }
 
+// One candidate's options: the sweep's, its recompute policy, and the tp overlap where its layout
+// has sp (Megatron requires it).
+workloads::OpOptions CandidateOptions(const workloads::OpOptions& base,
+                                      const workloads::LayoutCandidate& candidate) {
+  workloads::OpOptions options = base;
+  options.recompute = candidate.recompute;
+  options.tp_comm_overlap =
+      base.tp_comm_overlap && (candidate.layout.tp == 1 || candidate.layout.sp);
+  return options;
+}
+
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
   if (flags.top < 1) return sim::Status::InvalidArgument("--top: must be >= 1");
   if (flags.jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
+  PODSIM_RETURN_IF_ERROR(CheckTrainingFlags(flags.training));
   scenario::Scenario s;
   s.mutable_system()->set_preset(flags.system);
   scenario::Sweep* sweep = s.mutable_sweep();
@@ -149,6 +163,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   if (flags.top != kDefaultTop) sweep->set_top(flags.top);
   if (flags.exhaustive) sweep->set_exhaustive(true);
   if (flags.mpi) sweep->set_mpi(true);
+  SetTrainingFields(flags.training, sweep);
   if (flags.json) s.mutable_outputs()->set_json(true);
   if (flags.csv) s.mutable_outputs()->set_csv(true);
   if (!flags.report.empty()) s.mutable_outputs()->set_report(flags.report);
@@ -166,6 +181,7 @@ scenario::SourceMap SweepFlagSources() {
   flags.AddFlag("sweep.top", "--top");
   flags.AddFlag("sweep.exhaustive", "--exhaustive");
   flags.AddFlag("sweep.mpi", "--mpi");
+  AddTrainingFlagSources("sweep", &flags);
   flags.AddFlag("outputs.json", "--json");
   flags.AddFlag("outputs.csv", "--csv");
   flags.AddFlag("outputs.report", "--report");
@@ -192,6 +208,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
         sim::Status::InvalidArgument("generic fabrics have no compute to train on"), "system");
   }
   const workloads::BatchSpec batch{sweep.batch_tokens() / sweep.seq(), sweep.seq()};
+  const workloads::OpOptions base = scenario::OpOptionsOf(sweep);
   if (outputs.has_report()) PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
   const size_t top = static_cast<size_t>(sweep.has_top() ? sweep.top() : kDefaultTop);
   PODSIM_ASSIGN_OR_RETURN(std::unique_ptr<TaskRunner> runner,
@@ -225,11 +242,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       shares[i] = first.emplace(unplaced.Name(), i).first->second;
       if (shares[i] == i) distinct.push_back(i);
     }
-    const std::vector<std::string> figures =
-        runner->Map(distinct.size(), [&system, &model, &batch, &candidates, &distinct](size_t k) {
+    const std::vector<std::string> figures = runner->Map(
+        distinct.size(), [&system, &model, &batch, &candidates, &distinct, &base](size_t k) {
           const workloads::LayoutCandidate& candidate = candidates[distinct[k]];
-          workloads::OpOptions options;
-          options.recompute = candidate.recompute;
+          const workloads::OpOptions options = CandidateOptions(base, candidate);
           const workloads::MemoryBreakdown memory =
               workloads::PeakMemory(model, candidate.layout, batch, options, system.chip);
           double bound_s = 0;
@@ -299,11 +315,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     // No later layout can make the top: their compute and dependencies alone take longer.
     if (!sweep.exhaustive() && kth > 0 && fitting[next].lower_bound_s > kth) break;
     const size_t end = std::min(fitting.size(), next + kWave);
-    const std::vector<std::string> outcomes =
-        runner->Map(end - next, [&system, &model, &batch, &step_options, &fitting, next](size_t k) {
+    const std::vector<std::string> outcomes = runner->Map(
+        end - next, [&system, &model, &batch, &step_options, &fitting, next, &base](size_t k) {
           const Entry& entry = fitting[next + k];
-          workloads::OpOptions options;
-          options.recompute = entry.candidate.recompute;
+          const workloads::OpOptions options = CandidateOptions(base, entry.candidate);
           sim::StatusOr<workloads::TrainingResult> result = workloads::SimulateTraining(
               system, model, entry.candidate.layout, batch, options, step_options);
           if (!result.ok()) {
@@ -417,6 +432,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"model", model.name},
                              {"batch_tokens", batch.tokens()},
                              {"seq", batch.seq},
+                             {"precision", base.precision.name},
+                             {"distributed_optimizer", base.distributed_optimizer},
+                             {"tp_comm_overlap", base.tp_comm_overlap},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
@@ -444,6 +462,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   shown.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
   shown.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
             << " tokens\n";
+  shown.out << "options     precision " << base.precision.name
+            << (base.distributed_optimizer ? ", distributed optimizer" : "")
+            << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "") << "\n";
   shown.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
   if (too_big > 0)
     shown.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
@@ -503,6 +524,8 @@ Command AddSweepCommand(CLI::App& app) {
                   "Simulations run at once per process (default: all cores, shared among the MPI "
                   "ranks of a machine); the output does not depend on it");
   sub->add_option("--top", flags->top, "Layouts to print (default 10)");
+  AddTrainingFlags(sub, &flags->training,
+                   " (a sweep overlaps on the layouts with sp; the others run without it)");
   sub->add_flag("--exhaustive", flags->exhaustive,
                 "Simulate every layout that fits, skipping none by the lower bound");
   sub->add_flag("--mpi", flags->mpi,

@@ -21,6 +21,7 @@
 #include "cli/schedule_file.h"
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
+#include "cli/training_flags.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
@@ -40,7 +41,7 @@ struct TrainFlags {
   std::string seq;
   std::string recompute = "none";
   std::string attention = "flash";
-  std::string precision;
+  TrainingFlags training;
   std::string flops_convention = "causal";
   std::string write_schedule;
   std::string write_chakra;
@@ -53,8 +54,6 @@ struct TrainFlags {
   bool json = false;
   bool require_fit = false;
   bool dump_scenario = false;
-  bool distributed_optimizer = false;
-  bool tp_comm_overlap = false;
 };
 
 struct ReplayFlags {
@@ -96,18 +95,6 @@ std::string_view ConventionName(const workloads::OpOptions& options) {
   return options.model_flops_count == workloads::AttentionCount::kCausal ? "causal" : "full";
 }
 
-// One of `names` (index), or InvalidArgument naming the flag with a suggestion.
-sim::StatusOr<size_t> Choose(std::string_view flag, const std::string& text,
-                             const std::vector<std::string_view>& names) {
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == text) return i;
-  }
-  std::string known;
-  for (std::string_view name : names) known += (known.empty() ? "" : ", ") + std::string(name);
-  return sim::Status::InvalidArgument(std::string(flag) + ": unknown value '" + text + "'" +
-                                      topology::DidYouMean(text, names) + "; expected " + known);
-}
-
 nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
   nlohmann::ordered_json programs = nlohmann::ordered_json::array();
   for (const workloads::ProgramResult& p : step.programs) {
@@ -137,24 +124,18 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
-  PODSIM_ASSIGN_OR_RETURN(size_t recompute,
-                          Choose("--recompute", flags.recompute, {"none", "selective", "full"}));
-  PODSIM_ASSIGN_OR_RETURN(size_t attention,
-                          Choose("--attention", flags.attention, {"flash", "materialized"}));
-  PODSIM_ASSIGN_OR_RETURN(size_t convention,
-                          Choose("--flops-convention", flags.flops_convention, {"causal", "full"}));
-  if (!flags.precision.empty()) {
-    const std::vector<std::string> recipes = workloads::PrecisionRecipeNames();
-    PODSIM_RETURN_IF_ERROR(Choose("--precision", flags.precision,
-                                  std::vector<std::string_view>(recipes.begin(), recipes.end()))
-                               .status());
-  }
+  PODSIM_ASSIGN_OR_RETURN(size_t recompute, ChooseFlagValue("--recompute", flags.recompute,
+                                                            {"none", "selective", "full"}));
+  PODSIM_ASSIGN_OR_RETURN(
+      size_t attention, ChooseFlagValue("--attention", flags.attention, {"flash", "materialized"}));
+  PODSIM_ASSIGN_OR_RETURN(
+      size_t convention,
+      ChooseFlagValue("--flops-convention", flags.flops_convention, {"causal", "full"}));
+  PODSIM_RETURN_IF_ERROR(CheckTrainingFlags(flags.training));
   scenario::Scenario s;
   s.mutable_system()->set_preset(flags.system);
   scenario::Train* train = s.mutable_train();
-  if (!flags.precision.empty()) train->set_precision(flags.precision);
-  if (flags.distributed_optimizer) train->set_distributed_optimizer(true);
-  if (flags.tp_comm_overlap) train->set_tp_comm_overlap(true);
+  SetTrainingFields(flags.training, train);
   train->mutable_model()->set_preset(flags.model);
   train->mutable_layout()->set_text(flags.layout);
   train->set_batch_tokens(batch.tokens);
@@ -191,9 +172,7 @@ scenario::SourceMap TrainFlagSources() {
   }
   flags.AddFlag("train.recompute", "--recompute");
   flags.AddFlag("train.attention", "--attention");
-  flags.AddFlag("train.precision", "--precision");
-  flags.AddFlag("train.distributed_optimizer", "--distributed-optimizer");
-  flags.AddFlag("train.tp_comm_overlap", "--tp-comm-overlap");
+  AddTrainingFlagSources("train", &flags);
   flags.AddFlag("train.flops_convention", "--flops-convention");
   flags.AddFlag("train.every_chip", "--every-chip");
   flags.AddFlag("train.flows", "--flows");
@@ -529,19 +508,7 @@ Command AddTrainCommand(CLI::App& app) {
                   "How MFU counts attention: causal (default; the T(T+1)/2 pairs a causal "
                   "kernel executes, as MaxText) or full (all T^2 pairs, as PaLM, Megatron-LM and "
                   "torchtitan); HFU counts the work executed");
-  sub->add_option("--precision", flags->precision,
-                  "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
-                  "and Adam, 16 B, gradients accumulated in fp32 over microbatches), zero (ZeRO's "
-                  "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
-  sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
-                "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
-                "and Adam moments sharded over dp, gradients reduce-scattered over dp in the "
-                "last microbatch's backward, parameters all-gathered over dp in the first "
-                "microbatch's forward (default: gradients all-reduced, optimizer replicated)");
-  sub->add_flag("--tp-comm-overlap", flags->tp_comm_overlap,
-                "Megatron-Core's tp communication overlap (Transformer Engine userbuffers): the "
-                "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
-                "overlap their GEMMs; needs sp=1 with tp > 1");
+  AddTrainingFlags(sub, &flags->training);
   sub->add_option("--write-schedule", flags->write_schedule,
                   "Write the step's schedule: FILE.pb (binary) or FILE.textproto");
   AddWriteChakraFlag(sub, &flags->write_chakra);

@@ -515,6 +515,29 @@ workloads::RecomputePolicy RecomputePolicyOf(const Train& train) {
   }
 }
 
+namespace {
+
+// The framework options Train and Sweep share (the fields are named alike).
+template <typename Message>
+void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) {
+  options->distributed_optimizer = message.distributed_optimizer();
+  options->tp_comm_overlap = message.tp_comm_overlap();
+  if (message.has_precision()) {
+    // CheckScenario has named a bad recipe; an unchecked one keeps the default.
+    sim::StatusOr<workloads::PrecisionRecipe> recipe =
+        workloads::PrecisionRecipeNamed(message.precision());
+    if (recipe.ok()) options->precision = *recipe;
+  }
+}
+
+}  // namespace
+
+workloads::OpOptions OpOptionsOf(const Sweep& sweep) {
+  workloads::OpOptions options;
+  SetFrameworkOptions(sweep, &options);
+  return options;
+}
+
 workloads::OpOptions OpOptionsOf(const Train& train) {
   workloads::OpOptions options;
   options.recompute = RecomputePolicyOf(train);
@@ -525,14 +548,7 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   if (train.flops_convention() == Train::ALL_PAIRS) {
     options.model_flops_count = workloads::AttentionCount::kFull;
   }
-  options.distributed_optimizer = train.distributed_optimizer();
-  options.tp_comm_overlap = train.tp_comm_overlap();
-  if (train.has_precision()) {
-    // CheckScenario has named a bad recipe; an unchecked one keeps the default.
-    sim::StatusOr<workloads::PrecisionRecipe> recipe =
-        workloads::PrecisionRecipeNamed(train.precision());
-    if (recipe.ok()) options.precision = *recipe;
-  }
+  SetFrameworkOptions(train, &options);
   return options;
 }
 

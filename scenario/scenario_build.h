@@ -53,6 +53,9 @@ workloads::RecomputePolicy RecomputePolicyOf(const Train& train);
 // The op options of `train`: its recomputation policy and saved_ops, and its attention kernel
 // (FLASH when not given); the rest as workloads::OpOptions defaults them.
 workloads::OpOptions OpOptionsOf(const Train& train);
+// A sweep's options for every layout (precision, distributed optimizer, tp overlap); the sweep
+// sets each layout's recompute policy, and the tp overlap only where the layout has sp.
+workloads::OpOptions OpOptionsOf(const Sweep& sweep);
 
 // Collective ops by their command-line names (--op): "all-gather", "reduce-scatter",
 // "all-reduce", "all-to-all", "broadcast", "p2p"; OP_UNSPECIFIED is "".

@@ -313,6 +313,10 @@ sim::Status CheckSweep(const Sweep& sweep, const SourceMap& source) {
   if (sweep.has_top()) {
     PODSIM_RETURN_IF_ERROR(CheckRange(source, "sweep.top", sweep.top(), 1, kMaxTop));
   }
+  if (sweep.has_precision()) {
+    PODSIM_RETURN_IF_ERROR(source.Annotate(
+        workloads::PrecisionRecipeNamed(sweep.precision()).status(), "sweep.precision"));
+  }
   return sim::Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -110,6 +111,42 @@ TEST(SweepCliTest, BadInputGetsOneClearError) {
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(run.err.substr(0, 60),
             "podsim: error: no layout of " + std::string(kModel).substr(0, 32));
+}
+
+// Issue 14: a sweep takes train's framework options for every layout, says so in its JSON, and
+// ranks with them: Megatron's recipe with its distributed optimizer keeps less per chip than
+// without it on the same best layout, and the tp overlap runs where a layout has sp.
+TEST(SweepCliTest, FrameworkOptionsApplyToEveryLayout) {
+  Outcome plain = Podsim(Sweep("h100:16", {"--precision", "megatron"}));
+  Outcome sharded = Podsim(Sweep(
+      "h100:16", {"--precision", "megatron", "--distributed-optimizer", "--tp-comm-overlap"}));
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(sharded.code, 0) << sharded.err;
+  const nlohmann::json a = nlohmann::json::parse(plain.out);
+  const nlohmann::json b = nlohmann::json::parse(sharded.out);
+  EXPECT_EQ(a["precision"], "megatron");
+  EXPECT_EQ(a["distributed_optimizer"], false);
+  EXPECT_EQ(b["distributed_optimizer"], true);
+  EXPECT_EQ(b["tp_comm_overlap"], true);
+  std::map<std::string, double> memory;
+  for (const auto& layout : a["layouts"]) {
+    memory[layout["layout"].get<std::string>() + layout["recompute"].get<std::string>()] =
+        layout["memory_per_chip_bytes"].get<double>();
+  }
+  int compared = 0;
+  for (const auto& layout : b["layouts"]) {
+    const std::string key =
+        layout["layout"].get<std::string>() + layout["recompute"].get<std::string>();
+    if (memory.count(key) == 0 || layout["layout"].get<std::string>().find("dp=1,") == 0) continue;
+    EXPECT_LT(layout["memory_per_chip_bytes"].get<double>(), memory[key]) << key;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+  Outcome bad = Podsim(Sweep("h100:16", {"--precision", "fp64"}));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.err,
+            "podsim: error: --precision: unknown value 'fp64'; expected mixed, zero, megatron, "
+            "book\n");
 }
 
 // Layouts beyond the work bound are not ranked, and the count says so; the same with every

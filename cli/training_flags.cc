@@ -1,0 +1,53 @@
+#include "cli/training_flags.h"
+
+#include <CLI/CLI.hpp>
+
+#include "topology/names.h"
+#include "workloads/precision.h"
+
+namespace podsim::cli {
+
+void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_overlap_note) {
+  sub->add_option("--precision", flags->precision,
+                  "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
+                  "and Adam, 16 B, gradients accumulated in fp32 over microbatches), zero (ZeRO's "
+                  "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
+  sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
+                "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
+                "and Adam moments sharded over dp, gradients reduce-scattered over dp in the "
+                "last microbatch's backward, parameters all-gathered over dp in the first "
+                "microbatch's forward (default: gradients all-reduced, optimizer replicated)");
+  sub->add_flag("--tp-comm-overlap", flags->tp_comm_overlap,
+                "Megatron-Core's tp communication overlap (Transformer Engine userbuffers): the "
+                "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
+                "overlap their GEMMs; needs sp=1 with tp > 1" +
+                    std::string(tp_overlap_note));
+}
+
+sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
+                                      const std::vector<std::string_view>& names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return i;
+  }
+  std::string known;
+  for (std::string_view name : names) known += (known.empty() ? "" : ", ") + std::string(name);
+  return sim::Status::InvalidArgument(std::string(flag) + ": unknown value '" + text + "'" +
+                                      topology::DidYouMean(text, names) + "; expected " + known);
+}
+
+sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
+  if (flags.precision.empty()) return sim::Status::Ok();
+  const std::vector<std::string> recipes = workloads::PrecisionRecipeNames();
+  return ChooseFlagValue("--precision", flags.precision,
+                         std::vector<std::string_view>(recipes.begin(), recipes.end()))
+      .status();
+}
+
+void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources) {
+  const std::string p(prefix);
+  sources->AddFlag(p + ".precision", "--precision");
+  sources->AddFlag(p + ".distributed_optimizer", "--distributed-optimizer");
+  sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
+}
+
+}  // namespace podsim::cli

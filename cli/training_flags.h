@@ -1,0 +1,53 @@
+// The options of a training step that train and sweep share, defined once: the flags
+// (--precision, --distributed-optimizer, --tp-comm-overlap), their checks and their scenario
+// fields.
+
+#ifndef PODSIM_CLI_TRAINING_FLAGS_H_
+#define PODSIM_CLI_TRAINING_FLAGS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenario/source_map.h"
+#include "sim/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace podsim::cli {
+
+struct TrainingFlags {
+  std::string precision;  // "": the default recipe.
+  bool distributed_optimizer = false;
+  bool tp_comm_overlap = false;
+};
+
+// `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
+// that have no sp).
+void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_overlap_note = "");
+
+// One of `names` (its index), or InvalidArgument naming the flag, the value and the names, with
+// the nearest name as a suggestion.
+sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
+                                      const std::vector<std::string_view>& names);
+
+// InvalidArgument naming --precision unless it is a recipe (or empty).
+sim::Status CheckTrainingFlags(const TrainingFlags& flags);
+
+// Sets the scenario fields of the flags on `message` (scenario::Train or scenario::Sweep, which
+// name them alike).
+template <typename Message>
+void SetTrainingFields(const TrainingFlags& flags, Message* message) {
+  if (!flags.precision.empty()) message->set_precision(flags.precision);
+  if (flags.distributed_optimizer) message->set_distributed_optimizer(true);
+  if (flags.tp_comm_overlap) message->set_tp_comm_overlap(true);
+}
+// Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
+void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);
+
+}  // namespace podsim::cli
+
+#endif  // PODSIM_CLI_TRAINING_FLAGS_H_
