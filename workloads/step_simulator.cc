@@ -104,7 +104,9 @@ struct Instance {
   // Interference (ComputeEfficiency::overlap_slowdown): communication in flight on this chip (its
   // collectives and sends, from start to end, and the sends it receives while their bytes move),
   // and the compute op running, with what is left of its nominal time since the last change of
-  // pace.
+  // pace. A collective counts from its start on this chip, its wait for the group's other members
+  // included: an NCCL kernel occupies its SMs while it waits. Every send pays the same slowdown,
+  // however few SMs a small one takes (one figure, calibration.md G5.4).
   int communicating = 0;
   int computing = -1;
   Time compute_started;
