@@ -15,9 +15,10 @@ bool IsTpCollective(const Op& op, CollectiveOp kind) {
   return op.kind == OpKind::kCollective && op.axis == "tp" && op.collective == kind;
 }
 
-// A GEMM over the activation's rows (not a weight gradient, whose rows are the weight's).
-bool IsRowGemm(const Op& op) {
-  return op.kind == OpKind::kMatmul && op.phase != Phase::kBackwardWeight && op.shape.m > 1 &&
+// A GEMM over the activation's rows (not a weight gradient, whose rows are the weight's) with
+// at least a row for each of `chunks` chunks.
+bool IsRowGemm(const Op& op, int chunks) {
+  return op.kind == OpKind::kMatmul && op.phase != Phase::kBackwardWeight && op.shape.m >= chunks &&
          op.shape.batch <= 1;
 }
 
@@ -75,7 +76,8 @@ OpList OverlapTpCommunication(const OpList& ops, int tp) {
     const Op& op = ops[i];
     if (!IsTpCollective(op, CollectiveOp::kReduceScatter) || op.deps.size() != 1) continue;
     const Op& gemm = ops[op.deps[0]];
-    if (IsRowGemm(gemm) && (gemm.phase == Phase::kForward || gemm.phase == Phase::kRecompute)) {
+    if (IsRowGemm(gemm, kTpOverlapReduceScatterChunks) &&
+        (gemm.phase == Phase::kForward || gemm.phase == Phase::kRecompute)) {
       reduced_by[op.deps[0]] = i;
     }
   }
@@ -95,7 +97,7 @@ OpList OverlapTpCommunication(const OpList& ops, int tp) {
     if (IsTpCollective(op, CollectiveOp::kAllGather)) {
       bool feeds_gemm = false;
       for (int j = i + 1; j < size; ++j) {
-        for (int dep : ops[j].deps) feeds_gemm |= dep == i && IsRowGemm(ops[j]);
+        for (int dep : ops[j].deps) feeds_gemm |= dep == i && IsRowGemm(ops[j], tp);
       }
       if (feeds_gemm) {
         // tp - 1 exchange steps, each bringing one rank's share of the rows: an all-gather of
@@ -116,10 +118,10 @@ OpList OverlapTpCommunication(const OpList& ops, int tp) {
     // run their chunks interleaved, so that every exchange step hides behind all of them.
     if (index[i] >= 0) continue;  // Emitted with the GEMM before it.
     const int gather = SplitGatherOf(ops, chunks, i);
-    if (gather >= 0 && IsRowGemm(op)) {
+    if (gather >= 0 && IsRowGemm(op, tp)) {
       std::vector<int> gemms = {i};
-      for (int j = i + 1; j < size && IsRowGemm(ops[j]) && SplitGatherOf(ops, chunks, j) == gather;
-           ++j) {
+      for (int j = i + 1;
+           j < size && IsRowGemm(ops[j], tp) && SplitGatherOf(ops, chunks, j) == gather; ++j) {
         bool independent = true;
         for (int dep : ops[j].deps) independent &= dep < i;
         if (!independent) break;
