@@ -43,6 +43,11 @@ ordered_json Models() {
                       {"head_dim", m->head_dim},
                       {"vocab", m->vocab},
                       {"gated_mlp", m->gated_mlp},
+                      {"experts", m->experts},
+                      {"top_k", m->top_k},
+                      {"expert_ffn", m->expert_ffn},
+                      {"shared_ffn", m->shared_ffn},
+                      {"dense_layers", m->dense_layers},
                       {"source", m->source}});
   }
   return models;
@@ -104,16 +109,22 @@ void PrintText(std::string_view kind, const ordered_json& rows, std::ostream& ou
   char line[512];
   if (kind == "models") {
     out << "models (--model NAME, or custom:key=value,... with the keys of --help)\n";
-    std::snprintf(line, sizeof line, "  %-12s %9s %6s %7s %6s %5s %3s %7s  %s\n", "name", "params",
-                  "layers", "d_model", "ffn", "heads", "kv", "vocab", "source");
+    std::snprintf(line, sizeof line, "  %-14s %9s %6s %7s %6s %5s %3s %7s %-10s  %s\n", "name",
+                  "params", "layers", "d_model", "ffn", "heads", "kv", "vocab", "experts",
+                  "source");
     out << line;
     for (const ordered_json& m : rows) {
-      std::snprintf(line, sizeof line, "  %-12s %9s %6d %7d %6d %5d %3d %7d  %s\n",
+      // Experts: "E, top K" (the routed experts and how many a token uses), or "-".
+      const int experts = m["experts"].get<int>();
+      const std::string moe =
+          experts > 0 ? std::to_string(experts) + ", top " + std::to_string(m["top_k"].get<int>())
+                      : "-";
+      std::snprintf(line, sizeof line, "  %-14s %9s %6d %7d %6d %5d %3d %7d %-10s  %s\n",
                     m["name"].get<std::string>().c_str(),
                     Format("%.3gB", m["params"].get<double>() / 1e9).c_str(),
                     m["layers"].get<int>(), m["d_model"].get<int>(), m["ffn"].get<int>(),
                     m["heads"].get<int>(), m["kv_heads"].get<int>(), m["vocab"].get<int>(),
-                    m["source"].get<std::string>().c_str());
+                    moe.c_str(), m["source"].get<std::string>().c_str());
       out << line;
     }
   } else if (kind == "chips") {

@@ -517,8 +517,7 @@ Command AddSweepCommand(CLI::App& app) {
       "sweep", "Rank the valid layouts of a model on a system by simulated step time");
   sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5p:16x20x28, h100:1024")
       ->required();
-  sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
-      ->required();
+  sub->add_option("--model", flags->model, kTrainingModelHelp)->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--jobs", flags->jobs,
                   "Simulations run at once per process (default: all cores, shared among the MPI "

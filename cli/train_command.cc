@@ -494,12 +494,12 @@ Command AddTrainCommand(CLI::App& app) {
       "train", "Simulate one training step: step time, MFU, breakdown, memory per chip");
   sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5p:16x20x28, h100:1024")
       ->required();
-  sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
-      ->required();
+  sub->add_option("--model", flags->model, kTrainingModelHelp)->required();
   sub->add_option("--layout", flags->layout,
-                  "dp=..,fsdp=..,tp=..,pp=..[,sp=1][,microbatches=N|mbs=N][,schedule=gpipe|"
-                  "1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs microbatches= "
-                  "or mbs= (sequences per microbatch per data shard)")
+                  "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=1|tp][,sp=1][,microbatches=N|mbs=N]"
+                  "[,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs "
+                  "microbatches= or mbs= (sequences per microbatch per data shard); ep (experts "
+                  "split over chips) folds into dp or fsdp, and with etp=1 into tp too")
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");

@@ -19,6 +19,11 @@ class App;
 
 namespace podsim::cli {
 
+// --model's help, for train and sweep.
+inline constexpr const char* kTrainingModelHelp =
+    "A preset (podsim list models: llama3-70b, mixtral-8x7b, ...), a preset with overrides "
+    "(mixtral-8x22b:layers=4), or custom:layers=..,d_model=..[,experts=..,top_k=..]";
+
 struct TrainingFlags {
   std::string precision;  // "": the default recipe.
   bool distributed_optimizer = false;

@@ -296,6 +296,23 @@ sim::StatusOr<workloads::ModelSpec> BuildCustomModel(const CustomModel& spec,
                    "kv_heads must divide heads (got heads=" + std::to_string(model.heads) +
                        ", kv_heads=" + std::to_string(model.kv_heads) + ")");
   }
+  // Mixture of experts: every field optional; ValidateModel checks them together.
+  const Size experts[] = {
+      {"experts", spec.has_experts(), spec.experts(), &workloads::ModelSpec::experts},
+      {"top_k", spec.has_top_k(), spec.top_k(), &workloads::ModelSpec::top_k},
+      {"expert_ffn", spec.has_expert_ffn(), spec.expert_ffn(), &workloads::ModelSpec::expert_ffn},
+      {"shared_ffn", spec.has_shared_ffn(), spec.shared_ffn(), &workloads::ModelSpec::shared_ffn},
+      {"dense_layers", spec.has_dense_layers(), spec.dense_layers(),
+       &workloads::ModelSpec::dense_layers},
+  };
+  for (const Size& size : experts) {
+    if (!size.present) continue;
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, Join(path, size.field), size.value, 0, kMaxModelDimension));
+    model.*size.member = size.value;
+  }
+  // A routed expert is as wide as the dense MLP unless stated (as the command line's keys).
+  if (model.experts > 0 && model.expert_ffn == 0) model.expert_ffn = model.ffn;
   if (spec.has_gated_mlp()) model.gated_mlp = spec.gated_mlp();
   if (spec.has_tied_embeddings()) model.tied_embeddings = spec.tied_embeddings();
   if (spec.has_linear_biases()) model.linear_biases = spec.linear_biases();
@@ -364,6 +381,8 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
       {"fsdp", spec.has_fsdp(), spec.fsdp(), &workloads::Layout::fsdp},
       {"tp", spec.has_tp(), spec.tp(), &workloads::Layout::tp},
       {"pp", spec.has_pp(), spec.pp(), &workloads::Layout::pp},
+      {"ep", spec.has_ep(), spec.ep(), &workloads::Layout::ep},
+      {"etp", spec.has_etp(), spec.etp(), &workloads::Layout::etp},
   };
   if (spec.has_text()) {
     for (const Axis& axis : axes) {

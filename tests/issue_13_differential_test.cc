@@ -41,17 +41,26 @@ const std::vector<std::string>& Systems() {
   return kSystems;
 }
 
-// A tiny decoder, so that a case is its communication pattern more than its compute.
-std::string TinyModel(std::mt19937& rng) {
+// A tiny decoder, so that a case is its communication pattern more than its compute; one in
+// three has experts (8 or 16, top 1 or 2, sometimes shared experts and a dense first layer),
+// drawn from `moe_rng` so that the other draws stay those of the cases without experts.
+std::string TinyModel(std::mt19937& rng, std::mt19937& moe_rng) {
   const int heads = 8;
   const int kv = (rng() % 2 == 0) ? 8 : 4;
   const int head_dim = 32 << (rng() % 2);
   const int layers = 1 + static_cast<int>(rng() % 2);
-  return "custom:layers=" + std::to_string(layers) +
-         ",d_model=" + std::to_string(heads * head_dim) +
-         ",ffn=" + std::to_string(4 * heads * head_dim) + ",heads=" + std::to_string(heads) +
-         ",kv_heads=" + std::to_string(kv) + ",head_dim=" + std::to_string(head_dim) +
-         ",vocab=4096";
+  std::string text =
+      "custom:layers=" + std::to_string(layers) + ",d_model=" + std::to_string(heads * head_dim) +
+      ",ffn=" + std::to_string(4 * heads * head_dim) + ",heads=" + std::to_string(heads) +
+      ",kv_heads=" + std::to_string(kv) + ",head_dim=" + std::to_string(head_dim) + ",vocab=4096";
+  if (moe_rng() % 3 == 0) {
+    text += ",experts=" + std::to_string(8 << (moe_rng() % 2)) +
+            ",top_k=" + std::to_string(1 + moe_rng() % 2) +
+            ",expert_ffn=" + std::to_string(heads * head_dim);
+    if (moe_rng() % 2 == 0) text += ",shared_ffn=" + std::to_string(2 * heads * head_dim);
+    if (layers > 1 && moe_rng() % 2 == 0) text += ",dense_layers=1";
+  }
+  return text;
 }
 
 // A random factor of n (a power-of-two part or n's other divisors), at most `most`.
@@ -92,13 +101,14 @@ StepOptions Options(SimulatedChips chips) {
 // One generated case; `ran` false when the drawn layout is not valid for the drawn model.
 Outcome RunCase(uint32_t seed) {
   std::mt19937 rng(seed);
+  std::mt19937 moe_rng(seed ^ 0x9e3779b9u);
   Outcome out;
   const std::string system_text = Systems()[rng() % Systems().size()];
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
   EXPECT_TRUE(system.ok()) << system.status();
   if (!system.ok()) return out;
   const int chips = static_cast<int>(system->fabric.chip_count());
-  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(TinyModel(rng));
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(TinyModel(rng, moe_rng));
   EXPECT_TRUE(model.ok()) << model.status();
   if (!model.ok()) return out;
   const bool training = rng() % 3 != 0;
@@ -116,7 +126,18 @@ Outcome RunCase(uint32_t seed) {
     std::string text = "dp=" + std::to_string(dp) + ",fsdp=" + std::to_string(fsdp) +
                        ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp);
     if (pp > 1) text += ",microbatches=" + std::to_string(pp * (1 + rng() % 2));
-    if (tp > 1 && rng() % 3 == 0) text += ",sp=1";
+    // Models with experts need sp with tp (Megatron-LM); their ep takes a factor of dp or
+    // fsdp, and with etp=1 spans tp too.
+    const bool sp = rng() % 3 == 0;
+    if (tp > 1 && (model->moe() || sp)) text += ",sp=1";
+    if (model->moe()) {
+      // etp=1 spans tp: the rest of ep must still divide the experts.
+      const int etp = tp > 1 && tp < model->experts && moe_rng() % 2 == 0 ? 1 : tp;
+      const int most = static_cast<int>(model->experts) / (etp == 1 ? tp : 1);
+      const int data = Factor(moe_rng() % 2 == 0 ? dp : fsdp, most, moe_rng);
+      const int ep = etp == 1 ? data * tp : data;
+      if (ep > 1) text += ",ep=" + std::to_string(ep) + ",etp=" + std::to_string(etp);
+    }
     if (!order.empty()) {
       text += ",order=";
       for (size_t i = 0; i < order.size(); ++i) text += (i ? "/" : "") + order[i];

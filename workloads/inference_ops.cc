@@ -422,6 +422,12 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
     return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
   };
   const std::string of_model = StrCat({" of model '", model.name, "'"});
+  if (model.moe()) {
+    return sim::Status::InvalidArgument(
+        StrCat({"model '", model.name,
+                "' has experts: podsim simulates their training (podsim train) but not yet their "
+                "inference"}));
+  }
   const bool prefill = options.phase == InferencePhase::kPrefill;
   if (options.batch < 1 || options.batch > kMaxInferenceBatch) {
     return fail(StrCat({"batch must be in [1, ", Str(kMaxInferenceBatch), "] sequences (got ",

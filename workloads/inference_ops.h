@@ -120,7 +120,8 @@ inline constexpr int64_t kMaxInferenceBatch = int64_t{1} << 24;
 inline constexpr int64_t kMaxInferenceContext = int64_t{1} << 24;
 
 // Checks `layout` against the model, the system's chip count and the options. Returns the first
-// failure as InvalidArgument naming the axis or option and the values, e.g.
+// failure as InvalidArgument naming the axis or option and the values (also for a model with
+// experts, whose inference is not modelled yet), e.g.
 //   "layout tp=3,tp2=1,dp=1: tp*tp2 = 3 must divide heads=64 of model 'llama3-70b'".
 sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSpec& model,
                                     int64_t chip_count, const InferenceOptions& options);

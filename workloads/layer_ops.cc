@@ -3,20 +3,41 @@
 #include <algorithm>
 #include <map>
 
+#include "workloads/layer_build.h"
+#include "workloads/moe_ops.h"
+
 namespace podsim::workloads {
 namespace {
 
 using collectives::CollectiveOp;
+using layer_build::AppendGradientReduction;
+using layer_build::AppendMlpCore;
+using layer_build::AppendMlpCoreBackward;
+using layer_build::AppendMoeBackward;
+using layer_build::AppendMoeForward;
+using layer_build::Builder;
+using layer_build::D;
+using layer_build::DenseGroups;
+using layer_build::DenseMlp;
+using layer_build::Dims;
+using layer_build::DimsOf;
+using layer_build::ElementwiseBackward;
+using layer_build::ExpertGroups;
+using layer_build::Find;
+using layer_build::GradWireBytes;
+using layer_build::IsRoutedExpertOp;
+using layer_build::kAddFlops;
+using layer_build::kDropoutFlops;
+using layer_build::kGeluFlops;
+using layer_build::kRotaryFlops;
+using layer_build::kSiluGateFlops;
+using layer_build::kSoftmaxFlops;
+using layer_build::MatmulBackward;
+using layer_build::Norm;
+using layer_build::SpGather;
+using layer_build::TpReduce;
+using layer_build::WeightGather;
 
-// FLOPs per element of the elementwise ops (layer_ops.h header comment gives the counts).
-constexpr double kRmsNormFlops = 4;
-constexpr double kLayerNormFlops = 7;
-constexpr double kAddFlops = 1;
-constexpr double kDropoutFlops = 2;
-constexpr double kRotaryFlops = 3;
-constexpr double kSiluGateFlops = 5;
-constexpr double kGeluFlops = 8;
-constexpr double kSoftmaxFlops = 5;
 constexpr double kAdamFlopsPerParam = 14;
 // Softmax statistics a flash kernel keeps per query row and head (log-sum-exp), fp32.
 constexpr double kFlashStatBytes = 4;
@@ -25,151 +46,9 @@ constexpr double kMaskBytes = 1;
 // Logits are upcast to fp32 for the cross-entropy (Korthikanti et al. 2022, sec. 4.3: 4sbv/t).
 constexpr double kLogitBytes = 4;
 
-double D(int64_t v) { return static_cast<double>(v); }
-
-// Common sizes of one layer on one chip.
-struct Dims {
-  double e;       // Activation bytes per element.
-  double tok;     // Tokens through the tp-sharded ops.
-  double sp_tok;  // Tokens through norms / residuals (tok / tp with sp).
-  double seqs;    // Sequences per microbatch (b).
-  double T;       // Sequence length.
-  double d;       // d_model.
-  double q;       // Query width on this chip: heads/tp * head_dim.
-  double kv;      // Key (or value) width on this chip.
-  double f;       // ffn / tp.
-  double heads;   // Heads on this chip.
-  double norm_flops;
-  double norm_params;
-  bool tp;  // tp > 1.
-  bool sp;  // Sequence parallel collectives (sp and tp > 1).
-};
-
-Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
-            const OpOptions& options) {
-  Dims d;
-  d.e = options.precision.activation_bytes;
-  d.tok = D(shape.tokens);
-  d.sp_tok = D(shape.sp_tokens);
-  d.seqs = D(shape.microbatch_sequences);
-  d.T = D(shape.seq);
-  d.d = D(model.d_model);
-  d.q = D(shape.heads * model.head_dim);
-  d.kv = D(shape.kv_heads * model.head_dim);
-  d.f = D(shape.ffn);
-  d.heads = D(shape.heads);
-  const bool layer_norm = model.norm == NormKind::kLayer;
-  d.norm_flops = layer_norm ? kLayerNormFlops : kRmsNormFlops;
-  d.norm_params = layer_norm ? 2 * d.d : d.d;
-  d.tp = layout.tp > 1;
-  d.sp = layout.sp && layout.tp > 1;
-  return d;
-}
-
-// Builds an OpList; `last` is the op the next op on the activation path depends on.
-class Builder {
- public:
-  explicit Builder(Phase phase) : phase_(phase) {}
-
-  int Add(Op op, std::vector<int> extra_deps = {}) {
-    if (op.deps.empty() && last_ >= 0) op.deps.push_back(last_);
-    for (int dep : extra_deps) {
-      if (dep >= 0) op.deps.push_back(dep);
-    }
-    ops_.push_back(std::move(op));
-    last_ = static_cast<int>(ops_.size()) - 1;
-    return last_;
-  }
-
-  // Adds an op that does not advance the activation path (weight gradients, prefetches,
-  // gradient reductions); its deps are given explicitly.
-  int AddSide(Op op) {
-    ops_.push_back(std::move(op));
-    return static_cast<int>(ops_.size()) - 1;
-  }
-
-  Op Base(std::string name, OpKind kind, Phase phase) const {
-    Op op;
-    op.name = std::move(name);
-    op.kind = kind;
-    op.phase = phase;
-    return op;
-  }
-  Op Base(std::string name, OpKind kind) const { return Base(std::move(name), kind, phase_); }
-
-  // Y[m,n] = X[m,k] W[k,n].
-  Op Matmul(std::string name, double m, double k, double n, double e, Phase phase) const {
-    Op op = Base(std::move(name), OpKind::kMatmul, phase);
-    op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n), 1};
-    op.flops = 2 * m * k * n;
-    op.hfu_flops = op.flops;
-    op.model_flops = phase == Phase::kRecompute ? 0 : op.flops;
-    op.hbm_read_bytes = e * (m * k + k * n);
-    op.hbm_write_bytes = e * m * n;
-    op.output_bytes = e * m * n;
-    return op;
-  }
-
-  Op Elementwise(std::string name, OpKind kind, double elements, double flops_per_element,
-                 double reads, double writes, double e) const {
-    Op op = Base(std::move(name), kind);
-    op.flops = elements * flops_per_element;
-    op.model_flops = 0;  // Model FLOPs count matmuls and attention only (PaLM, Megatron).
-    op.hbm_read_bytes = e * reads * elements;
-    op.hbm_write_bytes = e * writes * elements;
-    op.output_bytes = e * elements;
-    return op;
-  }
-
-  Op Collective(std::string name, CollectiveOp collective, std::string axis, double bytes,
-                bool blocking, Phase phase) const {
-    Op op = Base(std::move(name), OpKind::kCollective, phase);
-    op.collective = collective;
-    op.axis = std::move(axis);
-    op.comm_bytes = bytes;
-    op.blocking = blocking;
-    return op;
-  }
-
-  int last() const { return last_; }
-  void set_last(int last) { last_ = last; }
-  OpList Take() { return std::move(ops_); }
-  const OpList& ops() const { return ops_; }
-  OpList& mutable_ops() { return ops_; }
-
- private:
-  Phase phase_;
-  OpList ops_;
-  int last_ = -1;
-};
-
 // Per-pair attention FLOPs (one multiply-add pass over H for one head and one pair, x2 FLOPs).
 double Pairs(const Dims& d, bool causal) {
   return causal ? d.seqs * d.T * (d.T + 1) / 2 : d.seqs * d.T * d.T;
-}
-
-// TP activation collective after a row-parallel matmul (forward) or a column-parallel
-// input-gradient (backward): all-reduce, or reduce-scatter with sp.
-void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase) {
-  if (!d.tp) return;
-  const CollectiveOp op = d.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-  b.Add(b.Collective(std::string("tp.") + (d.sp ? "reduce-scatter." : "all-reduce.") + name, op,
-                     "tp", d.e * d.tok * d.d, /*blocking=*/true, phase));
-}
-
-// With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
-// a row-parallel input-gradient (backward).
-void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase) {
-  if (!d.sp) return;
-  b.Add(b.Collective("tp.all-gather." + name, CollectiveOp::kAllGather, "tp", d.e * d.tok * d.d,
-                     /*blocking=*/true, phase));
-}
-
-Op Norm(const Builder& b, const std::string& name, const Dims& d) {
-  Op op = b.Elementwise(name, OpKind::kNorm, d.sp_tok * d.d, d.norm_flops, 1, 1, d.e);
-  op.hbm_read_bytes += d.e * d.norm_params;
-  op.saved_bytes = d.e * d.sp_tok * d.d;  // The input (Korthikanti: 2sbh per LayerNorm).
-  return op;
 }
 
 // Batched matmul of attention on one chip: `batch` = sequences x heads products of [m,k] x [k,n].
@@ -231,17 +110,19 @@ void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, P
   b.Add(pv);
 }
 
-// Forward ops of one layer, phase kForward or kRecompute. `fsdp_gather` is the index of the
-// weight all-gather the first matmul waits for (-1: none).
-void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const OpOptions& options,
-                        Phase phase, int fsdp_gather) {
+// Forward ops of one layer, phase kForward or kRecompute, with a mixture of experts for its MLP
+// when `moe`. `dense_gather` and `expert_gather` are the indices of the weight all-gathers the
+// dense matmuls and the routed experts' wait for (-1: none).
+void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout, const Dims& d,
+                        const OpOptions& options, Phase phase, bool moe, int dense_gather,
+                        int expert_gather) {
   const bool materialized = options.attention == AttentionKernel::kMaterialized;
 
   b.Add(Norm(b, "attn.norm", d));
   SpGather(b, d, "attn", phase);
   Op qkv = b.Matmul("attn.qkv", d.tok, d.d, d.q + 2 * d.kv, d.e, phase);
   qkv.saved_bytes = d.e * d.sp_tok * d.d;  // Its input, sharded again under sp.
-  b.Add(qkv, {fsdp_gather});
+  b.Add(qkv, {dense_gather});
   if (model.learned_positions == 0) {
     b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops, 1,
                         1, d.e));
@@ -281,30 +162,13 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
   b.Add(b.Elementwise("attn.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
 
   b.Add(Norm(b, "mlp.norm", d));
-  SpGather(b, d, "mlp", phase);
-  const int mlp_input = b.last();
-  if (model.gated_mlp) {
-    Op gate = b.Matmul("mlp.gate", d.tok, d.d, d.f, d.e, phase);
-    gate.saved_bytes = d.e * d.sp_tok * d.d;  // The shared input, kept once.
-    const int g = b.Add(gate);
-    b.set_last(mlp_input);
-    const int u = b.Add(b.Matmul("mlp.up", d.tok, d.d, d.f, d.e, phase));
-    Op act = b.Elementwise("mlp.act", OpKind::kElementwise, d.tok * d.f, kSiluGateFlops, 2, 1, d.e);
-    act.saved_bytes = 2 * d.e * d.tok * d.f;  // Gate and up outputs.
-    act.deps = {g, u};
-    b.Add(act);
+  if (moe) {
+    AppendMoeForward(b, model, layout, d, phase, dense_gather, expert_gather);
   } else {
-    Op up = b.Matmul("mlp.up", d.tok, d.d, d.f, d.e, phase);
-    up.saved_bytes = d.e * d.sp_tok * d.d;
-    b.Add(up);
-    Op act = b.Elementwise("mlp.act", OpKind::kElementwise, d.tok * d.f, kGeluFlops, 1, 1, d.e);
-    act.saved_bytes = d.e * d.tok * d.f;  // GeLU input (Korthikanti: 8sbh at F = 4h).
-    b.Add(act);
+    SpGather(b, d, "mlp", phase);
+    AppendMlpCore(b, d, DenseMlp(model, d), phase, -1);
+    TpReduce(b, d, "mlp", phase);
   }
-  Op down = b.Matmul("mlp.down", d.tok, d.f, d.d, d.e, phase);
-  down.saved_bytes = d.e * d.tok * d.f;  // Its input: the activation's output.
-  b.Add(down);
-  TpReduce(b, d, "mlp", phase);
   if (model.dropout) {
     Op drop = b.Elementwise("mlp.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
                             1, d.e);
@@ -313,126 +177,6 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Dims& d, const
     b.Add(drop);
   }
   b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
-}
-
-double GradWireBytes(const Layout& layout, const OpOptions& options) {
-  // Gradients travel in their accumulation precision (fp32 main grads in Megatron, the fp32
-  // buffer of Mixed() under accumulation), or as the working precision when the recipe keeps
-  // none.
-  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
-  return buffer > 0 ? buffer : options.precision.param_bytes;
-}
-
-// Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`.
-// With a gradient buffer in the recipe (precision.h grad_bytes > 0) and no fsdp, every
-// microbatch's weight gradients are first accumulated into it, and the reductions send the buffer:
-// fused, the weight-gradient matmuls read and write the buffer in their epilogue instead of
-// writing a gradient (Megatron-LM gradient_accumulation_fusion); otherwise one pass reads the
-// gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
-// DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
-// megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
-// (With fsdp the reduced shard is what accumulates; not modelled.)
-void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
-                             const OpOptions& options, const std::string& what) {
-  const double bytes = GradWireBytes(layout, options) * params;
-  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
-  // One microbatch whose gradients stay in the working precision accumulates nothing: the
-  // weight-gradient ops write the gradients the reductions send.
-  const bool accumulates =
-      layout.microbatch_count() > 1 || options.precision.grad_bytes > options.precision.param_bytes;
-  if (buffer > 0 && layout.fsdp == 1 && accumulates) {
-    double unfused = params;
-    if (options.precision.fused_grad_accumulation) {
-      for (int dw : dws) {
-        Op& op = b.mutable_ops()[dw];
-        if (op.kind != OpKind::kMatmul) continue;
-        const double elements = D(op.shape.m) * D(op.shape.n);
-        op.hbm_write_bytes = buffer * elements;
-        op.hbm_read_bytes += buffer * elements;
-        unfused -= elements;
-      }
-    }
-    if (unfused > 0.5) {
-      Op add = b.Base("grad.accumulate." + what, OpKind::kElementwise, Phase::kBackwardWeight);
-      add.flops = kAddFlops * unfused;
-      add.hbm_read_bytes = (options.precision.activation_bytes + buffer) * unfused;
-      add.hbm_write_bytes = buffer * unfused;
-      add.deps = dws;
-      dws = {b.AddSide(add)};
-    }
-  }
-  int after = -1;
-  if (layout.fsdp > 1) {
-    Op rs = b.Collective("fsdp.reduce-scatter." + what, CollectiveOp::kReduceScatter, "fsdp", bytes,
-                         /*blocking=*/false, Phase::kBackwardWeight);
-    rs.deps = dws;
-    after = b.AddSide(rs);
-  }
-  if (layout.dp > 1) {
-    // The distributed optimizer keeps only this rank's shard of the reduced gradients.
-    const bool shard = options.distributed_optimizer;
-    Op reduce = b.Collective(std::string(shard ? "dp.reduce-scatter." : "dp.all-reduce.") + what,
-                             shard ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, "dp",
-                             bytes / layout.fsdp, /*blocking=*/false, Phase::kBackwardWeight);
-    reduce.deps = after >= 0 ? std::vector<int>{after} : dws;
-    b.AddSide(reduce);
-  }
-}
-
-// The all-gathers that bring parameters (per tp shard) to the chip before their use: `params`
-// over fsdp (every forward and backward), and, in the forward with the distributed optimizer,
-// first `updated` over dp -- the parameters whose gradients the op list's reduction
-// reduce-scatters, so that what is gathered is what was updated (kept by the schedule for the
-// first microbatch only). Returns the last gather (-1: none).
-int WeightGather(Builder& b, const Layout& layout, double params, double updated,
-                 const OpOptions& options, const std::string& what, Phase phase) {
-  int gather = -1;
-  if (options.distributed_optimizer && layout.dp > 1 && phase == Phase::kForward && updated > 0) {
-    gather = b.AddSide(b.Collective("dp.all-gather." + what, CollectiveOp::kAllGather, "dp",
-                                    options.precision.param_bytes * updated / layout.fsdp,
-                                    /*blocking=*/false, phase));
-  }
-  if (layout.fsdp <= 1) return gather;
-  Op fsdp = b.Collective("fsdp.all-gather." + what, CollectiveOp::kAllGather, "fsdp",
-                         options.precision.param_bytes * params, /*blocking=*/false, phase);
-  if (gather >= 0) fsdp.deps = {gather};
-  return b.AddSide(fsdp);
-}
-
-// Input- and weight-gradient ops of a forward matmul; returns the dw index.
-int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws,
-                   bool with_dx = true) {
-  const double m = D(fwd.shape.m), k = D(fwd.shape.k), n = D(fwd.shape.n);
-  const int dy = b.last();
-  if (with_dx) b.Add(b.Matmul(fwd.name + ".dx", m, n, k, d.e, Phase::kBackwardInput));
-  Op dw = b.Matmul(fwd.name + ".dw", k, m, n, d.e, Phase::kBackwardWeight);
-  if (dy >= 0) dw.deps = {dy};
-  const int index = b.AddSide(dw);
-  dws->push_back(index);
-  return index;
-}
-
-// Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
-// the input gradient; about twice the forward FLOPs. A norm's backward is two kernels that each
-// read the input and the output gradient: the input gradient, and the reduction over tokens for
-// the gain (and bias) gradients (PyTorch layer_norm_backward: layer_norm_grad_input_kernel and
-// GammaBetaBackward; apex FusedLayerNorm: cuComputeGradInput and cuComputePartGradGammaBeta).
-Op ElementwiseBackward(const Builder& b, const Op& fwd) {
-  Op op = b.Base(fwd.name + ".dx", fwd.kind, Phase::kBackwardInput);
-  op.flops = 2 * fwd.flops;
-  op.model_flops = 0;
-  op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
-  op.hbm_write_bytes = fwd.hbm_read_bytes;
-  if (fwd.kind == OpKind::kNorm) op.hbm_read_bytes += 2 * fwd.hbm_write_bytes;
-  return op;
-}
-
-const Op& Find(const OpList& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  PODSIM_CHECK(false) << "no forward op " << name;
-  return ops.front();
 }
 
 // Backward of AppendMaterializedCore, kernel by kernel in reverse (Megatron-LM's autograd of
@@ -484,31 +228,63 @@ bool Saved(const OpOptions& options, const std::string& name) {
 
 }  // namespace
 
-double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout) {
+double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout, MlpKind mlp) {
   const double tp = layout.tp;
   const double norms = 2.0 * (model.norm == NormKind::kLayer ? 2 : 1) * D(model.d_model);
+  if (mlp == MlpKind::kMoe) {
+    // The router is replicated over tp (Megatron-Core's TopKRouter weight).
+    return D(model.AttentionMatmulParamsPerLayer() + model.SharedExpertParamsPerLayer()) / tp +
+           D(model.RouterParamsPerLayer()) + norms;
+  }
   const double sharded = D(model.ParamsPerLayer()) - norms;
   return sharded / tp + norms;
 }
 
+double ExpertParamsPerChip(const ModelSpec& model, const Layout& layout) {
+  return D(model.experts / layout.ep) * D(model.ExpertParams()) / layout.expert_tp();
+}
+
+namespace {
+
+// The weight gathers of a layer: the dense parameters' and the routed experts' (-1: none).
+struct LayerGathers {
+  int dense = -1;
+  int expert = -1;
+};
+
+LayerGathers GatherLayerWeights(Builder& b, const ModelSpec& model, const Layout& layout,
+                                const OpOptions& options, MlpKind mlp, Phase phase) {
+  LayerGathers gathers;
+  const double params = LayerParamsPerTpShard(model, layout, mlp);
+  gathers.dense = WeightGather(b, params, params, options, "layer", phase, DenseGroups(layout));
+  if (mlp == MlpKind::kMoe) {
+    const double experts = ExpertParamsPerChip(model, layout);
+    gathers.expert =
+        WeightGather(b, experts, experts, options, "experts", phase, ExpertGroups(layout));
+  }
+  return gathers;
+}
+
+}  // namespace
+
 OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
-                       const OpOptions& options) {
+                       const OpOptions& options, MlpKind mlp) {
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
-  const double params = LayerParamsPerTpShard(model, layout);
-  const int gather = WeightGather(b, layout, params, params, options, "layer", Phase::kForward);
-  AppendLayerForward(b, model, d, options, Phase::kForward, gather);
+  const LayerGathers gathers = GatherLayerWeights(b, model, layout, options, mlp, Phase::kForward);
+  AppendLayerForward(b, model, layout, d, options, Phase::kForward, mlp == MlpKind::kMoe,
+                     gathers.dense, gathers.expert);
   return b.Take();
 }
 
 OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
-                        const OpOptions& options) {
+                        const OpOptions& options, MlpKind mlp) {
   const Dims d = DimsOf(model, layout, shape, options);
-  const OpList fwd = LayerForwardOps(model, layout, shape, options);
+  const OpList fwd = LayerForwardOps(model, layout, shape, options, mlp);
+  const bool moe = mlp == MlpKind::kMoe;
   Builder b(Phase::kBackwardInput);
-  const double layer_params = LayerParamsPerTpShard(model, layout);
-  const int gather =
-      WeightGather(b, layout, layer_params, layer_params, options, "layer", Phase::kBackwardInput);
+  const LayerGathers gathers =
+      GatherLayerWeights(b, model, layout, options, mlp, Phase::kBackwardInput);
 
   // Recomputation first: its ops feed the backward pass.
   switch (options.recompute) {
@@ -531,7 +307,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     case RecomputePolicy::kFull:
     case RecomputePolicy::kSaveNamed: {
       Builder re(Phase::kRecompute);
-      AppendLayerForward(re, model, d, options, Phase::kRecompute, -1);
+      AppendLayerForward(re, model, layout, d, options, Phase::kRecompute, moe, -1, -1);
       const int offset = static_cast<int>(b.ops().size());
       for (Op op : re.Take()) {
         if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) {
@@ -550,30 +326,19 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   }
 
   // Backward, last forward op first.
-  std::vector<int> dws;
+  std::vector<int> dws, expert_dws;
   auto elementwise_bwd = [&](std::string_view name) {
     b.Add(ElementwiseBackward(b, Find(fwd, name)));
   };
   elementwise_bwd("mlp.residual");
   if (model.dropout) elementwise_bwd("mlp.dropout");
-  SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
-  MatmulBackward(b, Find(fwd, "mlp.down"), d, &dws);
-  elementwise_bwd("mlp.act");
-  if (model.gated_mlp) {
-    const int act = b.last();
-    MatmulBackward(b, Find(fwd, "mlp.gate"), d, &dws);
-    const int dgate = b.last();
-    b.set_last(act);
-    MatmulBackward(b, Find(fwd, "mlp.up"), d, &dws);
-    // The two input gradients are summed into the one the norm receives.
-    Op sum = b.Elementwise("mlp.sum.dx", OpKind::kElementwise, d.tok * d.d, kAddFlops, 2, 1, d.e);
-    sum.phase = Phase::kBackwardInput;
-    sum.deps = {dgate, b.last()};
-    b.Add(sum);
+  if (moe) {
+    AppendMoeBackward(b, fwd, model, layout, d, &dws, &expert_dws);
   } else {
-    MatmulBackward(b, Find(fwd, "mlp.up"), d, &dws);
+    SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
+    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws);
+    TpReduce(b, d, "mlp.dx", Phase::kBackwardInput);
   }
-  TpReduce(b, d, "mlp.dx", Phase::kBackwardInput);
   elementwise_bwd("mlp.norm");
   elementwise_bwd("attn.residual");
   if (model.dropout) elementwise_bwd("attn.dropout");
@@ -601,13 +366,18 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
   MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
   TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
   elementwise_bwd("attn.norm");
-  // Every backward matmul needs the re-gathered weights.
-  if (gather >= 0) {
-    for (Op& op : b.mutable_ops()) {
-      if (op.kind == OpKind::kMatmul) op.deps.push_back(gather);
-    }
+  // Every backward matmul needs the re-gathered weights: the routed experts' theirs.
+  for (Op& op : b.mutable_ops()) {
+    if (op.kind != OpKind::kMatmul) continue;
+    const int gather = IsRoutedExpertOp(op) ? gathers.expert : gathers.dense;
+    if (gather >= 0) op.deps.push_back(gather);
   }
-  AppendGradientReduction(b, layout, layer_params, dws, options, "layer");
+  AppendGradientReduction(b, layout, LayerParamsPerTpShard(model, layout, mlp), dws, options,
+                          "layer", DenseGroups(layout));
+  if (moe) {
+    AppendGradientReduction(b, layout, ExpertParamsPerChip(model, layout), expert_dws, options,
+                            "experts", ExpertGroups(layout));
+  }
   return b.Take();
 }
 
@@ -633,8 +403,8 @@ OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const S
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
   const double params = D(shape.vocab) * d.d;
-  const int gather = WeightGather(b, layout, params, EmbeddingReducedParams(model, layout, shape),
-                                  options, "embedding", Phase::kForward);
+  const int gather = WeightGather(b, params, EmbeddingReducedParams(model, layout, shape), options,
+                                  "embedding", Phase::kForward, DenseGroups(layout));
   // Vocab-parallel lookup: each tp rank gathers the rows of its vocabulary shard (others zero),
   // then the partial embeddings are summed over tp.
   Op lookup = b.Base("embed.lookup", OpKind::kEmbedding);
@@ -670,7 +440,7 @@ OpList EmbeddingBackwardOps(const ModelSpec& model, const Layout& layout, const 
   scatter.hbm_write_bytes = d.e * d.tok * d.d;
   const int dw = b.Add(scatter);
   AppendGradientReduction(b, layout, EmbeddingReducedParams(model, layout, shape), {dw}, options,
-                          "embedding");
+                          "embedding", DenseGroups(layout));
   return b.Take();
 }
 
@@ -679,9 +449,8 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kForward);
   const double v = D(shape.vocab);
-  const int gather =
-      WeightGather(b, layout, v * d.d + d.norm_params, HeadReducedParams(model, shape, d), options,
-                   "head", Phase::kForward);
+  const int gather = WeightGather(b, v * d.d + d.norm_params, HeadReducedParams(model, shape, d),
+                                  options, "head", Phase::kForward, DenseGroups(layout));
   b.Add(Norm(b, "head.norm", d));
   SpGather(b, d, "head", Phase::kForward);
   Op unembed = b.Matmul("head.unembed", d.tok, d.d, v, d.e, Phase::kForward);
@@ -709,8 +478,8 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   const OpList fwd = HeadForwardOps(model, layout, shape, options);
   Builder b(Phase::kBackwardInput);
   const double v = D(shape.vocab);
-  const int gather =
-      WeightGather(b, layout, v * d.d + d.norm_params, 0, options, "head", Phase::kBackwardInput);
+  const int gather = WeightGather(b, v * d.d + d.norm_params, 0, options, "head",
+                                  Phase::kBackwardInput, DenseGroups(layout));
   Op dloss = b.Base("head.loss.dx", OpKind::kLoss, Phase::kBackwardInput);
   dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
   dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
@@ -725,7 +494,8 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   }
   TpReduce(b, d, "head.dx", Phase::kBackwardInput);
   b.Add(ElementwiseBackward(b, Find(fwd, "head.norm")));
-  AppendGradientReduction(b, layout, HeadReducedParams(model, shape, d), dws, options, "head");
+  AppendGradientReduction(b, layout, HeadReducedParams(model, shape, d), dws, options, "head",
+                          DenseGroups(layout));
   return b.Take();
 }
 
@@ -738,11 +508,15 @@ sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
   return sim::Status::Ok();
 }
 
-OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options) {
+OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options,
+                    double expert_params) {
   const PrecisionRecipe& p = options.precision;
-  // The parameters this chip updates: its dp shard under the distributed optimizer.
+  // The parameters this chip updates: its dp shard under the distributed optimizer (the routed
+  // experts' expert-dp shard).
   const double updated =
-      options.distributed_optimizer ? params_on_chip / layout.dp : params_on_chip;
+      options.distributed_optimizer
+          ? (params_on_chip - expert_params) / layout.dp + expert_params / layout.expert_dp()
+          : params_on_chip;
   Op adam;
   adam.name = "optimizer.adam";
   adam.kind = OpKind::kOptimizer;

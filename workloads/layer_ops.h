@@ -57,6 +57,8 @@
 namespace podsim::workloads {
 
 enum class RecomputePolicy { kNone, kSelective, kFull, kSaveNamed };
+// A layer's MLP: dense, or a mixture of experts (model_spec.h; moe_ops.h has its ops).
+enum class MlpKind { kDense, kMoe };
 enum class AttentionKernel { kFlash, kMaterialized };
 
 struct OpOptions {
@@ -89,15 +91,19 @@ struct OpOptions {
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
-// = ShapeOf(layout, model, batch)). Forward op names: attn.norm, attn.qkv, attn.rotary,
-// attn.core, attn.out, attn.dropout, attn.residual, mlp.norm, mlp.gate, mlp.up, mlp.act,
-// mlp.down, mlp.dropout, mlp.residual; collectives tp.*, fsdp.*, dp.*.
+// = ShapeOf(layout, model, batch); kMoe only for a model with experts). Forward op names:
+// attn.norm, attn.qkv, attn.rotary, attn.core, attn.out, attn.dropout, attn.residual, mlp.norm,
+// mlp.gate, mlp.up, mlp.act, mlp.down (kMoe: the moe.* ops of moe_ops.h instead), mlp.dropout,
+// mlp.residual; collectives tp.*, fsdp.*, dp.* (kMoe also ep.*, etp.*, expert-fsdp.*,
+// expert-dp.*: the group names of Layout::GroupAxes).
 OpList LayerForwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
-                       const OpOptions& options);
+                       const OpOptions& options, MlpKind mlp = MlpKind::kDense);
 // Recomputation (per options.recompute), then the input- and weight-gradient ops in reverse
-// order ("<forward name>.dx" / ".dw"), with the tp collectives and the gradient reductions.
+// order ("<forward name>.dx" / ".dw"), with the tp collectives and the gradient reductions (of
+// kMoe layers: the dense parameters' over fsdp and dp, the routed experts' over expert-fsdp and
+// expert-dp).
 OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
-                        const OpOptions& options);
+                        const OpOptions& options, MlpKind mlp = MlpKind::kDense);
 
 // First pipeline stage: token (and position) embedding; last stage: final norm, unembedding and
 // the cross-entropy loss.
@@ -113,15 +119,22 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
 // The Adam step over `params_on_chip` parameters (memory.h ParamsPerChip): reads the working
 // parameters, gradients (the buffer `layout`'s microbatches hold), master copy and moments;
 // writes all but the gradients.
-OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options);
+// `expert_params` of them are routed experts' (memory.h ParamsPerChip).
+OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options,
+                    double expert_params = 0);
 
 // Activation bytes one layer keeps for one microbatch between its forward and backward on one
 // chip, under options.recompute (computed from `forward` = LayerForwardOps(...)).
 double LayerActivationBytes(const OpList& forward, const OpOptions& options);
 
 // Parameters of one layer held by one chip before fsdp sharding: matmul weights and biases / tp,
-// norm gains replicated.
-double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout);
+// norm gains replicated. Of an MoE layer, the dense part: attention and shared experts / tp, the
+// router and norms replicated (the routed experts are ExpertParamsPerChip).
+double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout,
+                             MlpKind mlp = MlpKind::kDense);
+// The routed experts of one MoE layer held by one chip before expert-fsdp sharding: experts/ep
+// experts, each split over etp.
+double ExpertParamsPerChip(const ModelSpec& model, const Layout& layout);
 
 }  // namespace podsim::workloads
 

@@ -241,5 +241,53 @@ TEST(LayerOpsTest, OptimizerReadsAndWritesEveryState) {
   EXPECT_EQ(adam[0].model_flops, 0);
 }
 
+// An MoE layer's matmuls are 6 x its activated weights per token, summed over the ep group: each
+// chip computes its tokens' attention (1/tp of it) and, through the all-to-alls, the same share
+// of the group's routed rows (balanced routing).
+TEST(LayerOpsTest, MoeLayerMatmulsAreSixActivatedWeightsPerToken) {
+  for (const char* layout : {"dp=8,ep=8", "dp=4,tp=2,ep=4,sp=1", "dp=4,tp=2,ep=8,etp=1,sp=1"}) {
+    Case s = Make("qwen2-57b-a14b", layout, 8, 4096);
+    const OpOptions options;
+    const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options, MlpKind::kMoe);
+    const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options, MlpKind::kMoe);
+    const ModelSpec& m = s.model;
+    const double active =
+        static_cast<double>(m.AttentionMatmulParamsPerLayer() + m.RouterParamsPerLayer() +
+                            m.top_k * m.ExpertParams() + m.SharedExpertParamsPerLayer());
+    // The router is replicated over tp: each tp rank runs it on its T/tp tokens (sp).
+    const double tokens = static_cast<double>(s.shape.tokens);
+    const double tp = s.layout.tp;
+    EXPECT_NEAR(Sum(fwd, OpKind::kMatmul, &Op::flops) * tp / (2 * active * tokens), 1, 1e-12)
+        << layout;
+    EXPECT_NEAR(Sum(bwd, OpKind::kMatmul, &Op::flops) * tp / (4 * active * tokens), 1, 1e-12)
+        << layout;
+    // Dispatch and combine, forward and backward: V = ep x the chip's routed copies.
+    const double routed = tokens / tp * static_cast<double>(m.top_k) * m.d_model * 2;
+    EXPECT_DOUBLE_EQ(CommBytes(fwd, "ep"), 2 * s.layout.ep * routed) << layout;
+    EXPECT_DOUBLE_EQ(CommBytes(bwd, "ep"), 2 * s.layout.ep * routed) << layout;
+    // With etp = tp the local experts' rows are gathered over tp and reduce-scattered back.
+    const double etp = s.layout.expert_tp();
+    EXPECT_DOUBLE_EQ(CommBytes(fwd, "etp"), etp > 1 ? 2 * routed * etp : 0) << layout;
+  }
+}
+
+// The routed experts' weights are gathered and their gradients reduced over what dp and fsdp keep
+// after ep (expert-fsdp, expert-dp); the rest of the layer's over the whole data axes.
+TEST(LayerOpsTest, ExpertGradientsReduceOverTheExpertDataAxes) {
+  Case s = Make("mixtral-8x7b:layers=2", "dp=4,fsdp=4,ep=2", 16, 1024);
+  const OpOptions options;
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options, MlpKind::kMoe);
+  const double experts = ExpertParamsPerChip(s.model, s.layout);
+  EXPECT_DOUBLE_EQ(experts, 4.0 * static_cast<double>(s.model.ExpertParams()));
+  const double dense = LayerParamsPerTpShard(s.model, s.layout, MlpKind::kMoe);
+  // ep took 2 of dp's 4 chips: expert-dp has 2, expert-fsdp all 4 of fsdp.
+  const double wire = CommBytes(bwd, "expert-dp") * 4 / experts;
+  EXPECT_GT(wire, 0);
+  EXPECT_DOUBLE_EQ(CommBytes(bwd, "dp"), wire * dense / 4);
+  const double param = options.precision.param_bytes;
+  EXPECT_DOUBLE_EQ(CommBytes(bwd, "expert-fsdp"), (param + wire) * experts);
+  EXPECT_DOUBLE_EQ(CommBytes(bwd, "fsdp"), (param + wire) * dense);
+}
+
 }  // namespace
 }  // namespace podsim::workloads

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/check.h"
 #include "topology/names.h"
 
 namespace podsim::workloads {
@@ -17,8 +18,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|"
-    "interleaved]"
+    "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]"
+    "[,schedule=gpipe|1f1b|interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
 }  // namespace
@@ -38,6 +39,8 @@ std::string_view PipelineScheduleName(PipelineSchedule schedule) {
 std::string Layout::ToString() const {
   std::string text =
       StrCat({"dp=", Str(dp), ",fsdp=", Str(fsdp), ",tp=", Str(tp), ",pp=", Str(pp)});
+  if (ep > 1) text += StrCat({",ep=", Str(ep)});
+  if (etp > 0) text += StrCat({",etp=", Str(etp)});
   if (sp) text += ",sp=1";
   if (microbatches > 0) text += StrCat({",microbatches=", Str(microbatches)});
   if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
@@ -53,7 +56,31 @@ std::string Layout::ToString() const {
 }
 
 std::vector<topology::MeshAxis> Layout::MeshAxes() const {
-  return {{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}};
+  if (ep_data() <= 1) return {{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}};
+  return {{"dp", expert_dp()}, {"fsdp", expert_fsdp()}, {"tp", tp}, {"pp", pp}, {"ep", ep_data()}};
+}
+
+std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
+  const bool ep_axis = ep_data() > 1;
+  if (group == "dp") {
+    if (ep_axis && ep_in_dp()) return {"dp", "ep"};
+    return {"dp"};
+  }
+  if (group == "fsdp") {
+    if (ep_axis && !ep_in_dp()) return {"fsdp", "ep"};
+    return {"fsdp"};
+  }
+  if (group == "ep") {
+    std::vector<std::string> axes;
+    if (expert_tp() == 1 && tp > 1) axes.push_back("tp");
+    if (ep_axis) axes.push_back("ep");
+    return axes;
+  }
+  if (group == "expert-dp") return {"dp"};
+  if (group == "expert-fsdp") return {"fsdp"};
+  if (group == "etp") return {"tp"};
+  PODSIM_CHECK(group == "tp" || group == "pp") << "no group " << group;
+  return {std::string(group)};
 }
 
 int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage) {
@@ -89,7 +116,8 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp", "fsdp", "tp", "pp", "sp", "microbatches", "mbs", "schedule", "virtual_stages", "order"};
+      "dp",       "fsdp",           "tp",   "pp", "ep", "etp", "sp", "microbatches", "mbs",
+      "schedule", "virtual_stages", "order"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
@@ -118,10 +146,10 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
         size_t end = value.find('/', begin);
         if (end == std::string_view::npos) end = value.size();
         const std::string axis(value.substr(begin, end - begin));
-        if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp") {
-          return sim::Status::InvalidArgument(
-              StrCat({where, ": order lists mesh axes (dp, fsdp, tp, pp) separated by '/' (got '",
-                      value, "')"}));
+        if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp" && axis != "ep") {
+          return sim::Status::InvalidArgument(StrCat(
+              {where, ": order lists mesh axes (dp, fsdp, tp, pp, ep) separated by '/' (got '",
+               value, "')"}));
         }
         if (std::find(layout.order.begin(), layout.order.end(), axis) != layout.order.end()) {
           return sim::Status::InvalidArgument(StrCat({where, ": order names ", axis, " twice"}));
@@ -150,6 +178,8 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     if (key == "fsdp") layout.fsdp = v;
     if (key == "tp") layout.tp = v;
     if (key == "pp") layout.pp = v;
+    if (key == "ep") layout.ep = v;
+    if (key == "etp") layout.etp = v;
     if (key == "microbatches") layout.microbatches = v;
     if (key == "mbs") layout.micro_batch_size = v;
     if (key == "virtual_stages") layout.virtual_stages = v;
@@ -187,6 +217,52 @@ sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec&
   resolved.microbatches = static_cast<int>(count);
   return resolved;
 }
+
+namespace {
+
+// ep and etp against the model and the other axes (layout.h, ep).
+template <typename Fail>
+sim::Status ValidateExpertAxes(const Layout& layout, const ModelSpec& model, const Fail& fail) {
+  const std::string of_model = StrCat({" of model '", model.name, "'"});
+  const int tp = layout.tp;
+  if (!model.moe()) {
+    if (layout.ep > 1 || layout.etp > 0) {
+      return fail(
+          StrCat({"ep and etp need a model with experts; model '", model.name, "' has none"}));
+    }
+    return sim::Status::Ok();
+  }
+  if (model.experts % layout.ep != 0) {
+    return fail(
+        StrCat({"ep=", Str(layout.ep), " must divide experts=", Str(model.experts), of_model}));
+  }
+  if (layout.etp > 0 && layout.etp != 1 && layout.etp != tp) {
+    return fail(StrCat({"etp=", Str(layout.etp), " must be 1 or tp=", Str(tp),
+                        " (podsim folds the expert tensor parallelism into tp's group)"}));
+  }
+  if (tp > 1 && !layout.sp) {
+    return fail(StrCat({"tp=", Str(tp), " with experts needs sp=1", of_model,
+                        " (Megatron-LM requires sequence parallelism with MoE and tp)"}));
+  }
+  const int etp = layout.expert_tp();
+  if (model.expert_ffn % etp != 0 || model.shared_ffn % tp != 0) {
+    return fail(StrCat({"etp=", Str(etp), " must divide expert_ffn=", Str(model.expert_ffn),
+                        " and tp=", Str(tp), " shared_ffn=", Str(model.shared_ffn), of_model}));
+  }
+  if (etp == 1 && tp > 1 && layout.ep % tp != 0) {
+    return fail(StrCat({"ep=", Str(layout.ep), " must be a multiple of tp=", Str(tp),
+                        " with etp=1 (the ep group spans the tp group)"}));
+  }
+  const int data = layout.ep_data();
+  if (layout.dp % data != 0 && layout.fsdp % data != 0) {
+    return fail(StrCat({"ep=", Str(layout.ep), " needs ", Str(data),
+                        " chips of the data axes: it must divide dp=", Str(layout.dp),
+                        " or fsdp=", Str(layout.fsdp)}));
+  }
+  return sim::Status::Ok();
+}
+
+}  // namespace
 
 sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,
                            const BatchSpec& batch) {
@@ -265,7 +341,7 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   if (layout.sp && tp > 1 && batch.seq % tp != 0) {
     return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide seq=", Str(batch.seq)}));
   }
-  return sim::Status::Ok();
+  return ValidateExpertAxes(layout, model, fail);
 }
 
 ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch) {

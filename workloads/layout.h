@@ -7,6 +7,20 @@
 //         states are sharded; weights are all-gathered before use, gradients reduce-scattered.
 //   tp    Megatron tensor parallelism: heads, kv heads and the MLP's ffn dimension are split.
 //   pp    pipeline stages of consecutive layers (LayersOfStage); `microbatches` per step.
+//   ep    expert parallelism (models with experts): each MoE layer's routed experts are split
+//         over ep chips, which exchange the routed tokens by all-to-all. ep folds into the other
+//         axes as Megatron-Core's "parallel folding" does (Liu et al. 2025, arXiv 2504.14960):
+//         it does not multiply the chip count. The MoE layers see the chips of a stage as
+//         etp x ep x expert-data (etp fastest), the attention as tp x data:
+//           etp = tp (expert tensor parallelism, Megatron's default): the ep group is ep chips
+//                 of the data axes, each expert's ffn is split over tp;
+//           etp = 1: the ep group spans the tp group and ep/tp chips of the data axes (ep a
+//                 multiple of tp), the experts are whole.
+//         The data part (ep_data()) is taken from dp when it divides dp, else from fsdp. The
+//         mesh then has an axis "ep" of that size, and dp (or fsdp) keeps the rest: the
+//         expert data parallelism, over which the experts' gradients are reduced. With tp > 1
+//         a model with experts needs sp (Megatron-LM requires sequence parallelism with MoE
+//         and tp).
 // Microbatches: stated as a count (`microbatches=`) or, as Megatron-LM states it, as the
 // sequences per microbatch on one data shard (`mbs=`, its --micro-batch-size; the global batch
 // then gives the count, ResolveMicrobatches). Unstated means 1 when pp == 1 (no gradient
@@ -51,29 +65,45 @@ struct Layout {
   int micro_batch_size = 0;  // mbs=: sequences per microbatch per data shard; 0: not stated.
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // Model chunks per chip; > 1 only with kInterleavedOneFOneB.
+  int ep = 1;              // Expert parallelism (header comment).
+  int etp = 0;             // Expert tensor parallelism: 1 or tp; 0: not stated (tp).
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
   // `order`); the others follow by their need of fast links. Empty: the automatic placement.
   std::vector<std::string> order;
 
   int64_t chips() const { return int64_t{dp} * fsdp * tp * pp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // The chips of the ep group taken from the data axes: ep / tp with etp = 1, else ep.
+  int ep_data() const { return expert_tp() == 1 && tp > 1 ? ep / tp : ep; }
+  // Whether ep_data() is taken from dp (else from fsdp).
+  bool ep_in_dp() const { return dp % ep_data() == 0; }
+  // Expert data parallelism: the dp and fsdp that remain for the experts.
+  int expert_dp() const { return ep_in_dp() ? dp / ep_data() : dp; }
+  int expert_fsdp() const { return ep_in_dp() ? fsdp : fsdp / ep_data(); }
+  // The mesh axes of a group of the step's collectives: "tp", "pp", "dp", "fsdp" (the attention's
+  // and dense layers' groups: with ep they include the mesh axis "ep"), "ep" (the
+  // dispatch/combine group), "etp" (expert tensor parallelism: tp's axis), "expert-dp" and
+  // "expert-fsdp" (what dp and fsdp keep for the experts). REQUIRES: one of these names.
+  std::vector<std::string> GroupAxes(std::string_view group) const;
   int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
   // Microbatches per step: the stated count, or 1. REQUIRES (for mbs= layouts): resolved.
   int microbatch_count() const { return microbatches > 0 ? microbatches : 1; }
 
-  // "dp=2,fsdp=4,tp=8,pp=1[,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
+  // "dp=2,fsdp=4,tp=8,pp=1[,ep=..][,etp=..][,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
   // the canonical text, every axis written, flags only when not default (a microbatch count
   // whenever it is stated).
   std::string ToString() const;
 
-  // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group).
+  // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group),
+  // and, with ep_data() > 1, "ep" (dp or fsdp then keep the rest).
   std::vector<topology::MeshAxis> MeshAxes() const;
 };
 
 // Parses
-// "dp=..,fsdp=..,tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]
-// [,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1. Errors name the key: unknown keys
-// get a spelling suggestion. Checks only the text; ValidateLayout checks it against a model and a
-// system.
+// "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]
+// [,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1.
+// Errors name the key: unknown keys get a spelling suggestion. Checks only the text; ValidateLayout
+// checks it against a model and a system.
 sim::StatusOr<Layout> ParseLayout(std::string_view text);
 
 // The batch of one training step.

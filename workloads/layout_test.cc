@@ -59,14 +59,15 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 }
 
 TEST(LayoutTest, ParseErrorsNameTheKey) {
+  EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
+            "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
+            "tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..][,schedule="
+            "gpipe|1f1b|interleaved]"
+            "[,virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(
-      ParseLayout("dp=2,tpp=4").status().message(),
-      "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-      "tp=..,pp=..[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved]"
-      "[,virtual_stages=..][,order=AXIS/AXIS/..]");
-  EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
-            "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp) separated "
-            "by '/' (got 'tp/sp')");
+      ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
+      "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp, ep) separated "
+      "by '/' (got 'tp/sp')");
   EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/dp/tp").status().message(),
             "layout 'dp=2,tp=4,order=tp/dp/tp': order names tp twice");
   EXPECT_EQ(ParseLayout("tp=0").status().message(),
@@ -190,6 +191,59 @@ TEST(LayoutTest, ShardShape) {
   EXPECT_EQ(s.vocab, 8016);
   EXPECT_EQ(s.layers_per_stage, 20);
   EXPECT_EQ(s.layers_per_chunk, 20);
+}
+
+// Megatron-Core's parallel folding (layout.h, ep): ep takes chips of the data axes (and of tp
+// with etp=1); the mesh gains an axis "ep" and the groups are unions of mesh axes.
+TEST(LayoutTest, ExpertParallelismFoldsIntoTheDataAxes) {
+  const Layout l = L("dp=8,ep=8");
+  EXPECT_EQ(l.chips(), 8);
+  EXPECT_EQ(l.ToString(), "dp=8,fsdp=1,tp=1,pp=1,ep=8");
+  const std::vector<topology::MeshAxis> axes = l.MeshAxes();
+  ASSERT_EQ(axes.size(), 5u);
+  EXPECT_EQ(axes[0].name, "dp");
+  EXPECT_EQ(axes[0].size, 1);
+  EXPECT_EQ(axes[4].name, "ep");
+  EXPECT_EQ(axes[4].size, 8);
+  EXPECT_EQ(l.GroupAxes("dp"), (std::vector<std::string>{"dp", "ep"}));
+  EXPECT_EQ(l.GroupAxes("ep"), (std::vector<std::string>{"ep"}));
+  EXPECT_EQ(l.GroupAxes("expert-dp"), (std::vector<std::string>{"dp"}));
+  EXPECT_EQ(l.expert_dp(), 1);
+
+  // etp=1: the ep group spans tp (2) and 4 chips of fsdp (dp=3 cannot give them).
+  const Layout folded = L("dp=3,fsdp=8,tp=2,pp=2,ep=8,etp=1,sp=1");
+  EXPECT_EQ(folded.ep_data(), 4);
+  EXPECT_FALSE(folded.ep_in_dp());
+  EXPECT_EQ(folded.expert_fsdp(), 2);
+  EXPECT_EQ(folded.GroupAxes("ep"), (std::vector<std::string>{"tp", "ep"}));
+  EXPECT_EQ(folded.GroupAxes("fsdp"), (std::vector<std::string>{"fsdp", "ep"}));
+  EXPECT_EQ(folded.GroupAxes("dp"), (std::vector<std::string>{"dp"}));
+  EXPECT_EQ(folded.GroupAxes("expert-fsdp"), (std::vector<std::string>{"fsdp"}));
+  EXPECT_EQ(folded.GroupAxes("etp"), (std::vector<std::string>{"tp"}));
+  EXPECT_EQ(L(folded.ToString()).ToString(), folded.ToString());
+}
+
+TEST(LayoutTest, BadExpertLayoutsNameTheAxis) {
+  const BatchSpec batch{64, 4096};
+  EXPECT_EQ(Error("dp=8,ep=3", "mixtral-8x7b", 8, batch),
+            "layout dp=8,fsdp=1,tp=1,pp=1,ep=3: ep=3 must divide experts=8 of model "
+            "'mixtral-8x7b'");
+  EXPECT_EQ(Error("dp=8,ep=2", "llama3-8b", 8, batch),
+            "layout dp=8,fsdp=1,tp=1,pp=1,ep=2: ep and etp need a model with experts; model "
+            "'llama3-8b' has none");
+  EXPECT_EQ(Error("dp=4,tp=2,ep=4", "mixtral-8x7b", 8, batch),
+            "layout dp=4,fsdp=1,tp=2,pp=1,ep=4: tp=2 with experts needs sp=1 of model "
+            "'mixtral-8x7b' (Megatron-LM requires sequence parallelism with MoE and tp)");
+  EXPECT_EQ(Error("dp=2,tp=4,ep=8,sp=1", "mixtral-8x7b", 8, batch),
+            "layout dp=2,fsdp=1,tp=4,pp=1,ep=8,sp=1: ep=8 needs 8 chips of the data axes: it must "
+            "divide dp=2 or fsdp=1");
+  EXPECT_EQ(Error("dp=2,tp=4,ep=2,etp=1,sp=1", "mixtral-8x7b", 8, batch),
+            "layout dp=2,fsdp=1,tp=4,pp=1,ep=2,etp=1,sp=1: ep=2 must be a multiple of tp=4 with "
+            "etp=1 (the ep group spans the tp group)");
+  EXPECT_EQ(Error("dp=2,tp=4,ep=2,etp=2,sp=1", "mixtral-8x7b", 8, batch),
+            "layout dp=2,fsdp=1,tp=4,pp=1,ep=2,etp=2,sp=1: etp=2 must be 1 or tp=4 (podsim folds "
+            "the expert tensor parallelism into tp's group)");
+  EXPECT_EQ(Error("dp=2,tp=4,ep=8,etp=1,sp=1", "mixtral-8x7b", 8, batch), "");
 }
 
 }  // namespace

@@ -9,13 +9,33 @@ double D(int64_t v) { return static_cast<double>(v); }
 
 constexpr double kFp32Bytes = 4;
 
+// The layers of `stage` with a dense MLP and with experts.
+struct StageLayers {
+  int64_t dense = 0;
+  int64_t moe = 0;
+};
+
+StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
+  StageLayers layers;
+  const int64_t first = FirstLayerOfStage(layout, model, stage);
+  const int64_t count = LayersOfStage(layout, model, stage);
+  for (int64_t l = first; l < first + count; ++l) {
+    (model.IsMoeLayer(l) ? layers.moe : layers.dense) += 1;
+  }
+  return layers;
+}
+
 }  // namespace
 
-double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
-                     double* layer_params) {
+double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage, double* layer_params,
+                     double* expert_params) {
   PODSIM_CHECK(stage >= 0 && stage < layout.pp) << "stage " << stage;
-  const double layers = D(LayersOfStage(layout, model, stage));
-  const double layer = layers * LayerParamsPerTpShard(model, layout);
+  const StageLayers layers = LayersOf(model, layout, stage);
+  const double experts =
+      layers.moe > 0 ? D(layers.moe) * ExpertParamsPerChip(model, layout) / layout.expert_fsdp()
+                     : 0;
+  const double layer = D(layers.dense) * LayerParamsPerTpShard(model, layout) +
+                       D(layers.moe) * LayerParamsPerTpShard(model, layout, MlpKind::kMoe);
   // The vocabulary is padded to a multiple of tp and split (vocab-parallel embedding).
   const double vocab_rows = D((model.vocab + layout.tp - 1) / layout.tp);
   double other = 0;
@@ -28,8 +48,9 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
     // all-reduces the two gradients.
     if (!model.tied_embeddings || layout.pp > 1) other += vocab_rows * D(model.d_model);
   }
-  if (layer_params != nullptr) *layer_params = layer / layout.fsdp;
-  return (layer + other) / layout.fsdp;
+  if (layer_params != nullptr) *layer_params = layer / layout.fsdp + experts;
+  if (expert_params != nullptr) *expert_params = experts;
+  return (layer + other) / layout.fsdp + experts;
 }
 
 int64_t InFlightChunks(const Layout& layout, int stage) {
@@ -51,7 +72,7 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   const PrecisionRecipe& p = options.precision;
   MemoryBreakdown m;
   m.stage = stage;
-  m.params = ParamsPerChip(model, layout, stage, &m.layer_params);
+  m.params = ParamsPerChip(model, layout, stage, &m.layer_params, &m.expert_params);
   m.param_bytes = m.params * p.param_bytes;
   m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
@@ -62,12 +83,22 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   if (options.distributed_optimizer) {
     const bool fp32_shard =
         p.master_bytes > 0 && p.GradBufferBytes(layout.microbatch_count()) < kFp32Bytes;
-    m.optimizer_bytes =
-        m.params * (p.master_bytes + p.optimizer_bytes + (fp32_shard ? kFp32Bytes : 0)) / layout.dp;
+    // The routed experts' shards are over the expert data parallelism (layout.h, ep).
+    const double per_param = p.master_bytes + p.optimizer_bytes + (fp32_shard ? kFp32Bytes : 0);
+    m.optimizer_bytes = (m.params - m.expert_params) * per_param / layout.dp +
+                        m.expert_params * per_param / layout.expert_dp();
   }
 
-  const OpList forward = LayerForwardOps(model, layout, shape, options);
-  const double per_layer = LayerActivationBytes(forward, options);
+  // A chunk's layers hold the stage's mix of dense and MoE layers in proportion.
+  const StageLayers layers = LayersOf(model, layout, stage);
+  double per_layer = D(layers.dense) *
+                     LayerActivationBytes(LayerForwardOps(model, layout, shape, options), options);
+  if (layers.moe > 0) {
+    per_layer +=
+        D(layers.moe) * LayerActivationBytes(
+                            LayerForwardOps(model, layout, shape, options, MlpKind::kMoe), options);
+  }
+  per_layer /= D(layers.dense + layers.moe);
   m.layer_activation_bytes = per_layer *
                              D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
                              D(InFlightChunks(layout, stage));
@@ -87,14 +118,28 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
 
   const double e = p.activation_bytes;
   const double act = e * D(shape.tokens) * D(model.d_model);
-  if (layout.fsdp > 1) {
+  if (layout.fsdp > 1 || layout.expert_fsdp() > 1) {
     // Current and prefetched layer gathered, minus the chip's own shard (already counted), plus
-    // one layer's gradients before the reduce-scatter.
-    const double layer = LayerParamsPerTpShard(model, layout);
+    // one layer's gradients before the reduce-scatter: of the stage's largest layer.
     const double grad = p.grad_bytes > 0 ? p.grad_bytes : p.param_bytes;
-    m.buffer_bytes += 2 * layer * p.param_bytes * (1 - 1.0 / layout.fsdp) + layer * grad;
+    auto gathered = [&](double params, int shards) {
+      if (shards <= 1) return 0.0;
+      return 2 * params * p.param_bytes * (1 - 1.0 / shards) + params * grad;
+    };
+    double buffer = 0;
+    if (layers.dense > 0) buffer = gathered(LayerParamsPerTpShard(model, layout), layout.fsdp);
+    if (layers.moe > 0) {
+      buffer = std::max(buffer,
+                        gathered(LayerParamsPerTpShard(model, layout, MlpKind::kMoe), layout.fsdp) +
+                            gathered(ExpertParamsPerChip(model, layout), layout.expert_fsdp()));
+    }
+    m.buffer_bytes += buffer;
   }
   if (layout.tp > 1) m.buffer_bytes += act;
+  if (layers.moe > 0 && layout.ep > 1) {
+    // The dispatch's send and receive buffers: the chip's routed copies of its tokens.
+    m.buffer_bytes += 2 * e * D(shape.sp_tokens) * D(model.top_k) * D(model.d_model);
+  }
   if (layout.pp > 1) m.buffer_bytes += 2 * act;
 
   m.total_bytes =

@@ -4,7 +4,9 @@
 // Model (each term documented where computed, memory.cc):
 //   * Parameters of the stage (layers, plus the embedding on the first stage and the final norm
 //     and unembedding on the last; with tied embeddings and pp > 1 the last stage keeps its own
-//     copy, as Megatron does), sharded by tp (norm gains replicated) and by fsdp.
+//     copy, as Megatron does), sharded by tp (norm gains replicated) and by fsdp; the routed
+//     experts of MoE layers by ep, etp and expert-fsdp instead (layout.h), their optimizer
+//     shards under the distributed optimizer over expert-dp.
 //   * Per parameter: PrecisionRecipe bytes (precision.h) for params, grads, master, moments; a
 //     gradient buffer whenever the step has several microbatches (GradBufferBytes).
 //   * Activations: LayerActivationBytes per layer and microbatch (layer_ops.h) x layers per
@@ -12,7 +14,8 @@
 //     embedding's (first stage) or the loss's (last stage) saved tensors for one microbatch.
 //   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
 //     and one layer's unreduced gradients; with tp, one gathered [tokens, D] activation; with
-//     pp, one send and one receive buffer of [tokens, D].
+//     pp, one send and one receive buffer of [tokens, D]; with ep, the dispatch's send and
+//     receive buffers of the chip's routed token copies.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_
@@ -27,9 +30,10 @@
 namespace podsim::workloads {
 
 // Parameters held by one chip of pipeline stage `stage` (0-based). `layer_params` (optional)
-// receives the part that belongs to transformer layers.
+// receives the part that belongs to transformer layers, `expert_params` (optional) the routed
+// experts' part of it (sharded by ep, etp and expert-fsdp instead of tp and fsdp).
 double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
-                     double* layer_params = nullptr);
+                     double* layer_params = nullptr, double* expert_params = nullptr);
 
 // Chunk-microbatches whose activations stage `stage` holds at once at its peak:
 //   GPipe: all microbatches; 1F1B: min(pp - stage, m) (PipeDream-Flush warm-up + 1);
@@ -42,6 +46,7 @@ struct MemoryBreakdown {
   int stage = 0;
   double params = 0;  // Parameter count on the chip (not bytes).
   double layer_params = 0;
+  double expert_params = 0;  // The routed experts' part of layer_params.
   double param_bytes = 0;
   double grad_bytes = 0;
   double optimizer_bytes = 0;  // Master copy and Adam moments.

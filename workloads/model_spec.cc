@@ -1,5 +1,6 @@
 #include "workloads/model_spec.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -70,6 +71,36 @@ std::vector<ModelSpec> Presets() {
   gpt3.learned_positions = 2048;
   gpt3.dropout = true;
   presets.push_back(gpt3);
+  // Mixtral 8x7B: Jiang et al. 2024 ("Mixtral of Experts", Table 1) and Mixtral-8x7B-v0.1's
+  // config.json: L=32, D=4096, 8 experts of F=14336, top 2, N=32, K=8, V=32000; 46.7B
+  // parameters, 12.9B active.
+  ModelSpec mixtral = Llama("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000);
+  mixtral.source = "Jiang et al. 2024, Mixtral of Experts, Table 1; Mixtral-8x7B-v0.1 config.json";
+  mixtral.experts = 8;
+  mixtral.top_k = 2;
+  mixtral.expert_ffn = 14336;
+  presets.push_back(mixtral);
+  // Mixtral 8x22B: Mixtral-8x22B-v0.1's config.json (Mistral AI, 2024): L=56, D=6144, 8 experts
+  // of F=16384, top 2, N=48, K=8, V=32000; 141B parameters, 39B active
+  // (mistral.ai/news/mixtral-8x22b).
+  ModelSpec mixtral22 = Llama("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32000);
+  mixtral22.source =
+      "Mixtral-8x22B-v0.1 config.json; mistral.ai/news/mixtral-8x22b (141B, 39B active)";
+  mixtral22.experts = 8;
+  mixtral22.top_k = 2;
+  mixtral22.expert_ffn = 16384;
+  presets.push_back(mixtral22);
+  // Qwen2-57B-A14B: Yang et al. 2024 ("Qwen2 Technical Report", Table 1) and its config.json:
+  // L=28, D=3584, N=28, K=4, V=151936, 64 experts of F=2560, top 8, shared experts of total
+  // width 20480 (dense MLP width 18944, unused: every layer is MoE). Not counted: the biases of
+  // Q, K, V (4,608 per layer) and the shared experts' scalar gate (3,584 per layer), under 0.01%.
+  ModelSpec qwen = Llama("qwen2-57b-a14b", 28, 3584, 18944, 28, 4, 151936);
+  qwen.source = "Yang et al. 2024, Qwen2 Technical Report, Table 1; Qwen2-57B-A14B config.json";
+  qwen.experts = 64;
+  qwen.top_k = 8;
+  qwen.expert_ffn = 2560;
+  qwen.shared_ffn = 20480;
+  presets.push_back(qwen);
   return presets;
 }
 
@@ -80,16 +111,20 @@ int64_t NormParams(const ModelSpec& m) {
 constexpr std::string_view kCustomGrammar =
     "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
     "false]"
-    "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]";
+    "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
+    "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]";
 
 // Largest accepted size of any one dimension: far above any real model (405B has D=16384,
 // V=128256), small enough that products of a few stay exact in int64 and double.
 constexpr int64_t kMaxDimension = int64_t{1} << 24;
 
-sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view body) {
+// The keys of `body` over `base` (a preset, or nothing: then the sizes are required).
+sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view body,
+                                     const ModelSpec* base) {
   static const std::vector<std::string_view> kKeys = {
-      "layers", "d_model", "ffn",  "heads", "kv_heads",  "head_dim", "vocab",
-      "gated",  "tied",    "bias", "norm",  "positions", "dropout"};
+      "layers",  "d_model", "ffn",   "heads",      "kv_heads",   "head_dim",
+      "vocab",   "gated",   "tied",  "bias",       "norm",       "positions",
+      "dropout", "experts", "top_k", "expert_ffn", "shared_ffn", "dense_layers"};
   static const std::vector<std::string_view> kRequired = {"layers",   "d_model",  "ffn",  "heads",
                                                           "kv_heads", "head_dim", "vocab"};
   const std::string where = StrCat({"model '", text, "'"});
@@ -97,7 +132,7 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   std::map<std::string, std::string, std::less<>> values;
   for (const auto& [key, value] : pairs) values.emplace(std::string(key), std::string(value));
   for (std::string_view key : kRequired) {
-    if (!values.contains(key)) {
+    if (base == nullptr && !values.contains(key)) {
       return sim::Status::InvalidArgument(
           StrCat({where, ": missing key '", key, "'; form: ", kCustomGrammar}));
     }
@@ -125,8 +160,9 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
     *out = *value;
     return sim::Status::Ok();
   };
-  ModelSpec m;
+  ModelSpec m = base != nullptr ? *base : ModelSpec{};
   m.name = std::string(text);
+  if (base != nullptr) m.source = StrCat({base->source, "; overridden: ", body});
   PODSIM_RETURN_IF_ERROR(size("layers", 1, &m.layers));
   PODSIM_RETURN_IF_ERROR(size("d_model", 1, &m.d_model));
   PODSIM_RETURN_IF_ERROR(size("ffn", 1, &m.ffn));
@@ -135,6 +171,13 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   PODSIM_RETURN_IF_ERROR(size("head_dim", 1, &m.head_dim));
   PODSIM_RETURN_IF_ERROR(size("vocab", 1, &m.vocab));
   PODSIM_RETURN_IF_ERROR(size("positions", 0, &m.learned_positions));
+  PODSIM_RETURN_IF_ERROR(size("experts", 0, &m.experts));
+  PODSIM_RETURN_IF_ERROR(size("top_k", 0, &m.top_k));
+  PODSIM_RETURN_IF_ERROR(size("shared_ffn", 0, &m.shared_ffn));
+  PODSIM_RETURN_IF_ERROR(size("dense_layers", 0, &m.dense_layers));
+  // A routed expert is as wide as the dense MLP unless stated (Mixtral).
+  if (m.experts > 0 && m.expert_ffn == 0 && !values.contains("expert_ffn")) m.expert_ffn = m.ffn;
+  PODSIM_RETURN_IF_ERROR(size("expert_ffn", 1, &m.expert_ffn));
   PODSIM_RETURN_IF_ERROR(flag("gated", &m.gated_mlp));
   PODSIM_RETURN_IF_ERROR(flag("tied", &m.tied_embeddings));
   PODSIM_RETURN_IF_ERROR(flag("bias", &m.linear_biases));
@@ -151,6 +194,38 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   }
   PODSIM_RETURN_IF_ERROR(ValidateModel(m));
   return m;
+}
+
+// The mixture-of-experts fields (model_spec.h ValidateModel).
+sim::Status ValidateExperts(const ModelSpec& m, const std::string& where) {
+  auto fail = [&](std::string_view what) {
+    return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
+  };
+  if (m.experts == 0) {
+    if (m.top_k != 0 || m.expert_ffn != 0 || m.shared_ffn != 0 || m.dense_layers != 0) {
+      return fail("top_k, expert_ffn, shared_ffn and dense_layers need experts >= 1");
+    }
+    return sim::Status::Ok();
+  }
+  if (m.experts < 0 || m.experts > kMaxDimension) {
+    return fail(StrCat({"experts must be in [0, ", std::to_string(kMaxDimension), "] (got ",
+                        std::to_string(m.experts), ")"}));
+  }
+  if (m.top_k < 1 || m.top_k > m.experts) {
+    return fail(StrCat({"top_k must be in [1, experts=", std::to_string(m.experts), "] (got ",
+                        std::to_string(m.top_k), ")"}));
+  }
+  if (m.expert_ffn < 1 || m.expert_ffn > kMaxDimension || m.shared_ffn < 0 ||
+      m.shared_ffn > kMaxDimension) {
+    return fail(StrCat({"expert_ffn must be in [1, ", std::to_string(kMaxDimension),
+                        "] and shared_ffn in [0, ", std::to_string(kMaxDimension), "]"}));
+  }
+  if (m.dense_layers < 0 || m.dense_layers >= m.layers) {
+    return fail(StrCat({"dense_layers must be in [0, layers=", std::to_string(m.layers), ") (got ",
+                        std::to_string(m.dense_layers), ")"}));
+  }
+  if (m.linear_biases) return fail("bias=true is not modelled with experts");
+  return sim::Status::Ok();
 }
 
 }  // namespace
@@ -174,6 +249,17 @@ int64_t ModelSpec::ParamsPerLayer() const {
   return AttentionMatmulParamsPerLayer() + MlpMatmulParamsPerLayer() + SmallParamsPerLayer();
 }
 
+int64_t ModelSpec::ExpertParams() const { return (gated_mlp ? 3 : 2) * d_model * expert_ffn; }
+
+int64_t ModelSpec::SharedExpertParamsPerLayer() const {
+  return (gated_mlp ? 3 : 2) * d_model * shared_ffn;
+}
+
+int64_t ModelSpec::MoeParamsPerLayer() const {
+  return AttentionMatmulParamsPerLayer() + RouterParamsPerLayer() + experts * ExpertParams() +
+         SharedExpertParamsPerLayer() + 2 * NormParams(*this);
+}
+
 int64_t ModelSpec::EmbeddingParams() const { return vocab * d_model + learned_positions * d_model; }
 
 int64_t ModelSpec::UnembeddingParams() const { return tied_embeddings ? 0 : vocab * d_model; }
@@ -181,11 +267,16 @@ int64_t ModelSpec::UnembeddingParams() const { return tied_embeddings ? 0 : voca
 int64_t ModelSpec::FinalNormParams() const { return NormParams(*this); }
 
 int64_t ModelSpec::TotalParams() const {
-  return layers * ParamsPerLayer() + EmbeddingParams() + UnembeddingParams() + FinalNormParams();
+  return (layers - MoeLayers()) * ParamsPerLayer() + MoeLayers() * MoeParamsPerLayer() +
+         EmbeddingParams() + UnembeddingParams() + FinalNormParams();
 }
 
 int64_t ModelSpec::MatmulParams() const {
-  return layers * (AttentionMatmulParamsPerLayer() + MlpMatmulParamsPerLayer()) + vocab * d_model;
+  const int64_t moe_active =
+      RouterParamsPerLayer() + top_k * ExpertParams() + SharedExpertParamsPerLayer();
+  return layers * AttentionMatmulParamsPerLayer() +
+         (layers - MoeLayers()) * MlpMatmulParamsPerLayer() + MoeLayers() * moe_active +
+         vocab * d_model;
 }
 
 double ModelSpec::AttentionForwardFlopsPerToken(int64_t seq, AttentionCount count) const {
@@ -227,7 +318,11 @@ sim::Status ValidateModel(const ModelSpec& m) {
   const double d = static_cast<double>(m.d_model);
   const double attention = 2 * d * static_cast<double>(m.heads + m.kv_heads) * m.head_dim;
   const double mlp = 3 * d * static_cast<double>(m.ffn);
-  const double total = static_cast<double>(m.layers) * (attention + mlp + 4 * d) +
+  const double experts =
+      3 * d *
+      (static_cast<double>(std::max<int64_t>(m.experts, 0)) * static_cast<double>(m.expert_ffn) +
+       static_cast<double>(m.shared_ffn));
+  const double total = static_cast<double>(m.layers) * (attention + mlp + experts + 4 * d) +
                        2 * d * static_cast<double>(m.vocab);
   constexpr double kMaxParams = 1e15;
   if (total > kMaxParams) {
@@ -251,21 +346,27 @@ sim::Status ValidateModel(const ModelSpec& m) {
   if (m.learned_positions < 0) {
     return sim::Status::InvalidArgument(StrCat({where, ": positions must be >= 0"}));
   }
-  return sim::Status::Ok();
+  return ValidateExperts(m, where);
 }
 
 const std::vector<std::string_view>& ModelPresetNames() {
-  static const std::vector<std::string_view> kNames = {"llama2-13b", "llama3-8b", "llama3-70b",
-                                                       "llama3-405b", "gpt3-175b"};
+  static const std::vector<std::string_view> kNames = {
+      "llama2-13b", "llama3-8b",    "llama3-70b",    "llama3-405b",
+      "gpt3-175b",  "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b"};
   return kNames;
 }
 
 sim::StatusOr<ModelSpec> ParseModel(std::string_view text) {
   constexpr std::string_view kCustom = "custom:";
-  if (text.starts_with(kCustom)) return ParseCustom(text, text.substr(kCustom.size()));
+  if (text.starts_with(kCustom)) return ParseCustom(text, text.substr(kCustom.size()), nullptr);
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
   for (ModelSpec& preset : Presets()) {
-    if (preset.name == text) return std::move(preset);
+    if (preset.name != name) continue;
+    if (colon == std::string_view::npos) return std::move(preset);
+    return ParseCustom(text, text.substr(colon + 1), &preset);
   }
+  text = name;
   std::string known;
   for (std::string_view name : ModelPresetNames()) {
     known += known.empty() ? "" : ", ";

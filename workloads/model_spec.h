@@ -14,6 +14,15 @@
 //     tiles does; MaxText after PR #1988 halves likewise). Callers say which.
 // Norms, softmax and other elementwise FLOPs are O(BTD) and left out of the per-token figures (as
 // the book and Megatron do); layer_ops.h counts them per op.
+//
+// Mixture of experts (experts > 0; Shazeer et al. 2017, GShard, Switch, Mixtral, DeepSeekMoE): the
+// layers after the first `dense_layers` replace the MLP by a router (a [D, E] linear layer and a
+// top-k), `experts` routed expert MLPs of width `expert_ffn` of which each token uses `top_k`, and
+// optionally shared experts that every token uses, counted as one MLP of total width
+// `shared_ffn` (DeepSeekMoE fuses its shared experts so). Parameters count every expert;
+// FLOPs per token count the active ones (the router, top_k experts and the shared experts), as
+// the MoE papers state "activated parameters". Routing is balanced (every expert gets
+// tokens x top_k / experts); no token is dropped.
 
 #ifndef PODSIM_WORKLOADS_MODEL_SPEC_H_
 #define PODSIM_WORKLOADS_MODEL_SPEC_H_
@@ -54,6 +63,17 @@ struct ModelSpec {
   NormKind norm = NormKind::kRms;
   int64_t learned_positions = 0;  // Rows of a learned position embedding; 0 = rotary (no params).
   bool dropout = false;           // Dropout after attention and MLP (its masks cost activations).
+  // Mixture of experts (header comment); experts == 0: every MLP is dense, of width `ffn`.
+  int64_t experts = 0;       // Routed experts of each MoE layer.
+  int64_t top_k = 0;         // Routed experts each token uses.
+  int64_t expert_ffn = 0;    // FFN width of one routed expert.
+  int64_t shared_ffn = 0;    // Total FFN width of the shared experts; 0: none.
+  int64_t dense_layers = 0;  // The first layers keep a dense MLP of width `ffn`.
+
+  bool moe() const { return experts > 0; }
+  // Whether layer `layer` (0-based) has a mixture of experts instead of a dense MLP.
+  bool IsMoeLayer(int64_t layer) const { return experts > 0 && layer >= dense_layers; }
+  int64_t MoeLayers() const { return experts > 0 ? layers - dense_layers : 0; }
 
   // Widths of the attention projections: N*H and K*H.
   int64_t q_dim() const { return heads * head_dim; }
@@ -64,13 +84,21 @@ struct ModelSpec {
   int64_t MlpMatmulParamsPerLayer() const;        // 3DF gated, 2DF plain
   // Norm scales/shifts and biases of one layer.
   int64_t SmallParamsPerLayer() const;
+  // A dense layer: attention, MLP and small parameters.
   int64_t ParamsPerLayer() const;
+  // An MoE layer's parts: the router [D, E], one routed expert's matrices, the shared experts'
+  // matrices; and the whole layer (attention, router, every expert, shared experts, norms).
+  int64_t RouterParamsPerLayer() const { return experts * d_model; }
+  int64_t ExpertParams() const;  // (3 gated, 2 plain) D expert_ffn
+  int64_t SharedExpertParamsPerLayer() const;
+  int64_t MoeParamsPerLayer() const;
   // Input embedding (VD) plus learned positions; unembedding VD (0 when tied); final norm.
   int64_t EmbeddingParams() const;
   int64_t UnembeddingParams() const;
   int64_t FinalNormParams() const;
   int64_t TotalParams() const;
-  // Weights that take part in a matmul per token: all layers' matrices plus the unembedding
+  // Weights that take part in a matmul per token: all layers' matrices (of an MoE layer the
+  // router, top_k routed experts and the shared experts: the activated ones) plus the unembedding
   // (tied or not: the tied matrix is still multiplied). Excludes the embedding lookup.
   int64_t MatmulParams() const;
 
@@ -85,15 +113,21 @@ struct ModelSpec {
   double KvCacheBytesPerToken(double bytes_per_element) const;
 };
 
-// Checks the fields: all sizes >= 1, kv_heads divides heads. InvalidArgument naming the field.
+// Checks the fields: all sizes >= 1, kv_heads divides heads; with experts, 1 <= top_k <=
+// experts, expert_ffn >= 1, dense_layers < layers, no biases (not modelled for experts); without
+// experts, no MoE field set. InvalidArgument naming the field.
 sim::Status ValidateModel(const ModelSpec& model);
 
-// The preset names: llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b.
+// The preset names: llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b,
+// mixtral-8x22b, qwen2-57b-a14b.
 const std::vector<std::string_view>& ModelPresetNames();
 
-// Parses MODEL: a preset name, or
+// Parses MODEL: a preset name, a preset with overrides of the custom keys
+// ("mixtral-8x7b:layers=4"), or
 //   custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..
 //          [,gated=true|false][,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]
+//          [,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]
+// (expert_ffn defaults to ffn).
 // Errors: NotFound for an unknown preset ("unknown model 'llama3-7b' (did you mean
 // 'llama3-8b'?); known: ..."), ParseError/InvalidArgument naming the key for a bad custom string.
 sim::StatusOr<ModelSpec> ParseModel(std::string_view text);

@@ -186,10 +186,12 @@ TEST(ModelSpecTest, Llama3PresetsMatchPublishedSizes) {
 TEST(ModelSpecTest, ParseErrors) {
   EXPECT_EQ(ParseModel("llama3-7b").status().message(),
             "unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: llama2-13b, "
-            "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, or custom:layers=..,d_model=..,"
+            "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, mixtral-8x22b, "
+            "qwen2-57b-a14b, or custom:layers=..,d_model=..,"
             "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false]["
             ",bias=true|false]"
-            "[,norm=rms|layer][,positions=N][,dropout=true|false]");
+            "[,norm=rms|layer][,positions=N][,dropout=true|false]"
+            "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]");
   EXPECT_EQ(ParseModel("llama3-7b").status().code(), sim::Status::Code::kNotFound);
   EXPECT_EQ(ParseModel("custom:layers=2,d_model=8,ffn=8,heads=2,kv_heads=2,head_dim=4,vocab=9,"
                        "gatd=1")
@@ -220,6 +222,65 @@ TEST(ModelSpecTest, ParseErrors) {
                 .message()
                 .substr(77),
             "gated=2': gated must be true, false, 1 or 0 (got '2')");
+}
+
+// Published totals and activated parameters of the MoE presets (their sources in model_spec.cc):
+// Mixtral 8x7B 46.7B / 12.9B, Mixtral 8x22B 141B / 39B, Qwen2-57B-A14B 57.4B / 14.2B. The
+// activated count is the papers': the matmul weights a token uses plus its embedding row.
+TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
+  struct Case {
+    const char* name;
+    double total, active;
+  };
+  for (const Case& c : {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
+                        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}}) {
+    const ModelSpec m = Model(c.name);
+    EXPECT_TRUE(m.moe()) << c.name;
+    EXPECT_REL(m.TotalParams(), c.total, kExact);
+    EXPECT_REL(m.MatmulParams() + m.vocab * m.d_model, c.active, 0.02);
+  }
+}
+
+TEST(ModelSpecTest, MoeLayersFollowTheDenseOnes) {
+  const ModelSpec m = Model(
+      "custom:layers=4,d_model=64,ffn=256,heads=4,kv_heads=4,head_dim=16,vocab=100,experts=8,"
+      "top_k=2,expert_ffn=32,shared_ffn=64,dense_layers=1");
+  EXPECT_FALSE(m.IsMoeLayer(0));
+  EXPECT_TRUE(m.IsMoeLayer(1));
+  EXPECT_EQ(m.MoeLayers(), 3);
+  // One dense layer, three with a router, 8 experts and the shared experts.
+  const int64_t attention = 2 * 64 * (64 + 64), norms = 2 * 64;
+  EXPECT_EQ(m.ParamsPerLayer(), attention + 3 * 64 * 256 + norms);
+  EXPECT_EQ(m.MoeParamsPerLayer(), attention + 8 * 64 + 8 * 3 * 64 * 32 + 3 * 64 * 64 + norms);
+  EXPECT_EQ(m.MatmulParams(),
+            4 * attention + 3 * 64 * 256 + 3 * (8 * 64 + 2 * 3 * 64 * 32 + 3 * 64 * 64) + 100 * 64);
+}
+
+TEST(ModelSpecTest, PresetsTakeOverrides) {
+  const ModelSpec m = Model("mixtral-8x7b:layers=4,top_k=1");
+  EXPECT_EQ(m.name, "mixtral-8x7b:layers=4,top_k=1");
+  EXPECT_EQ(m.layers, 4);
+  EXPECT_EQ(m.top_k, 1);
+  EXPECT_EQ(m.experts, 8);
+  EXPECT_EQ(m.d_model, 4096);
+  // A dense preset becomes an MoE model; its experts are as wide as its MLP unless stated.
+  const ModelSpec dense = Model("llama3-8b:experts=4,top_k=2");
+  EXPECT_EQ(dense.expert_ffn, 14336);
+  EXPECT_NE(ParseModel("llama3-8x:layers=2").status().message().find("did you mean 'llama3-8b'"),
+            std::string::npos);
+}
+
+TEST(ModelSpecTest, BadMoeFieldsNameTheKey) {
+  EXPECT_EQ(ParseModel("mixtral-8x7b:top_k=9").status().message(),
+            "model 'mixtral-8x7b:top_k=9': top_k must be in [1, experts=8] (got 9)");
+  EXPECT_EQ(ParseModel("llama3-8b:top_k=2").status().message(),
+            "model 'llama3-8b:top_k=2': top_k, expert_ffn, shared_ffn and dense_layers need "
+            "experts >= 1");
+  EXPECT_EQ(
+      ParseModel("mixtral-8x7b:dense_layers=32").status().message(),
+      "model 'mixtral-8x7b:dense_layers=32': dense_layers must be in [0, layers=32) (got 32)");
+  EXPECT_NE(ParseModel("mixtral-8x7b:expert=2").status().message().find("unknown key 'expert'"),
+            std::string::npos);
 }
 
 }  // namespace

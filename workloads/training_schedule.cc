@@ -13,16 +13,21 @@ namespace podsim::workloads {
 
 namespace {
 
-// Parameter all-gathers: fsdp's, and dp's under the distributed optimizer (layer_ops.h).
+bool IsDpGroup(const std::string& group) { return group == "dp" || group == "expert-dp"; }
+bool IsFsdpGroup(const std::string& group) { return group == "fsdp" || group == "expert-fsdp"; }
+
+// Parameter all-gathers: fsdp's, and dp's under the distributed optimizer (layer_ops.h), of the
+// dense parameters and of the routed experts.
 bool IsWeightGather(const Op& op) {
-  return op.kind == OpKind::kCollective && (op.axis == "fsdp" || op.axis == "dp") &&
+  return op.kind == OpKind::kCollective && (IsFsdpGroup(op.axis) || IsDpGroup(op.axis)) &&
          op.collective == collectives::CollectiveOp::kAllGather;
 }
 
+// Streams by group name (Layout::GroupAxes); fsdp's gradient reduce-scatters on their own.
 std::string StreamOf(const Op& op) {
   if (op.kind != OpKind::kCollective) return "compute";
-  if (op.axis == "fsdp" && op.collective == collectives::CollectiveOp::kReduceScatter) {
-    return "fsdp.reduce";
+  if (IsFsdpGroup(op.axis) && op.collective == collectives::CollectiveOp::kReduceScatter) {
+    return op.axis + ".reduce";
   }
   return op.axis;
 }
@@ -75,7 +80,8 @@ std::vector<Unit> StageOrder(const Layout& layout, int stage) {
 
 class StageBuilder {
  public:
-  explicit StageBuilder(schedule::Program* program) : program_(program) {}
+  StageBuilder(schedule::Program* program, const Layout& layout)
+      : program_(program), layout_(layout) {}
 
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
   // for the first compute op of the previous layer. The dp collectives run once per step: the
@@ -88,11 +94,15 @@ class StageBuilder {
     const int gather_after = previous_layer_start_;
     for (size_t i = 0; i < list.size(); ++i) {
       const Op& op = list[i];
-      if (op.kind == OpKind::kCollective && op.axis == "dp" &&
+      if (op.kind == OpKind::kCollective && IsDpGroup(op.axis) &&
           !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
         continue;
       }
       schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
+      if (op.kind == OpKind::kCollective) {
+        out->clear_axes();
+        for (const std::string& axis : layout_.GroupAxes(op.axis)) out->add_axes(axis);
+      }
       index[i] = program_->ops_size() - 1;
       out->set_microbatch(unit.microbatch);
       out->set_layer(layer);
@@ -153,7 +163,7 @@ class StageBuilder {
   // The last op of every gradient-reduction stream, for the optimizer to wait for.
   std::vector<int> LastReductions() const {
     std::vector<int> last;
-    for (const char* stream : {"fsdp.reduce", "dp"}) {
+    for (const char* stream : {"fsdp.reduce", "dp", "expert-fsdp.reduce", "expert-dp"}) {
       for (int i = program_->ops_size(); i-- > 0;) {
         if (program_->ops(i).stream() == stream) {
           last.push_back(i);
@@ -166,6 +176,7 @@ class StageBuilder {
 
  private:
   schedule::Program* program_;
+  const Layout& layout_;
   int previous_layer_start_ = -1;
 };
 
@@ -183,13 +194,19 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                       std::to_string(batch.sequences) + "x" + std::to_string(batch.seq));
 
   const ShardShape shape = ShapeOf(layout, model, batch);
-  const OpList layer_fwd = LayerForwardOps(model, layout, shape, options);
-  const OpList layer_bwd = LayerBackwardOps(model, layout, shape, options);
   // TE's userbuffers overlap the transformer layers' tp communication (not the embedding's or
-  // the head's, which are Megatron's own parallel layers).
+  // the head's, which are Megatron's own parallel layers). Index 0: dense layers, 1: MoE layers.
   const int overlap_tp = options.tp_comm_overlap ? layout.tp : 1;
-  const OpList layer_fwd_run = OverlapTpCommunication(layer_fwd, overlap_tp);
-  const OpList layer_bwd_run = OverlapTpCommunication(layer_bwd, overlap_tp);
+  OpList layer_fwd[2], layer_bwd[2], layer_fwd_run[2], layer_bwd_run[2];
+  double layer_saved[2] = {0, 0};
+  for (int moe = 0; moe < (model.moe() ? 2 : 1); ++moe) {
+    const MlpKind mlp = moe ? MlpKind::kMoe : MlpKind::kDense;
+    layer_fwd[moe] = LayerForwardOps(model, layout, shape, options, mlp);
+    layer_bwd[moe] = LayerBackwardOps(model, layout, shape, options, mlp);
+    layer_fwd_run[moe] = OverlapTpCommunication(layer_fwd[moe], overlap_tp);
+    layer_bwd_run[moe] = OverlapTpCommunication(layer_bwd[moe], overlap_tp);
+    layer_saved[moe] = LayerActivationBytes(layer_fwd[moe], options);
+  }
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
   const OpList head_fwd = HeadForwardOps(model, layout, shape, options);
@@ -213,7 +230,6 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
   // HBM (memory.h, at its granularity): a layer's saved activations (LayerActivationBytes) are
   // held from the end of its forward to the end of its backward, the embedding's and the head's
   // saved tensors likewise; everything else StageMemory counts is held all step.
-  const double layer_saved = LayerActivationBytes(layer_fwd, options);
   double embed_saved = 0, head_saved = 0;
   for (const Op& op : embed_fwd) embed_saved += op.saved_bytes;
   for (const Op& op : head_fwd) head_saved += op.saved_bytes;
@@ -222,7 +238,7 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     schedule::Program* program = out.add_programs();
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
-    StageBuilder builder(program);
+    StageBuilder builder(program, layout);
     const MemoryBreakdown memory =
         StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
     program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes);
@@ -245,8 +261,9 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                tag(unit.microbatch, (vs - 1) / pp, true), boundary_bytes);
         }
         for (int l = 0; l < layers; ++l) {
-          input = builder.Append(layer_fwd_run, input, unit, first_layer + l, last_microbatch);
-          builder.Hold(input, layer_saved);
+          const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
+          input = builder.Append(layer_fwd_run[moe], input, unit, first_layer + l, last_microbatch);
+          builder.Hold(input, layer_saved[moe]);
         }
         if (vs == virtual_stages - 1) {
           builder.Hold(builder.Append(head_fwd, input, unit, -1, last_microbatch), head_saved);
@@ -264,8 +281,9 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                tag(unit.microbatch, (vs + 1) / pp, false), boundary_bytes);
         }
         for (int l = layers; l-- > 0;) {
-          input = builder.Append(layer_bwd_run, input, unit, first_layer + l, last_microbatch);
-          builder.Release(input, layer_saved);
+          const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
+          input = builder.Append(layer_bwd_run[moe], input, unit, first_layer + l, last_microbatch);
+          builder.Release(input, layer_saved[moe]);
         }
         if (vs == 0) {
           builder.Release(builder.Append(embed_bwd, input, unit, -1, last_microbatch), embed_saved);
@@ -276,7 +294,9 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
       }
     }
     const std::vector<int> reductions = builder.LastReductions();
-    OpList optimizer = OptimizerOps(ParamsPerChip(model, layout, stage), layout, options);
+    double expert_params = 0;
+    const double params = ParamsPerChip(model, layout, stage, nullptr, &expert_params);
+    OpList optimizer = OptimizerOps(params, layout, options, expert_params);
     const int before = program->ops_size();
     builder.Append(optimizer, -1, Unit{}, -1, true);
     for (int r : reductions) program->mutable_ops(before)->add_deps(r);

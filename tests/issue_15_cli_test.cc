@@ -1,0 +1,119 @@
+// issue 15: mixture-of-experts models and expert parallelism from the command line and scenario
+// files. A step of an MoE preset runs with ep folded into the data axes (and tp with etp=1); the
+// dispatch and combine all-to-alls are in the schedule over the ep group's mesh axes and in the
+// trace; the routed experts' gradients are reduced over what remains of dp; bad MoE inputs are
+// one error line naming the key.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testing/run_podsim.h"
+
+namespace podsim::cli {
+namespace {
+
+using podsim::testing::Outcome;
+using podsim::testing::Podsim;
+using podsim::testing::ReadFile;
+using podsim::testing::With;
+
+// Mixtral 8x7B cut to 2 layers on one 8-GPU node: 8 experts, one per GPU.
+const std::vector<std::string> kTrain = {
+    "train",    "--system",  "h100:8",         "--model", "mixtral-8x7b:layers=2",
+    "--layout", "dp=8,ep=8", "--batch-tokens", "64Ki",    "--seq",
+    "4096"};
+
+class Issue15CliTest : public podsim::testing::TempDirTest {};
+
+TEST_F(Issue15CliTest, MoeStepRunsWithDispatchAndCombineOnTheEpGroup) {
+  Outcome run = Podsim(With(kTrain, {"--json", "--write-schedule", Path("step.textproto"),
+                                     "--trace", Path("step.json")}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_GT(j["breakdown"]["exposed_ep"].get<double>(), 0) << run.out;
+  // ep takes every chip of dp: nothing is left to reduce the experts' gradients over.
+  EXPECT_FALSE(j["breakdown"].contains("exposed_expert-dp")) << run.out;
+  const std::string schedule = ReadFile(Path("step.textproto"));
+  EXPECT_NE(schedule.find("name: \"ep.all-to-all.dispatch\""), std::string::npos);
+  EXPECT_NE(schedule.find("name: \"ep.all-to-all.combine.dx\""), std::string::npos);
+  EXPECT_NE(schedule.find("collective: ALL_TO_ALL\n    axes: \"ep\""), std::string::npos);
+  EXPECT_NE(schedule.find("mesh {\n  name: \"ep\"\n  size: 8\n}"), std::string::npos) << schedule;
+  const std::string trace = ReadFile(Path("step.json"));
+  EXPECT_NE(trace.find("ep.all-to-all.dispatch"), std::string::npos);
+  EXPECT_NE(trace.find("ep.all-to-all.combine"), std::string::npos);
+  // The schedule replays to the same step.
+  Outcome replay = Podsim({"replay", Path("step.textproto"), "--json"});
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["step_time_s"], j["step_time_s"]);
+}
+
+// With etp=1 the ep group spans tp; experts are whole on each chip, their gradients reduced over
+// the dp chips ep leaves.
+TEST_F(Issue15CliTest, EpFoldsIntoTpWithEtpOne) {
+  Outcome run = Podsim({"train", "--system", "h100:16", "--model", "mixtral-8x7b:layers=2",
+                        "--layout", "dp=8,tp=2,ep=8,etp=1,sp=1", "--batch-tokens", "64Ki", "--seq",
+                        "4096", "--json", "--write-schedule", Path("step.textproto")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string schedule = ReadFile(Path("step.textproto"));
+  EXPECT_NE(schedule.find("collective: ALL_TO_ALL\n    axes: \"tp\"\n    axes: \"ep\""),
+            std::string::npos);
+  EXPECT_NE(schedule.find("name: \"expert-dp.all-reduce.experts\""), std::string::npos);
+  EXPECT_EQ(schedule.find("etp."), std::string::npos);
+}
+
+TEST_F(Issue15CliTest, BadMoeInputsAreOneErrorLineNamingTheKey) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"train", "--system", "h100:8", "--model", "mixtral-8x7b:layers=2", "--layout", "dp=8,ep=3",
+        "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: --layout: layout dp=8,fsdp=1,tp=1,pp=1,ep=3: ep=3 must divide experts=8 of "
+       "model 'mixtral-8x7b:layers=2'\n"},
+      {{"train", "--system", "h100:8", "--model", "mixtral-8x7b:top_k=9", "--layout", "dp=8",
+        "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: --model: model 'mixtral-8x7b:top_k=9': top_k must be in [1, experts=8] "
+       "(got 9)\n"},
+      {{"train", "--system", "h100:8", "--model", "llama3-8b", "--layout", "dp=8,ep=2",
+        "--batch-tokens", "64Ki", "--seq", "4096"},
+       "podsim: error: --layout: layout dp=8,fsdp=1,tp=1,pp=1,ep=2: ep and etp need a model with "
+       "experts; model 'llama3-8b' has none\n"},
+  };
+  for (const Case& c : cases) {
+    Outcome run = Podsim(c.args);
+    EXPECT_EQ(run.code, 1) << c.message;
+    EXPECT_EQ(run.err, c.message);
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+}
+
+// The scenario fields give the same step as the flags.
+TEST_F(Issue15CliTest, ScenarioFieldsMatchTheFlags) {
+  const std::string path = Path("moe.textproto");
+  {
+    std::ofstream out(path);
+    out << "system { preset: \"h100:8\" }\n"
+           "train {\n"
+           "  model { custom { base: \"mixtral-8x7b\" layers: 2 top_k: 1 } }\n"
+           "  layout { dp: 8 ep: 8 }\n"
+           "  batch_tokens: 65536\n"
+           "  seq: 4096\n"
+           "}\n";
+  }
+  Outcome scenario = Podsim({"run", path, "--json"});
+  ASSERT_EQ(scenario.code, 0) << scenario.err;
+  Outcome flags =
+      Podsim({"train", "--system", "h100:8", "--model", "mixtral-8x7b:layers=2,top_k=1", "--layout",
+              "dp=8,ep=8", "--batch-tokens", "64Ki", "--seq", "4096", "--json"});
+  ASSERT_EQ(flags.code, 0) << flags.err;
+  EXPECT_EQ(nlohmann::json::parse(scenario.out)["step_time_s"],
+            nlohmann::json::parse(flags.out)["step_time_s"]);
+}
+
+}  // namespace
+}  // namespace podsim::cli

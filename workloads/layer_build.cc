@@ -1,0 +1,258 @@
+#include "workloads/layer_build.h"
+
+#include "sim/check.h"
+
+namespace podsim::workloads::layer_build {
+
+using collectives::CollectiveOp;
+
+Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+            const OpOptions& options) {
+  Dims d;
+  d.e = options.precision.activation_bytes;
+  d.tok = D(shape.tokens);
+  d.sp_tok = D(shape.sp_tokens);
+  d.seqs = D(shape.microbatch_sequences);
+  d.T = D(shape.seq);
+  d.d = D(model.d_model);
+  d.q = D(shape.heads * model.head_dim);
+  d.kv = D(shape.kv_heads * model.head_dim);
+  d.f = D(shape.ffn);
+  d.heads = D(shape.heads);
+  const bool layer_norm = model.norm == NormKind::kLayer;
+  d.norm_flops = layer_norm ? kLayerNormFlops : kRmsNormFlops;
+  d.norm_params = layer_norm ? 2 * d.d : d.d;
+  d.tp = layout.tp > 1;
+  d.sp = layout.sp && layout.tp > 1;
+  return d;
+}
+
+DataGroups DenseGroups(const Layout& layout) { return {"fsdp", layout.fsdp, "dp", layout.dp}; }
+
+DataGroups ExpertGroups(const Layout& layout) {
+  return {"expert-fsdp", layout.expert_fsdp(), "expert-dp", layout.expert_dp()};
+}
+
+// TP activation collective after a row-parallel matmul (forward) or a column-parallel
+// input-gradient (backward): all-reduce, or reduce-scatter with sp.
+void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+  if (!d.tp) return;
+  const CollectiveOp op = d.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  b.Add(b.Collective(std::string("tp.") + (d.sp ? "reduce-scatter." : "all-reduce.") + name, op,
+                     "tp", d.e * d.tok * d.d, /*blocking=*/true, phase));
+}
+
+// With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
+// a row-parallel input-gradient (backward).
+void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+  if (!d.sp) return;
+  b.Add(b.Collective("tp.all-gather." + name, CollectiveOp::kAllGather, "tp", d.e * d.tok * d.d,
+                     /*blocking=*/true, phase));
+}
+
+Op Norm(const Builder& b, const std::string& name, const Dims& d) {
+  Op op = b.Elementwise(name, OpKind::kNorm, d.sp_tok * d.d, d.norm_flops, 1, 1, d.e);
+  op.hbm_read_bytes += d.e * d.norm_params;
+  op.saved_bytes = d.e * d.sp_tok * d.d;  // The input (Korthikanti: 2sbh per LayerNorm).
+  return op;
+}
+
+double GradWireBytes(const Layout& layout, const OpOptions& options) {
+  // Gradients travel in their accumulation precision (fp32 main grads in Megatron, the fp32
+  // buffer of Mixed() under accumulation), or as the working precision when the recipe keeps
+  // none.
+  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
+  return buffer > 0 ? buffer : options.precision.param_bytes;
+}
+
+// Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`,
+// over `groups`.
+// With a gradient buffer in the recipe (precision.h grad_bytes > 0) and no fsdp, every
+// microbatch's weight gradients are first accumulated into it, and the reductions send the buffer:
+// fused, the weight-gradient matmuls read and write the buffer in their epilogue instead of
+// writing a gradient (Megatron-LM gradient_accumulation_fusion); otherwise one pass reads the
+// gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
+// DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
+// megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
+// (With fsdp the reduced shard is what accumulates; not modelled.)
+void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
+                             const OpOptions& options, const std::string& what,
+                             const DataGroups& groups) {
+  const double bytes = GradWireBytes(layout, options) * params;
+  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
+  // One microbatch whose gradients stay in the working precision accumulates nothing: the
+  // weight-gradient ops write the gradients the reductions send.
+  const bool accumulates =
+      layout.microbatch_count() > 1 || options.precision.grad_bytes > options.precision.param_bytes;
+  if (buffer > 0 && groups.fsdp_size == 1 && accumulates) {
+    double unfused = params;
+    if (options.precision.fused_grad_accumulation) {
+      for (int dw : dws) {
+        Op& op = b.mutable_ops()[dw];
+        if (op.kind != OpKind::kMatmul) continue;
+        const double elements = D(op.shape.m) * D(op.shape.n) * D(op.shape.batch);
+        op.hbm_write_bytes = buffer * elements;
+        op.hbm_read_bytes += buffer * elements;
+        unfused -= elements;
+      }
+    }
+    if (unfused > 0.5) {
+      Op add = b.Base("grad.accumulate." + what, OpKind::kElementwise, Phase::kBackwardWeight);
+      add.flops = kAddFlops * unfused;
+      add.hbm_read_bytes = (options.precision.activation_bytes + buffer) * unfused;
+      add.hbm_write_bytes = buffer * unfused;
+      add.deps = dws;
+      dws = {b.AddSide(add)};
+    }
+  }
+  int after = -1;
+  if (groups.fsdp_size > 1) {
+    Op rs = b.Collective(groups.fsdp + ".reduce-scatter." + what, CollectiveOp::kReduceScatter,
+                         groups.fsdp, bytes, /*blocking=*/false, Phase::kBackwardWeight);
+    rs.deps = dws;
+    after = b.AddSide(rs);
+  }
+  if (groups.dp_size > 1) {
+    // The distributed optimizer keeps only this rank's shard of the reduced gradients.
+    const bool shard = options.distributed_optimizer;
+    Op reduce =
+        b.Collective(groups.dp + (shard ? ".reduce-scatter." : ".all-reduce.") + what,
+                     shard ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, groups.dp,
+                     bytes / groups.fsdp_size, /*blocking=*/false, Phase::kBackwardWeight);
+    reduce.deps = after >= 0 ? std::vector<int>{after} : dws;
+    b.AddSide(reduce);
+  }
+}
+
+// The all-gathers that bring parameters (per tp shard) to the chip before their use: `params`
+// over groups.fsdp (every forward and backward), and, in the forward with the distributed
+// optimizer, first `updated` over groups.dp -- the parameters whose gradients the op list's
+// reduction reduce-scatters, so that what is gathered is what was updated (kept by the schedule for
+// the first microbatch only). Returns the last gather (-1: none).
+int WeightGather(Builder& b, double params, double updated, const OpOptions& options,
+                 const std::string& what, Phase phase, const DataGroups& groups) {
+  int gather = -1;
+  if (options.distributed_optimizer && groups.dp_size > 1 && phase == Phase::kForward &&
+      updated > 0) {
+    gather = b.AddSide(b.Collective(groups.dp + ".all-gather." + what, CollectiveOp::kAllGather,
+                                    groups.dp,
+                                    options.precision.param_bytes * updated / groups.fsdp_size,
+                                    /*blocking=*/false, phase));
+  }
+  if (groups.fsdp_size <= 1) return gather;
+  Op fsdp = b.Collective(groups.fsdp + ".all-gather." + what, CollectiveOp::kAllGather, groups.fsdp,
+                         options.precision.param_bytes * params, /*blocking=*/false, phase);
+  if (gather >= 0) fsdp.deps = {gather};
+  return b.AddSide(fsdp);
+}
+
+Op GroupedMatmul(const Builder& b, std::string name, double rows, double k, double n, double groups,
+                 double e, Phase phase) {
+  Op op = b.Matmul(std::move(name), rows, k, n, e, phase);
+  if (groups <= 1) return op;
+  op.shape = {static_cast<int64_t>(rows / groups), static_cast<int64_t>(k), static_cast<int64_t>(n),
+              static_cast<int64_t>(groups)};
+  op.hbm_read_bytes = e * (rows * k + groups * k * n);
+  return op;
+}
+
+MlpPart DenseMlp(const ModelSpec& model, const Dims& d) {
+  return {"mlp", d.tok, d.sp_tok, d.f, 1, model.gated_mlp};
+}
+
+void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather) {
+  const std::string& p = part.prefix;
+  const double rows = part.rows, f = part.f, g = part.groups;
+  const int input = b.last();
+  if (part.gated) {
+    Op gate = GroupedMatmul(b, p + ".gate", rows, d.d, f, g, d.e, phase);
+    gate.saved_bytes = d.e * part.saved_rows * d.d;  // The shared input, kept once.
+    const int gi = b.Add(gate, {gather});
+    b.set_last(input);
+    const int ui = b.Add(GroupedMatmul(b, p + ".up", rows, d.d, f, g, d.e, phase), {gather});
+    Op act = b.Elementwise(p + ".act", OpKind::kElementwise, rows * f, kSiluGateFlops, 2, 1, d.e);
+    act.saved_bytes = 2 * d.e * rows * f;  // Gate and up outputs.
+    act.deps = {gi, ui};
+    b.Add(act);
+  } else {
+    Op up = GroupedMatmul(b, p + ".up", rows, d.d, f, g, d.e, phase);
+    up.saved_bytes = d.e * part.saved_rows * d.d;
+    b.Add(up, {gather});
+    Op act = b.Elementwise(p + ".act", OpKind::kElementwise, rows * f, kGeluFlops, 1, 1, d.e);
+    act.saved_bytes = d.e * rows * f;  // GeLU input (Korthikanti: 8sbh at F = 4h).
+    b.Add(act);
+  }
+  Op down = GroupedMatmul(b, p + ".down", rows, f, d.d, g, d.e, phase);
+  down.saved_bytes = d.e * rows * f;  // Its input: the activation's output.
+  b.Add(down);
+}
+
+void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
+                           std::vector<int>* dws) {
+  const std::string& p = part.prefix;
+  MatmulBackward(b, Find(fwd, p + ".down"), d, dws);
+  b.Add(ElementwiseBackward(b, Find(fwd, p + ".act")));
+  if (part.gated) {
+    const int act = b.last();
+    MatmulBackward(b, Find(fwd, p + ".gate"), d, dws);
+    const int dgate = b.last();
+    b.set_last(act);
+    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
+    // The two input gradients are summed into the one the norm receives.
+    Op sum =
+        b.Elementwise(p + ".sum.dx", OpKind::kElementwise, part.rows * d.d, kAddFlops, 2, 1, d.e);
+    sum.phase = Phase::kBackwardInput;
+    sum.deps = {dgate, b.last()};
+    b.Add(sum);
+  } else {
+    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
+  }
+}
+
+// Input- and weight-gradient ops of a forward matmul; returns the dw index.
+int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws, bool with_dx) {
+  const double groups = D(fwd.shape.batch);
+  const double k = D(fwd.shape.k), n = D(fwd.shape.n);
+  // Grouped: m x groups rows, from the FLOPs (the groups' rows need not be equal).
+  const double rows = groups > 1 ? fwd.flops / (2 * k * n) : D(fwd.shape.m);
+  const int dy = b.last();
+  if (with_dx) {
+    b.Add(GroupedMatmul(b, fwd.name + ".dx", rows, n, k, groups, d.e, Phase::kBackwardInput));
+  }
+  Op dw = b.Matmul(fwd.name + ".dw", k, rows, n, d.e, Phase::kBackwardWeight);
+  if (groups > 1) {
+    // One [k, n] weight gradient per group, each over that group's rows.
+    dw.shape = {fwd.shape.k, fwd.shape.m, fwd.shape.n, fwd.shape.batch};
+    dw.hbm_write_bytes = d.e * groups * k * n;
+    dw.output_bytes = dw.hbm_write_bytes;
+  }
+  if (dy >= 0) dw.deps = {dy};
+  const int index = b.AddSide(dw);
+  dws->push_back(index);
+  return index;
+}
+
+// Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
+// the input gradient; about twice the forward FLOPs. A norm's backward is two kernels that each
+// read the input and the output gradient: the input gradient, and the reduction over tokens for
+// the gain (and bias) gradients (PyTorch layer_norm_backward: layer_norm_grad_input_kernel and
+// GammaBetaBackward; apex FusedLayerNorm: cuComputeGradInput and cuComputePartGradGammaBeta).
+Op ElementwiseBackward(const Builder& b, const Op& fwd) {
+  Op op = b.Base(fwd.name + ".dx", fwd.kind, Phase::kBackwardInput);
+  op.flops = 2 * fwd.flops;
+  op.model_flops = 0;
+  op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
+  op.hbm_write_bytes = fwd.hbm_read_bytes;
+  if (fwd.kind == OpKind::kNorm) op.hbm_read_bytes += 2 * fwd.hbm_write_bytes;
+  return op;
+}
+
+const Op& Find(const OpList& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  PODSIM_CHECK(false) << "no forward op " << name;
+  return ops.front();
+}
+
+}  // namespace podsim::workloads::layer_build

@@ -1,0 +1,216 @@
+// Building blocks of the per-chip op lists of layer_ops.h and moe_ops.h: the common sizes of a
+// layer on one chip, an OpList builder that tracks the activation path, and the ops every piece
+// of a layer shares (tp collectives, norms, matmul and elementwise backward, gradient
+// reductions, weight gathers). Internal to workloads/.
+
+#ifndef PODSIM_WORKLOADS_LAYER_BUILD_H_
+#define PODSIM_WORKLOADS_LAYER_BUILD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/layer_ops.h"
+#include "workloads/layout.h"
+#include "workloads/model_spec.h"
+#include "workloads/op.h"
+
+namespace podsim::workloads::layer_build {
+
+// FLOPs per element of the elementwise ops (layer_ops.h header comment gives the counts).
+inline constexpr double kRmsNormFlops = 4;
+inline constexpr double kLayerNormFlops = 7;
+inline constexpr double kAddFlops = 1;
+inline constexpr double kDropoutFlops = 2;
+inline constexpr double kRotaryFlops = 3;
+inline constexpr double kSiluGateFlops = 5;
+inline constexpr double kGeluFlops = 8;
+inline constexpr double kSoftmaxFlops = 5;
+
+inline double D(int64_t v) { return static_cast<double>(v); }
+
+// Common sizes of one layer on one chip.
+struct Dims {
+  double e;       // Activation bytes per element.
+  double tok;     // Tokens through the tp-sharded ops.
+  double sp_tok;  // Tokens through norms / residuals (tok / tp with sp).
+  double seqs;    // Sequences per microbatch (b).
+  double T;       // Sequence length.
+  double d;       // d_model.
+  double q;       // Query width on this chip: heads/tp * head_dim.
+  double kv;      // Key (or value) width on this chip.
+  double f;       // ffn / tp.
+  double heads;   // Heads on this chip.
+  double norm_flops;
+  double norm_params;
+  bool tp;  // tp > 1.
+  bool sp;  // Sequence parallel collectives (sp and tp > 1).
+};
+
+Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
+            const OpOptions& options);
+
+// Builds an OpList; `last` is the op the next op on the activation path depends on.
+class Builder {
+ public:
+  explicit Builder(Phase phase) : phase_(phase) {}
+
+  int Add(Op op, std::vector<int> extra_deps = {}) {
+    if (op.deps.empty() && last_ >= 0) op.deps.push_back(last_);
+    for (int dep : extra_deps) {
+      if (dep >= 0) op.deps.push_back(dep);
+    }
+    ops_.push_back(std::move(op));
+    last_ = static_cast<int>(ops_.size()) - 1;
+    return last_;
+  }
+
+  // Adds an op that does not advance the activation path (weight gradients, prefetches,
+  // gradient reductions); its deps are given explicitly.
+  int AddSide(Op op) {
+    ops_.push_back(std::move(op));
+    return static_cast<int>(ops_.size()) - 1;
+  }
+
+  Op Base(std::string name, OpKind kind, Phase phase) const {
+    Op op;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.phase = phase;
+    return op;
+  }
+  Op Base(std::string name, OpKind kind) const { return Base(std::move(name), kind, phase_); }
+
+  // Y[m,n] = X[m,k] W[k,n].
+  Op Matmul(std::string name, double m, double k, double n, double e, Phase phase) const {
+    Op op = Base(std::move(name), OpKind::kMatmul, phase);
+    op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n), 1};
+    op.flops = 2 * m * k * n;
+    op.hfu_flops = op.flops;
+    op.model_flops = phase == Phase::kRecompute ? 0 : op.flops;
+    op.hbm_read_bytes = e * (m * k + k * n);
+    op.hbm_write_bytes = e * m * n;
+    op.output_bytes = e * m * n;
+    return op;
+  }
+
+  Op Elementwise(std::string name, OpKind kind, double elements, double flops_per_element,
+                 double reads, double writes, double e) const {
+    Op op = Base(std::move(name), kind);
+    op.flops = elements * flops_per_element;
+    op.model_flops = 0;  // Model FLOPs count matmuls and attention only (PaLM, Megatron).
+    op.hbm_read_bytes = e * reads * elements;
+    op.hbm_write_bytes = e * writes * elements;
+    op.output_bytes = e * elements;
+    return op;
+  }
+
+  Op Collective(std::string name, collectives::CollectiveOp collective, std::string axis,
+                double bytes, bool blocking, Phase phase) const {
+    Op op = Base(std::move(name), OpKind::kCollective, phase);
+    op.collective = collective;
+    op.axis = std::move(axis);
+    op.comm_bytes = bytes;
+    op.blocking = blocking;
+    return op;
+  }
+
+  int last() const { return last_; }
+  void set_last(int last) { last_ = last; }
+  OpList Take() { return std::move(ops_); }
+  const OpList& ops() const { return ops_; }
+  OpList& mutable_ops() { return ops_; }
+
+ private:
+  Phase phase_;
+  OpList ops_;
+  int last_ = -1;
+};
+
+// The groups a piece of the parameters is sharded (fsdp) and replicated (dp) over, by the
+// group names of Layout::GroupAxes, with their sizes: the dense parameters' (fsdp, dp) or the
+// routed experts' (expert-fsdp, expert-dp).
+struct DataGroups {
+  std::string fsdp;
+  int fsdp_size = 1;
+  std::string dp;
+  int dp_size = 1;
+};
+DataGroups DenseGroups(const Layout& layout);
+DataGroups ExpertGroups(const Layout& layout);
+
+// TP activation collective after a row-parallel matmul (forward) or a column-parallel
+// input-gradient (backward): all-reduce, or reduce-scatter with sp.
+void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase);
+
+// With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
+// a row-parallel input-gradient (backward).
+void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase);
+
+Op Norm(const Builder& b, const std::string& name, const Dims& d);
+
+double GradWireBytes(const Layout& layout, const OpOptions& options);
+
+// Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`,
+// over `groups`.
+// With a gradient buffer in the recipe (precision.h grad_bytes > 0) and no fsdp, every
+// microbatch's weight gradients are first accumulated into it, and the reductions send the buffer:
+// fused, the weight-gradient matmuls read and write the buffer in their epilogue instead of
+// writing a gradient (Megatron-LM gradient_accumulation_fusion); otherwise one pass reads the
+// gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
+// DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
+// megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
+// (With fsdp the reduced shard is what accumulates; not modelled.)
+void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
+                             const OpOptions& options, const std::string& what,
+                             const DataGroups& groups);
+
+// The all-gathers that bring parameters (per tp shard) to the chip before their use: `params`
+// over groups.fsdp (every forward and backward), and, in the forward with the distributed
+// optimizer, first `updated` over groups.dp -- the parameters whose gradients the op list's
+// reduction reduce-scatters, so that what is gathered is what was updated (kept by the schedule for
+// the first microbatch only). Returns the last gather (-1: none).
+int WeightGather(Builder& b, double params, double updated, const OpOptions& options,
+                 const std::string& what, Phase phase, const DataGroups& groups);
+
+// `groups` GEMMs of [rows/groups, k] x [k, n] as one op (a grouped GEMM, as MoE experts run):
+// 2 rows k n FLOPs, every group's weights read; groups <= 1: one plain GEMM.
+Op GroupedMatmul(const Builder& b, std::string name, double rows, double k, double n, double groups,
+                 double e, Phase phase);
+
+// An MLP on one chip: `prefix`.gate (gated only), .up, .act, .down over `rows` tokens of width
+// `f`, as `groups` grouped GEMMs; `saved_rows` of its input are kept for the backward (fewer
+// than `rows` when sequence parallelism shards them).
+struct MlpPart {
+  std::string prefix;
+  double rows = 0;
+  double saved_rows = 0;
+  double f = 0;
+  double groups = 1;
+  bool gated = true;
+};
+// The dense MLP of a layer: "mlp", the tp-sharded ffn over the layer's tokens.
+MlpPart DenseMlp(const ModelSpec& model, const Dims& d);
+// The MLP's forward ops from b.last() on; its first GEMMs also wait for `gather` (-1: none).
+void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather);
+// Their backward from b.last() (the gradient of .down's output) on; weight gradients to `dws`.
+void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
+                           std::vector<int>* dws);
+
+// Input- and weight-gradient ops of a forward matmul (grouped ones too); returns the dw index.
+int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws,
+                   bool with_dx = true);
+
+// Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
+// the input gradient; about twice the forward FLOPs. A norm's backward is two kernels that each
+// read the input and the output gradient: the input gradient, and the reduction over tokens for
+// the gain (and bias) gradients (PyTorch layer_norm_backward: layer_norm_grad_input_kernel and
+// GammaBetaBackward; apex FusedLayerNorm: cuComputeGradInput and cuComputePartGradGammaBeta).
+Op ElementwiseBackward(const Builder& b, const Op& fwd);
+
+const Op& Find(const OpList& ops, std::string_view name);
+
+}  // namespace podsim::workloads::layer_build
+
+#endif  // PODSIM_WORKLOADS_LAYER_BUILD_H_

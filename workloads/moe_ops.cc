@@ -1,0 +1,154 @@
+#include "workloads/moe_ops.h"
+
+#include <string>
+
+namespace podsim::workloads::layer_build {
+namespace {
+
+using collectives::CollectiveOp;
+
+// Router probabilities and expert indices are fp32 / int32: 4 bytes per routed copy.
+constexpr double kRoutingBytes = 4;
+
+// The sizes of the block on one chip (moe_ops.h header comment).
+struct MoeSizes {
+  double t = 0;          // Tokens entering the block on this chip.
+  double k = 0;          // Experts per token.
+  double experts = 0;    // E.
+  double rows = 0;       // Rows through the local experts' grouped GEMMs.
+  double local = 0;      // Local experts: E / ep.
+  int ep = 1;            // The dispatch group.
+  int etp = 1;           // Expert tensor parallelism.
+  double a2a_bytes = 0;  // V of each all-to-all: the group's routed copies.
+  double etp_bytes = 0;  // V of the etp all-gather and reduce-scatter.
+};
+
+MoeSizes SizesOf(const ModelSpec& model, const Layout& layout, const Dims& d) {
+  MoeSizes s;
+  s.t = d.sp_tok;
+  s.k = D(model.top_k);
+  s.experts = D(model.experts);
+  s.ep = layout.ep;
+  s.etp = layout.expert_tp();
+  s.local = s.experts / s.ep;
+  s.rows = s.t * s.k * s.etp;
+  s.a2a_bytes = s.ep * s.t * s.k * d.d * d.e;
+  s.etp_bytes = s.rows * d.d * d.e;
+  return s;
+}
+
+MlpPart RoutedExperts(const ModelSpec& model, const MoeSizes& s) {
+  return {"moe.experts", s.rows, s.rows, D(model.expert_ffn) / s.etp, s.local, model.gated_mlp};
+}
+
+MlpPart SharedExperts(const ModelSpec& model, const Layout& layout, const Dims& d) {
+  return {"moe.shared", d.tok, d.sp_tok, D(model.shared_ffn) / layout.tp, 1, model.gated_mlp};
+}
+
+}  // namespace
+
+void AppendMoeForward(Builder& b, const ModelSpec& model, const Layout& layout, const Dims& d,
+                      Phase phase, int dense_gather, int expert_gather) {
+  const MoeSizes s = SizesOf(model, layout, d);
+  const int input = b.last();
+  Op router = b.Matmul("moe.router", s.t, d.d, s.experts, d.e, phase);
+  router.saved_bytes = d.e * s.t * d.d;  // Its input.
+  b.Add(router, {dense_gather});
+  Op topk = b.Elementwise("moe.router.topk", OpKind::kElementwise, s.t * s.experts, kSoftmaxFlops,
+                          1, 1, d.e);
+  topk.saved_bytes = kRoutingBytes * s.t * s.k;  // The chosen experts' probabilities.
+  b.Add(topk);
+  Op permute = b.Base("moe.permute", OpKind::kElementwise, phase);
+  permute.hbm_read_bytes = d.e * s.t * d.d + kRoutingBytes * s.t * s.k;
+  permute.hbm_write_bytes = d.e * s.t * s.k * d.d;
+  permute.output_bytes = permute.hbm_write_bytes;
+  b.Add(permute, {input});
+  if (s.ep > 1) {
+    b.Add(b.Collective("ep.all-to-all.dispatch", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+                       /*blocking=*/true, phase));
+  }
+  if (s.etp > 1) {
+    b.Add(b.Collective("etp.all-gather.moe", CollectiveOp::kAllGather, "etp", s.etp_bytes,
+                       /*blocking=*/true, phase));
+  }
+  AppendMlpCore(b, d, RoutedExperts(model, s), phase, expert_gather);
+  if (s.etp > 1) {
+    b.Add(b.Collective("etp.reduce-scatter.moe", CollectiveOp::kReduceScatter, "etp", s.etp_bytes,
+                       /*blocking=*/true, phase));
+  }
+  if (s.ep > 1) {
+    b.Add(b.Collective("ep.all-to-all.combine", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+                       /*blocking=*/true, phase));
+  }
+  Op unpermute = b.Base("moe.unpermute", OpKind::kElementwise, phase);
+  unpermute.flops = 2 * s.t * s.k * d.d;  // Scale by the probability, add.
+  unpermute.hbm_read_bytes = d.e * s.t * s.k * d.d + kRoutingBytes * s.t * s.k;
+  unpermute.hbm_write_bytes = d.e * s.t * d.d;
+  unpermute.output_bytes = unpermute.hbm_write_bytes;
+  // The experts' outputs, for the gradient of the probabilities.
+  unpermute.saved_bytes = d.e * s.t * s.k * d.d;
+  const int routed = b.Add(unpermute);
+  if (model.shared_ffn == 0) return;
+  b.set_last(input);
+  SpGather(b, d, "moe.shared", phase);
+  AppendMlpCore(b, d, SharedExperts(model, layout, d), phase, dense_gather);
+  TpReduce(b, d, "moe.shared", phase);
+  Op sum = b.Elementwise("moe.sum", OpKind::kElementwise, s.t * d.d, kAddFlops, 2, 1, d.e);
+  sum.deps = {routed, b.last()};
+  b.Add(sum);
+}
+
+void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, const Layout& layout,
+                       const Dims& d, std::vector<int>* dense_dws, std::vector<int>* expert_dws) {
+  const MoeSizes s = SizesOf(model, layout, d);
+  const int dy = b.last();
+  std::vector<int> grads;  // Gradients of the block's input, summed at the end.
+  if (model.shared_ffn > 0) {
+    SpGather(b, d, "moe.shared.dx", Phase::kBackwardInput);
+    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws);
+    TpReduce(b, d, "moe.shared.dx", Phase::kBackwardInput);
+    grads.push_back(b.last());
+    b.set_last(dy);
+  }
+  Op unpermute = b.Base("moe.unpermute.dx", OpKind::kElementwise, Phase::kBackwardInput);
+  unpermute.flops = 2 * s.t * s.k * d.d;
+  unpermute.hbm_read_bytes = d.e * s.t * d.d + d.e * s.t * s.k * d.d;
+  unpermute.hbm_write_bytes = d.e * s.t * s.k * d.d + kRoutingBytes * s.t * s.k;
+  const int probs = b.Add(unpermute);
+  if (s.ep > 1) {
+    b.Add(b.Collective("ep.all-to-all.combine.dx", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+                       /*blocking=*/true, Phase::kBackwardInput));
+  }
+  if (s.etp > 1) {
+    b.Add(b.Collective("etp.all-gather.moe.dx", CollectiveOp::kAllGather, "etp", s.etp_bytes,
+                       /*blocking=*/true, Phase::kBackwardInput));
+  }
+  AppendMlpCoreBackward(b, fwd, d, RoutedExperts(model, s), expert_dws);
+  if (s.etp > 1) {
+    b.Add(b.Collective("etp.reduce-scatter.moe.dx", CollectiveOp::kReduceScatter, "etp",
+                       s.etp_bytes, /*blocking=*/true, Phase::kBackwardInput));
+  }
+  if (s.ep > 1) {
+    b.Add(b.Collective("ep.all-to-all.dispatch.dx", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+                       /*blocking=*/true, Phase::kBackwardInput));
+  }
+  Op permute = b.Base("moe.permute.dx", OpKind::kElementwise, Phase::kBackwardInput);
+  permute.flops = s.t * s.k * d.d;  // The copies' gradients summed.
+  permute.hbm_read_bytes = d.e * s.t * s.k * d.d;
+  permute.hbm_write_bytes = d.e * s.t * d.d;
+  grads.push_back(b.Add(permute));
+  // The probabilities' gradient through the top-k softmax to the logits, then the router's.
+  b.set_last(probs);
+  b.Add(ElementwiseBackward(b, Find(fwd, "moe.router.topk")));
+  MatmulBackward(b, Find(fwd, "moe.router"), d, dense_dws);
+  grads.push_back(b.last());
+  Op sum = b.Elementwise("moe.sum.dx", OpKind::kElementwise, s.t * d.d, kAddFlops,
+                         static_cast<double>(grads.size()), 1, d.e);
+  sum.phase = Phase::kBackwardInput;
+  sum.deps = grads;
+  b.Add(sum);
+}
+
+bool IsRoutedExpertOp(const Op& op) { return op.name.starts_with("moe.experts."); }
+
+}  // namespace podsim::workloads::layer_build
