@@ -146,7 +146,18 @@ py::dict ParseModel(const std::string& text) {
   d["learned_positions"] = model.learned_positions;
   d["dropout"] = model.dropout;
   d["params"] = model.TotalParams();
-  d["params_per_layer"] = model.ParamsPerLayer();
+  d["params_per_layer"] = model.ParamsPerLayer();  // A dense layer's.
+  d["experts"] = model.experts;
+  d["top_k"] = model.top_k;
+  d["expert_ffn"] = model.expert_ffn;
+  d["shared_ffn"] = model.shared_ffn;
+  d["dense_layers"] = model.dense_layers;
+  d["moe_params_per_layer"] =
+      model.moe() ? py::object(py::int_(model.MoeParamsPerLayer())) : py::none();
+  d["q_lora"] = model.q_lora;
+  d["kv_lora"] = model.kv_lora;
+  d["rope_dim"] = model.rope_dim;
+  d["v_head_dim"] = model.v_head_dim;
   d["embedding_params"] = model.EmbeddingParams();
   d["unembedding_params"] = model.UnembeddingParams();
   d["matmul_params"] = model.MatmulParams();
@@ -166,6 +177,8 @@ py::dict ParseLayout(const std::string& text) {
   d["tp"] = layout.tp;
   d["pp"] = layout.pp;
   d["sp"] = layout.sp;
+  d["ep"] = layout.ep;
+  d["etp"] = StatedOrNone(layout.etp);
   d["chips"] = layout.chips();
   d["microbatches"] = StatedOrNone(layout.microbatches);
   d["micro_batch_size"] = StatedOrNone(layout.micro_batch_size);

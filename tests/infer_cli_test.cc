@@ -190,15 +190,16 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: "
        "llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, mixtral-8x22b, "
-       "qwen2-57b-a14b, or "
+       "qwen2-57b-a14b, deepseek-v2, deepseek-v3, or "
        "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
        "false]"
        "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
-       "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]\n"},
+       "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]"
+       "[,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]\n"},
       {{"infer", "--system", "h100:8", "--model", "mixtral-8x7b", "--layout", "tp=8", "--phase",
         "decode", "--batch", "1", "--context", "10"},
-       "podsim: error: --layout: model 'mixtral-8x7b' has experts: podsim simulates their "
-       "training (podsim train) but not yet their inference\n"},
+       "podsim: error: --layout: model 'mixtral-8x7b' has experts: podsim simulates its "
+       "training (podsim train) but not yet its inference\n"},
       {{"infer", "--system", "ring:16", "--model", "llama3-70b", "--layout", "tp=16", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --system: 'ring:16' has no compute or HBM figures to simulate a step on "

@@ -43,22 +43,32 @@ const std::vector<std::string>& Systems() {
 
 // A tiny decoder, so that a case is its communication pattern more than its compute; one in
 // three has experts (8 or 16, top 1 or 2, sometimes shared experts and a dense first layer),
-// drawn from `moe_rng` so that the other draws stay those of the cases without experts.
+// one in four latent attention; both drawn from `moe_rng`, so that the other draws stay those of
+// the dense cases.
 std::string TinyModel(std::mt19937& rng, std::mt19937& moe_rng) {
   const int heads = 8;
   const int kv = (rng() % 2 == 0) ? 8 : 4;
   const int head_dim = 32 << (rng() % 2);
   const int layers = 1 + static_cast<int>(rng() % 2);
+  std::string moe;
+  if (moe_rng() % 3 == 0) {
+    moe += ",experts=" + std::to_string(8 << (moe_rng() % 2)) +
+           ",top_k=" + std::to_string(1 + moe_rng() % 2) +
+           ",expert_ffn=" + std::to_string(heads * head_dim);
+    if (moe_rng() % 2 == 0) moe += ",shared_ffn=" + std::to_string(2 * heads * head_dim);
+    if (layers > 1 && moe_rng() % 2 == 0) moe += ",dense_layers=1";
+  }
+  // One in four has latent attention (kv heads = heads), half of them a query latent too.
+  const bool mla = moe_rng() % 4 == 0;
   std::string text =
       "custom:layers=" + std::to_string(layers) + ",d_model=" + std::to_string(heads * head_dim) +
       ",ffn=" + std::to_string(4 * heads * head_dim) + ",heads=" + std::to_string(heads) +
-      ",kv_heads=" + std::to_string(kv) + ",head_dim=" + std::to_string(head_dim) + ",vocab=4096";
-  if (moe_rng() % 3 == 0) {
-    text += ",experts=" + std::to_string(8 << (moe_rng() % 2)) +
-            ",top_k=" + std::to_string(1 + moe_rng() % 2) +
-            ",expert_ffn=" + std::to_string(heads * head_dim);
-    if (moe_rng() % 2 == 0) text += ",shared_ffn=" + std::to_string(2 * heads * head_dim);
-    if (layers > 1 && moe_rng() % 2 == 0) text += ",dense_layers=1";
+      ",kv_heads=" + std::to_string(mla ? heads : kv) + ",head_dim=" + std::to_string(head_dim) +
+      ",vocab=4096" + moe;
+  if (mla) {
+    text += ",kv_lora=" + std::to_string(2 * head_dim) +
+            ",rope_dim=16,v_head_dim=" + std::to_string(head_dim);
+    if (moe_rng() % 2 == 0) text += ",q_lora=" + std::to_string(3 * head_dim);
   }
   return text;
 }
@@ -222,9 +232,9 @@ void ExpectSame(const Outcome& c) {
   EXPECT_LE(q.simulated_chips, r.simulated_chips) << c.what;
 }
 
-// 20 shards of 15 seeds: 300 drawn cases, of which the valid ones run (at least 200).
+// 20 shards of 16 seeds: 320 drawn cases, of which the valid ones run (at least 200).
 constexpr uint32_t kShards = 20;
-constexpr uint32_t kSeedsPerShard = 15;
+constexpr uint32_t kSeedsPerShard = 16;
 
 class Issue13DifferentialTest : public ::testing::TestWithParam<uint32_t> {};
 
@@ -272,7 +282,7 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
   // Most drawn layouts are valid, and many steps have symmetry to use; a shard where few do
   // would not test much.
   EXPECT_GE(ran, 10);
-  EXPECT_GE(reduced, 3);
+  EXPECT_GE(reduced, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, Issue13DifferentialTest, ::testing::Range(0u, kShards));

@@ -92,6 +92,26 @@ TEST_F(Issue15CliTest, BadMoeInputsAreOneErrorLineNamingTheKey) {
   }
 }
 
+// The sweep searches ep and etp for a model with experts, with sp wherever tp > 1.
+TEST_F(Issue15CliTest, SweepSearchesExpertParallelism) {
+  Outcome run =
+      Podsim({"sweep", "--system", "h100:16", "--model", "mixtral-8x7b:layers=2", "--batch-tokens",
+              "64Ki", "--seq", "4096", "--top", "400", "--exhaustive", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  bool ep = false, etp_one = false, tp_without_sp = false;
+  for (const nlohmann::json& row : j["layouts"]) {
+    const std::string layout = row["layout"].get<std::string>();
+    ep = ep || layout.find(",ep=8") != std::string::npos;
+    etp_one = etp_one || layout.find(",etp=1") != std::string::npos;
+    tp_without_sp = tp_without_sp || (layout.find("tp=1,") == std::string::npos &&
+                                      layout.find("sp=1") == std::string::npos);
+  }
+  EXPECT_TRUE(ep) << run.out.substr(0, 2000);
+  EXPECT_TRUE(etp_one);
+  EXPECT_FALSE(tp_without_sp);
+}
+
 // The scenario fields give the same step as the flags.
 TEST_F(Issue15CliTest, ScenarioFieldsMatchTheFlags) {
   const std::string path = Path("moe.textproto");

@@ -422,11 +422,10 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
     return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
   };
   const std::string of_model = StrCat({" of model '", model.name, "'"});
-  if (model.moe()) {
+  if (model.moe() || model.mla()) {
     return sim::Status::InvalidArgument(
-        StrCat({"model '", model.name,
-                "' has experts: podsim simulates their training (podsim train) but not yet their "
-                "inference"}));
+        StrCat({"model '", model.name, "' has ", model.moe() ? "experts" : "latent attention",
+                ": podsim simulates its training (podsim train) but not yet its inference"}));
   }
   const bool prefill = options.phase == InferencePhase::kPrefill;
   if (options.batch < 1 || options.batch > kMaxInferenceBatch) {

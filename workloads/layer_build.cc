@@ -1,5 +1,8 @@
 #include "workloads/layer_build.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "sim/check.h"
 
 namespace podsim::workloads::layer_build {
@@ -15,8 +18,12 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.seqs = D(shape.microbatch_sequences);
   d.T = D(shape.seq);
   d.d = D(model.d_model);
-  d.q = D(shape.heads * model.head_dim);
-  d.kv = D(shape.kv_heads * model.head_dim);
+  d.qk_head = D(model.qk_head_dim());
+  d.v_head = D(model.value_head_dim());
+  d.q = D(shape.heads) * d.qk_head;
+  d.kv = D(shape.kv_heads) * d.qk_head;
+  d.v = D(shape.kv_heads) * d.v_head;
+  d.o = D(shape.heads) * d.v_head;
   d.f = D(shape.ffn);
   d.heads = D(shape.heads);
   const bool layer_norm = model.norm == NormKind::kLayer;
@@ -150,8 +157,9 @@ Op GroupedMatmul(const Builder& b, std::string name, double rows, double k, doub
                  double e, Phase phase) {
   Op op = b.Matmul(std::move(name), rows, k, n, e, phase);
   if (groups <= 1) return op;
-  op.shape = {static_cast<int64_t>(rows / groups), static_cast<int64_t>(k), static_cast<int64_t>(n),
-              static_cast<int64_t>(groups)};
+  // Each group's rows, at least one: a group with fewer rows than one still runs a kernel.
+  const int64_t m = std::max<int64_t>(1, std::llround(rows / groups));
+  op.shape = {m, static_cast<int64_t>(k), static_cast<int64_t>(n), static_cast<int64_t>(groups)};
   op.hbm_read_bytes = e * (rows * k + groups * k * n);
   return op;
 }

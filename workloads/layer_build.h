@@ -32,16 +32,20 @@ inline double D(int64_t v) { return static_cast<double>(v); }
 
 // Common sizes of one layer on one chip.
 struct Dims {
-  double e;       // Activation bytes per element.
-  double tok;     // Tokens through the tp-sharded ops.
-  double sp_tok;  // Tokens through norms / residuals (tok / tp with sp).
-  double seqs;    // Sequences per microbatch (b).
-  double T;       // Sequence length.
-  double d;       // d_model.
-  double q;       // Query width on this chip: heads/tp * head_dim.
-  double kv;      // Key (or value) width on this chip.
-  double f;       // ffn / tp.
-  double heads;   // Heads on this chip.
+  double e;        // Activation bytes per element.
+  double tok;      // Tokens through the tp-sharded ops.
+  double sp_tok;   // Tokens through norms / residuals (tok / tp with sp).
+  double seqs;     // Sequences per microbatch (b).
+  double T;        // Sequence length.
+  double d;        // d_model.
+  double q;        // Query width on this chip: heads/tp * qk_head.
+  double kv;       // Key width on this chip: kv heads on it * qk_head.
+  double v;        // Value width on this chip: kv heads on it * v_head.
+  double o;        // Attention output width on this chip: heads/tp * v_head.
+  double qk_head;  // Per head: the dims the scores contract over (head_dim, + rope_dim in MLA).
+  double v_head;   // Per head: the value dims.
+  double f;        // ffn / tp.
+  double heads;    // Heads on this chip.
   double norm_flops;
   double norm_params;
   bool tp;  // tp > 1.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "workloads/latent_attention_ops.h"
 #include "workloads/layer_build.h"
 #include "workloads/moe_ops.h"
 
@@ -11,6 +12,8 @@ namespace {
 
 using collectives::CollectiveOp;
 using layer_build::AppendGradientReduction;
+using layer_build::AppendLatentProjections;
+using layer_build::AppendLatentProjectionsBackward;
 using layer_build::AppendMlpCore;
 using layer_build::AppendMlpCoreBackward;
 using layer_build::AppendMoeBackward;
@@ -66,7 +69,7 @@ Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, 
 // The shape a flash kernel carries (op.h): queries and keys per sequence, head dimension, and
 // the independent (sequence, head) problems.
 MatmulShape FlashShape(const Dims& d) {
-  return {static_cast<int64_t>(d.T), static_cast<int64_t>(d.q / d.heads), static_cast<int64_t>(d.T),
+  return {static_cast<int64_t>(d.T), static_cast<int64_t>(d.qk_head), static_cast<int64_t>(d.T),
           static_cast<int64_t>(d.seqs * d.heads)};
 }
 
@@ -81,13 +84,13 @@ MatmulShape FlashShape(const Dims& d) {
 void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, Phase phase,
                             double model_pairs) {
   const double probs = d.seqs * d.heads * d.T * d.T;  // Elements of one T x T tensor set.
-  const double model_flops = phase == Phase::kRecompute ? 0 : 2 * d.q * model_pairs;
-  Op scores = AttentionMatmul(b, "attn.core.scores", d, d.T, d.q / d.heads, d.T, phase);
-  scores.model_flops = model_flops;
+  const bool recompute = phase == Phase::kRecompute;
+  Op scores = AttentionMatmul(b, "attn.core.scores", d, d.T, d.qk_head, d.T, phase);
+  scores.model_flops = recompute ? 0 : 2 * d.q * model_pairs;
   scores.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // Q and K.
   scores.hbm_write_bytes = d.e * probs;
   scores.output_bytes = d.e * probs;
-  scores.saved_bytes = d.e * d.tok * (d.q + 2 * d.kv);  // Q, K, V.
+  scores.saved_bytes = d.e * d.tok * (d.q + d.kv + d.v);  // Q, K, V.
   b.Add(scores);
   Op softmax =
       b.Elementwise("attn.core.softmax", OpKind::kElementwise, probs, kSoftmaxFlops, 1, 1, d.e);
@@ -102,11 +105,11 @@ void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, P
     drop.quadratic_saved_bytes = (kMaskBytes + d.e) * probs;
     b.Add(drop);
   }
-  Op pv = AttentionMatmul(b, "attn.core", d, d.T, d.T, d.q / d.heads, phase);
-  pv.model_flops = model_flops;
-  pv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // Probabilities and V.
-  pv.hbm_write_bytes = d.e * d.tok * d.q;
-  pv.output_bytes = d.e * d.tok * d.q;
+  Op pv = AttentionMatmul(b, "attn.core", d, d.T, d.T, d.v_head, phase);
+  pv.model_flops = recompute ? 0 : 2 * d.o * model_pairs;
+  pv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.v;  // Probabilities and V.
+  pv.hbm_write_bytes = d.e * d.tok * d.o;
+  pv.output_bytes = d.e * d.tok * d.o;
   b.Add(pv);
 }
 
@@ -119,13 +122,17 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   const bool materialized = options.attention == AttentionKernel::kMaterialized;
 
   b.Add(Norm(b, "attn.norm", d));
-  SpGather(b, d, "attn", phase);
-  Op qkv = b.Matmul("attn.qkv", d.tok, d.d, d.q + 2 * d.kv, d.e, phase);
-  qkv.saved_bytes = d.e * d.sp_tok * d.d;  // Its input, sharded again under sp.
-  b.Add(qkv, {dense_gather});
-  if (model.learned_positions == 0) {
-    b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops, 1,
-                        1, d.e));
+  if (model.mla()) {
+    AppendLatentProjections(b, model, d, phase, dense_gather);
+  } else {
+    SpGather(b, d, "attn", phase);
+    Op qkv = b.Matmul("attn.qkv", d.tok, d.d, d.q + d.kv + d.v, d.e, phase);
+    qkv.saved_bytes = d.e * d.sp_tok * d.d;  // Its input, sharded again under sp.
+    b.Add(qkv, {dense_gather});
+    if (model.learned_positions == 0) {
+      b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops,
+                          1, 1, d.e));
+    }
   }
   // kCausal counts the pairs the mask leaves: all of them without one.
   const double model_pairs =
@@ -134,22 +141,23 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
     AppendMaterializedCore(b, model, d, phase, model_pairs);
   } else {
     Op core = b.Base("attn.core", OpKind::kAttention);
-    const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
+    const double qkv_bytes = d.e * d.tok * (d.q + d.kv + d.v);
     core.hbm_read_bytes = qkv_bytes;
-    core.hbm_write_bytes = d.e * d.tok * d.q;
-    core.output_bytes = d.e * d.tok * d.q;
+    core.hbm_write_bytes = d.e * d.tok * d.o;
+    core.output_bytes = d.e * d.tok * d.o;
     core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
     core.shape = FlashShape(d);
     core.causal = options.causal;
-    core.model_flops = phase == Phase::kRecompute ? 0 : 4 * d.q * model_pairs;
-    core.flops = 4 * d.q * Pairs(d, options.causal);
+    // Scores over the query/key dims, values over the value dims: 2 (q + o) per pair.
+    core.model_flops = phase == Phase::kRecompute ? 0 : 2 * (d.q + d.o) * model_pairs;
+    core.flops = 2 * (d.q + d.o) * Pairs(d, options.causal);
     core.hfu_flops = core.flops;
     core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(core);
   }
-  Op out = b.Matmul("attn.out", d.tok, d.q, d.d, d.e, phase);
-  out.saved_bytes = d.e * d.tok * d.q;
+  Op out = b.Matmul("attn.out", d.tok, d.o, d.d, d.e, phase);
+  out.saved_bytes = d.e * d.tok * d.o;
   b.Add(out);
   TpReduce(b, d, "attn", phase);
   if (model.dropout) {
@@ -185,17 +193,17 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
 // scores' dQ = dS K and dK = dS^T Q. Model FLOPs twice the forward's.
 void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d) {
   const double probs = d.seqs * d.heads * d.T * d.T;
-  const double h = d.q / d.heads;
-  const double model_flops = Find(fwd, "attn.core").model_flops;
-  Op dp = AttentionMatmul(b, "attn.core.dx", d, d.T, h, d.T, Phase::kBackwardInput);
-  dp.model_flops = model_flops;
-  dp.hbm_read_bytes = d.e * d.tok * (d.q + d.kv);  // dO, V.
+  const double pv_flops = Find(fwd, "attn.core").model_flops;
+  const double scores_flops = Find(fwd, "attn.core.scores").model_flops;
+  Op dp = AttentionMatmul(b, "attn.core.dx", d, d.T, d.v_head, d.T, Phase::kBackwardInput);
+  dp.model_flops = pv_flops;
+  dp.hbm_read_bytes = d.e * d.tok * (d.o + d.v);  // dO, V.
   dp.hbm_write_bytes = d.e * probs;
   b.Add(dp);
-  Op dv = AttentionMatmul(b, "attn.core.dv", d, d.T, d.T, h, Phase::kBackwardInput);
-  dv.model_flops = model_flops;
-  dv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // P (dropped), dO.
-  dv.hbm_write_bytes = d.e * d.tok * d.kv;
+  Op dv = AttentionMatmul(b, "attn.core.dv", d, d.T, d.T, d.v_head, Phase::kBackwardInput);
+  dv.model_flops = pv_flops;
+  dv.hbm_read_bytes = d.e * probs + d.e * d.tok * d.o;  // P (dropped), dO.
+  dv.hbm_write_bytes = d.e * d.tok * d.v;
   b.Add(dv);
   for (const char* name : {"attn.core.dropout", "attn.core.softmax"}) {
     auto it = std::find_if(fwd.begin(), fwd.end(), [&](const Op& op) { return op.name == name; });
@@ -209,13 +217,13 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
     op.hbm_write_bytes = d.e * probs;
     b.Add(op);
   }
-  Op dq = AttentionMatmul(b, "attn.core.scores.dx", d, d.T, d.T, h, Phase::kBackwardInput);
-  dq.model_flops = model_flops;
+  Op dq = AttentionMatmul(b, "attn.core.scores.dx", d, d.T, d.T, d.qk_head, Phase::kBackwardInput);
+  dq.model_flops = scores_flops;
   dq.hbm_read_bytes = d.e * probs + d.e * d.tok * d.kv;  // dS, K.
   dq.hbm_write_bytes = d.e * d.tok * d.q;
   b.Add(dq);
-  Op dk = AttentionMatmul(b, "attn.core.scores.dk", d, d.T, d.T, h, Phase::kBackwardInput);
-  dk.model_flops = model_flops;
+  Op dk = AttentionMatmul(b, "attn.core.scores.dk", d, d.T, d.T, d.qk_head, Phase::kBackwardInput);
+  dk.model_flops = scores_flops;
   dk.hbm_read_bytes = d.e * probs + d.e * d.tok * d.q;  // dS, Q.
   dk.hbm_write_bytes = d.e * d.tok * d.kv;
   b.Add(dk);
@@ -230,14 +238,16 @@ bool Saved(const OpOptions& options, const std::string& name) {
 
 double LayerParamsPerTpShard(const ModelSpec& model, const Layout& layout, MlpKind mlp) {
   const double tp = layout.tp;
-  const double norms = 2.0 * (model.norm == NormKind::kLayer ? 2 : 1) * D(model.d_model);
+  const double replicated = D(model.TpReplicatedParamsPerLayer());
   if (mlp == MlpKind::kMoe) {
-    // The router is replicated over tp (Megatron-Core's TopKRouter weight).
-    return D(model.AttentionMatmulParamsPerLayer() + model.SharedExpertParamsPerLayer()) / tp +
-           D(model.RouterParamsPerLayer()) + norms;
+    // The router is replicated over tp too (Megatron-Core's TopKRouter weight).
+    const double sharded = D(model.MoeParamsPerLayer() - model.experts * model.ExpertParams() -
+                             model.RouterParamsPerLayer()) -
+                           replicated;
+    return sharded / tp + D(model.RouterParamsPerLayer()) + replicated;
   }
-  const double sharded = D(model.ParamsPerLayer()) - norms;
-  return sharded / tp + norms;
+  const double sharded = D(model.ParamsPerLayer()) - replicated;
+  return sharded / tp + replicated;
 }
 
 double ExpertParamsPerChip(const ModelSpec& model, const Layout& layout) {
@@ -352,19 +362,24 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
     bwd.shape = core.shape;
     bwd.causal = core.causal;
-    const double qkv_bytes = d.e * d.tok * (d.q + 2 * d.kv);
+    const double qkv_bytes = d.e * d.tok * (d.q + d.kv + d.v);
     bwd.model_flops = 2 * core.model_flops;
 
-    bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.q;  // Q, K, V, O, dO.
+    bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.o;  // Q, K, V, O, dO.
     bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
-    bwd.flops = 10 * d.q * Pairs(d, options.causal);
+    // S = QK^T again, dQ and dK over the query/key dims; dP = dO V^T and dV over the value dims.
+    bwd.flops = 2 * (3 * d.q + 2 * d.o) * Pairs(d, options.causal);
     bwd.hfu_flops = bwd.flops;  // The recomputed scores and the four gradient matmuls.
     bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
     b.Add(bwd);
   }
-  if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
-  MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
-  TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
+  if (model.mla()) {
+    AppendLatentProjectionsBackward(b, fwd, model, d, &dws);
+  } else {
+    if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
+    MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
+    TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
+  }
   elementwise_bwd("attn.norm");
   // Every backward matmul needs the re-gathered weights: the routed experts' theirs.
   for (Op& op : b.mutable_ops()) {

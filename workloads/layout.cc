@@ -322,9 +322,13 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   // Each layer runs about 36 ops per microbatch (forward, backward, their collectives); the
   // schedule is built before it is simulated, so its size is bounded first (~200 B an op).
   constexpr double kOpsPerLayerAndMicrobatch = 36;
+  // An MoE layer runs about twice as many (router, permutations, all-to-alls, experts).
+  constexpr double kOpsPerMoeLayerAndMicrobatch = 80;
   constexpr double kMaxScheduleOps = 4e6;
-  const double ops = kOpsPerLayerAndMicrobatch * static_cast<double>(model.layers) *
-                     static_cast<double>(microbatches);
+  const double ops =
+      (kOpsPerLayerAndMicrobatch * static_cast<double>(model.layers - model.MoeLayers()) +
+       kOpsPerMoeLayerAndMicrobatch * static_cast<double>(model.MoeLayers())) *
+      static_cast<double>(microbatches);
   if (ops > kMaxScheduleOps) {
     char figures[64];
     std::snprintf(figures, sizeof figures, "about %.3g ops, over podsim's limit of %.3g", ops,

@@ -37,7 +37,7 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   Layout probe = layout;
   probe.order.clear();
   std::vector<std::string> others;  // Axes of size > 1 but tp, in the automatic order.
-  for (const char* name : {"fsdp", "dp", "pp"}) {
+  for (const char* name : {"ep", "fsdp", "dp", "pp"}) {
     for (const topology::MeshAxis& axis : probe.MeshAxes()) {
       if (axis.name == name && axis.size > 1) others.push_back(axis.name);
     }
@@ -112,11 +112,32 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
             }
           }
         }
-        for (Layout layout : layouts) {
+        // A model with experts: every ep that divides them, with etp = tp or (ep spanning tp)
+        // 1; sp wherever tp > 1, as Megatron-LM requires (layout.h).
+        std::vector<Layout> candidates;
+        for (const Layout& layout : layouts) {
+          if (!model.moe()) {
+            candidates.push_back(layout);
+            continue;
+          }
+          for (int ep : Divisors(model.experts, chips)) {
+            for (int etp : tp > 1 && ep > 1 ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+              Layout l = layout;
+              l.ep = ep;
+              l.etp = etp;
+              l.sp = tp > 1;
+              candidates.push_back(l);
+            }
+          }
+        }
+        const std::vector<bool> sps = tp == 1       ? std::vector<bool>{false}
+                                      : model.moe() ? std::vector<bool>{true}
+                                                    : std::vector<bool>{false, true};
+        for (Layout layout : candidates) {
           if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
           for (std::vector<std::string>& order : MappingOrders(system, layout)) {
             layout.order = std::move(order);
-            for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+            for (bool sp : sps) {
               layout.sp = sp;
               // Selective recomputation changes nothing with flash attention (layer_ops.h).
               for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {

@@ -4,7 +4,9 @@
 // Enumerated (every combination that ValidateLayout accepts):
 //   tp      powers of two up to the chips of one NVLink node on GPU systems (Megatron keeps tp
 //           inside the node) and up to 16 on TPUs, dividing the heads;
-//   sp      0 and 1 when tp > 1;
+//   sp      0 and 1 when tp > 1 (only 1 for a model with experts, which needs it);
+//   ep, etp a model with experts: every ep dividing the experts, with etp = tp and (ep > 1, tp >
+//           1) etp = 1, wherever the layout's data axes (and tp) can hold it (layout.h);
 //   pp      1 and the divisors of the layers up to 16 (uneven stages are not enumerated), with
 //           microbatches 2 pp and 4 pp (1F1B), and the interleaved schedule with 2 chunks when
 //           it divides;
@@ -35,8 +37,9 @@ struct LayoutCandidate {
 // The placements a sweep tries for `layout` on `system`, as Layout::order values: the automatic
 // one (an empty order) when it places the mesh, then tp first (tensor parallelism talks every
 // layer, so it keeps the fastest links, as Megatron and the scaling book place it) followed by
-// every permutation of the other axes larger than 1, each kept only when it places the mesh
-// contiguously and differently from every order before it. Empty when nothing places it.
+// every permutation of the other axes larger than 1 (ep, fsdp, dp, pp), each kept only when it
+// places the mesh contiguously and differently from every order before it. Empty when nothing
+// places it.
 std::vector<std::vector<std::string>> MappingOrders(const topology::System& system,
                                                     const Layout& layout);
 

@@ -15,12 +15,18 @@ struct StageLayers {
   int64_t moe = 0;
 };
 
+// The stage's layers are one contiguous run, or with interleaving virtual_stages chunks of equal
+// length, chunk c the (c pp + stage)-th (as training_schedule.cc runs them).
 StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
   StageLayers layers;
-  const int64_t first = FirstLayerOfStage(layout, model, stage);
   const int64_t count = LayersOfStage(layout, model, stage);
-  for (int64_t l = first; l < first + count; ++l) {
-    (model.IsMoeLayer(l) ? layers.moe : layers.dense) += 1;
+  const int64_t chunk = count / layout.virtual_stages;
+  for (int c = 0; c < layout.virtual_stages; ++c) {
+    const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
+                                                     : (int64_t{c} * layout.pp + stage) * chunk;
+    for (int64_t l = first; l < first + chunk; ++l) {
+      (model.IsMoeLayer(l) ? layers.moe : layers.dense) += 1;
+    }
   }
   return layers;
 }

@@ -101,6 +101,38 @@ std::vector<ModelSpec> Presets() {
   qwen.expert_ffn = 2560;
   qwen.shared_ffn = 20480;
   presets.push_back(qwen);
+  // DeepSeek-V2 (DeepSeek-AI 2024, arXiv 2405.04434, sec. 3.1.2 and its config.json): L=60,
+  // D=5120, 128 heads of MLA (q_lora 1536, kv_lora 512, 128 + 64 rotary query/key dims, values
+  // 128), V=102400; the first layer dense (F=12288), then 160 routed experts of F=1536, top 6,
+  // and 2 shared experts (3072); 236B parameters, 21B active.
+  ModelSpec v2 = Llama("deepseek-v2", 60, 5120, 12288, 128, 128, 102400);
+  v2.source = "DeepSeek-AI 2024, DeepSeek-V2 (arXiv 2405.04434) sec. 3.1.2; config.json";
+  v2.q_lora = 1536;
+  v2.kv_lora = 512;
+  v2.rope_dim = 64;
+  v2.v_head_dim = 128;
+  v2.experts = 160;
+  v2.top_k = 6;
+  v2.expert_ffn = 1536;
+  v2.shared_ffn = 2 * 1536;
+  v2.dense_layers = 1;
+  presets.push_back(v2);
+  // DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, sec. 4.2 and its config.json): L=61,
+  // D=7168, 128 heads of MLA (q_lora 1536, kv_lora 512, 128 + 64, values 128), V=129280; the
+  // first 3 layers dense (F=18432), then 256 routed experts of F=2048, top 8, one shared expert;
+  // 671B parameters, 37B active. Not counted: the multi-token-prediction module (14B more).
+  ModelSpec v3 = Llama("deepseek-v3", 61, 7168, 18432, 128, 128, 129280);
+  v3.source = "DeepSeek-AI 2024, DeepSeek-V3 (arXiv 2412.19437) sec. 4.2; config.json";
+  v3.q_lora = 1536;
+  v3.kv_lora = 512;
+  v3.rope_dim = 64;
+  v3.v_head_dim = 128;
+  v3.experts = 256;
+  v3.top_k = 8;
+  v3.expert_ffn = 2048;
+  v3.shared_ffn = 2048;
+  v3.dense_layers = 3;
+  presets.push_back(v3);
   return presets;
 }
 
@@ -112,7 +144,8 @@ constexpr std::string_view kCustomGrammar =
     "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
     "false]"
     "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
-    "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]";
+    "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]"
+    "[,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]";
 
 // Largest accepted size of any one dimension: far above any real model (405B has D=16384,
 // V=128256), small enough that products of a few stay exact in int64 and double.
@@ -122,9 +155,10 @@ constexpr int64_t kMaxDimension = int64_t{1} << 24;
 sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view body,
                                      const ModelSpec* base) {
   static const std::vector<std::string_view> kKeys = {
-      "layers",  "d_model", "ffn",   "heads",      "kv_heads",   "head_dim",
-      "vocab",   "gated",   "tied",  "bias",       "norm",       "positions",
-      "dropout", "experts", "top_k", "expert_ffn", "shared_ffn", "dense_layers"};
+      "layers",  "d_model", "ffn",      "heads",      "kv_heads",   "head_dim",
+      "vocab",   "gated",   "tied",     "bias",       "norm",       "positions",
+      "dropout", "experts", "top_k",    "expert_ffn", "shared_ffn", "dense_layers",
+      "q_lora",  "kv_lora", "rope_dim", "v_head_dim"};
   static const std::vector<std::string_view> kRequired = {"layers",   "d_model",  "ffn",  "heads",
                                                           "kv_heads", "head_dim", "vocab"};
   const std::string where = StrCat({"model '", text, "'"});
@@ -175,6 +209,10 @@ sim::StatusOr<ModelSpec> ParseCustom(std::string_view text, std::string_view bod
   PODSIM_RETURN_IF_ERROR(size("top_k", 0, &m.top_k));
   PODSIM_RETURN_IF_ERROR(size("shared_ffn", 0, &m.shared_ffn));
   PODSIM_RETURN_IF_ERROR(size("dense_layers", 0, &m.dense_layers));
+  PODSIM_RETURN_IF_ERROR(size("q_lora", 0, &m.q_lora));
+  PODSIM_RETURN_IF_ERROR(size("kv_lora", 0, &m.kv_lora));
+  PODSIM_RETURN_IF_ERROR(size("rope_dim", 0, &m.rope_dim));
+  PODSIM_RETURN_IF_ERROR(size("v_head_dim", 0, &m.v_head_dim));
   // A routed expert is as wide as the dense MLP unless stated (Mixtral).
   if (m.experts > 0 && m.expert_ffn == 0 && !values.contains("expert_ffn")) m.expert_ffn = m.ffn;
   PODSIM_RETURN_IF_ERROR(size("expert_ffn", 1, &m.expert_ffn));
@@ -228,16 +266,60 @@ sim::Status ValidateExperts(const ModelSpec& m, const std::string& where) {
   return sim::Status::Ok();
 }
 
+// The multi-head latent attention fields (model_spec.h ValidateModel).
+sim::Status ValidateLatentAttention(const ModelSpec& m, const std::string& where) {
+  auto fail = [&](std::string_view what) {
+    return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
+  };
+  const std::pair<std::string_view, int64_t> fields[] = {{"q_lora", m.q_lora},
+                                                         {"kv_lora", m.kv_lora},
+                                                         {"rope_dim", m.rope_dim},
+                                                         {"v_head_dim", m.v_head_dim}};
+  for (const auto& [field, value] : fields) {
+    if (value < 0 || value > kMaxDimension) {
+      return fail(StrCat({field, " must be in [0, ", std::to_string(kMaxDimension), "] (got ",
+                          std::to_string(value), ")"}));
+    }
+  }
+  if (!m.mla()) {
+    if (m.q_lora != 0 || m.rope_dim != 0 || m.v_head_dim != 0) {
+      return fail("q_lora, rope_dim and v_head_dim need kv_lora >= 1 (latent attention)");
+    }
+    return sim::Status::Ok();
+  }
+  if (m.rope_dim < 1 || m.v_head_dim < 1) {
+    return fail("latent attention (kv_lora >= 1) needs rope_dim >= 1 and v_head_dim >= 1");
+  }
+  if (m.kv_heads != m.heads) {
+    return fail(StrCat({"latent attention needs kv_heads == heads (got heads=",
+                        std::to_string(m.heads), ", kv_heads=", std::to_string(m.kv_heads), ")"}));
+  }
+  if (m.linear_biases || m.learned_positions > 0) {
+    return fail("latent attention is modelled without biases and with rotary positions");
+  }
+  return sim::Status::Ok();
+}
+
 }  // namespace
 
 int64_t ModelSpec::AttentionMatmulParamsPerLayer() const {
-  return 2 * d_model * (q_dim() + kv_dim());
+  if (!mla()) return 2 * d_model * (q_dim() + kv_dim());
+  const int64_t q_down = q_lora > 0 ? d_model * q_lora : 0;
+  return q_down + q_input_dim() * heads * qk_head_dim() + d_model * (kv_lora + rope_dim) +
+         kv_lora * heads * (head_dim + v_head_dim) + heads * v_head_dim * d_model;
+}
+
+int64_t ModelSpec::TpReplicatedParamsPerLayer() const {
+  int64_t params = 2 * NormParams(*this);
+  if (mla()) params += d_model * (q_lora + kv_lora + rope_dim) + q_lora + kv_lora;
+  return params;
 }
 
 int64_t ModelSpec::MlpMatmulParamsPerLayer() const { return (gated_mlp ? 3 : 2) * d_model * ffn; }
 
 int64_t ModelSpec::SmallParamsPerLayer() const {
   int64_t params = 2 * NormParams(*this);  // Before attention and before the MLP.
+  params += q_lora + kv_lora;              // MLA's latent norms (RMSNorm gains).
   if (linear_biases) {
     params += q_dim() + 2 * kv_dim() + d_model;     // QKV and output projection.
     params += (gated_mlp ? 2 : 1) * ffn + d_model;  // MLP in (gate, up) and out.
@@ -257,7 +339,7 @@ int64_t ModelSpec::SharedExpertParamsPerLayer() const {
 
 int64_t ModelSpec::MoeParamsPerLayer() const {
   return AttentionMatmulParamsPerLayer() + RouterParamsPerLayer() + experts * ExpertParams() +
-         SharedExpertParamsPerLayer() + 2 * NormParams(*this);
+         SharedExpertParamsPerLayer() + 2 * NormParams(*this) + q_lora + kv_lora;
 }
 
 int64_t ModelSpec::EmbeddingParams() const { return vocab * d_model + learned_positions * d_model; }
@@ -284,7 +366,9 @@ double ModelSpec::AttentionForwardFlopsPerToken(int64_t seq, AttentionCount coun
   const double pairs_per_token = count == AttentionCount::kFull
                                      ? static_cast<double>(seq)
                                      : (static_cast<double>(seq) + 1) / 2;
-  return 4.0 * static_cast<double>(layers) * static_cast<double>(q_dim()) * pairs_per_token;
+  // Scores over the query/key dims, values over the value dims (both the head dim but in MLA).
+  return 2.0 * static_cast<double>(layers) * static_cast<double>(heads) *
+         static_cast<double>(qk_head_dim() + value_head_dim()) * pairs_per_token;
 }
 
 double ModelSpec::ForwardFlopsPerToken(int64_t seq, AttentionCount count) const {
@@ -298,6 +382,10 @@ double ModelSpec::TrainingFlopsPerToken(int64_t seq, AttentionCount count) const
 }
 
 double ModelSpec::KvCacheBytesPerToken(double bytes_per_element) const {
+  if (mla()) {
+    return static_cast<double>(layers) * static_cast<double>(kv_lora + rope_dim) *
+           bytes_per_element;
+  }
   return 2.0 * static_cast<double>(layers) * static_cast<double>(kv_dim()) * bytes_per_element;
 }
 
@@ -316,7 +404,13 @@ sim::Status ValidateModel(const ModelSpec& m) {
   // Every parameter count is int64: bound the largest products (in double, which cannot
   // overflow) far above any real model (405B) and far below 2^63.
   const double d = static_cast<double>(m.d_model);
-  const double attention = 2 * d * static_cast<double>(m.heads + m.kv_heads) * m.head_dim;
+  auto nonneg = [](int64_t v) { return static_cast<double>(std::max<int64_t>(v, 0)); };
+  const double latent = nonneg(m.q_lora) + nonneg(m.kv_lora) + nonneg(m.rope_dim);
+  const double attention =
+      2 * d * static_cast<double>(m.heads + m.kv_heads) * m.head_dim +
+      (d + latent) * static_cast<double>(m.heads) *
+          (static_cast<double>(m.head_dim) + nonneg(m.rope_dim) + nonneg(m.v_head_dim)) +
+      d * latent;
   const double mlp = 3 * d * static_cast<double>(m.ffn);
   const double experts =
       3 * d *
@@ -346,13 +440,14 @@ sim::Status ValidateModel(const ModelSpec& m) {
   if (m.learned_positions < 0) {
     return sim::Status::InvalidArgument(StrCat({where, ": positions must be >= 0"}));
   }
+  PODSIM_RETURN_IF_ERROR(ValidateLatentAttention(m, where));
   return ValidateExperts(m, where);
 }
 
 const std::vector<std::string_view>& ModelPresetNames() {
   static const std::vector<std::string_view> kNames = {
-      "llama2-13b", "llama3-8b",    "llama3-70b",    "llama3-405b",
-      "gpt3-175b",  "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b"};
+      "llama2-13b",   "llama3-8b",     "llama3-70b",     "llama3-405b", "gpt3-175b",
+      "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b", "deepseek-v2", "deepseek-v3"};
   return kNames;
 }
 

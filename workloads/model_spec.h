@@ -23,6 +23,14 @@
 // FLOPs per token count the active ones (the router, top_k experts and the shared experts), as
 // the MoE papers state "activated parameters". Routing is balanced (every expert gets
 // tokens x top_k / experts); no token is dropped.
+//
+// Multi-head latent attention (kv_lora > 0; DeepSeek-AI 2024, DeepSeek-V2 sec. 2.1): keys and
+// values come from a per-token latent of width kv_lora, queries from one of width q_lora (or
+// from the input when q_lora is 0); each head's query and key have head_dim "nope" dims plus
+// rope_dim rotary dims (the rotary key is one per token, shared by the heads), its value
+// v_head_dim dims. Weights: the down projections D x q_lora and D x (kv_lora + rope_dim), the up
+// projections q_lora x N (head_dim + rope_dim) and kv_lora x N (head_dim + v_head_dim), the
+// output N v_head_dim x D, and RMSNorm gains on the two latents. kv_heads equals heads.
 
 #ifndef PODSIM_WORKLOADS_MODEL_SPEC_H_
 #define PODSIM_WORKLOADS_MODEL_SPEC_H_
@@ -69,6 +77,11 @@ struct ModelSpec {
   int64_t expert_ffn = 0;    // FFN width of one routed expert.
   int64_t shared_ffn = 0;    // Total FFN width of the shared experts; 0: none.
   int64_t dense_layers = 0;  // The first layers keep a dense MLP of width `ffn`.
+  // Multi-head latent attention (header comment); kv_lora == 0: standard (grouped) attention.
+  int64_t q_lora = 0;
+  int64_t kv_lora = 0;
+  int64_t rope_dim = 0;
+  int64_t v_head_dim = 0;
 
   bool moe() const { return experts > 0; }
   // Whether layer `layer` (0-based) has a mixture of experts instead of a dense MLP.
@@ -78,10 +91,19 @@ struct ModelSpec {
   // Widths of the attention projections: N*H and K*H.
   int64_t q_dim() const { return heads * head_dim; }
   int64_t kv_dim() const { return kv_heads * head_dim; }
+  bool mla() const { return kv_lora > 0; }
+  // Per head: the query/key dims the scores contract over, and the value (and output) dims.
+  int64_t qk_head_dim() const { return head_dim + rope_dim; }
+  int64_t value_head_dim() const { return mla() ? v_head_dim : head_dim; }
+  // The latent projections of MLA (0 without): q's input width (q_lora, or D without it).
+  int64_t q_input_dim() const { return q_lora > 0 ? q_lora : d_model; }
 
   // Weights of one layer's matmuls: Q, K, V, O and the MLP matrices (no biases, no norms).
-  int64_t AttentionMatmulParamsPerLayer() const;  // 2D(N+K)H
-  int64_t MlpMatmulParamsPerLayer() const;        // 3DF gated, 2DF plain
+  int64_t AttentionMatmulParamsPerLayer() const;  // 2D(N+K)H; MLA: its five matrices
+  // Weights every tp rank holds whole: the norm gains and, with MLA, the down projections and
+  // latent norms (Megatron-Core's MLA keeps them "duplicated").
+  int64_t TpReplicatedParamsPerLayer() const;
+  int64_t MlpMatmulParamsPerLayer() const;  // 3DF gated, 2DF plain
   // Norm scales/shifts and biases of one layer.
   int64_t SmallParamsPerLayer() const;
   // A dense layer: attention, MLP and small parameters.
@@ -109,17 +131,19 @@ struct ModelSpec {
   // Attention-score FLOPs alone, forward, per token (4*L*N*H*T for kFull).
   double AttentionForwardFlopsPerToken(int64_t seq, AttentionCount count) const;
 
-  // Bytes of K and V cached per token, all layers: 2*L*K*H*bytes_per_element.
+  // Bytes of K and V cached per token, all layers: 2*L*K*H*bytes_per_element (MLA: the latent and
+  // rotary key, L*(kv_lora + rope_dim)*bytes_per_element).
   double KvCacheBytesPerToken(double bytes_per_element) const;
 };
 
 // Checks the fields: all sizes >= 1, kv_heads divides heads; with experts, 1 <= top_k <=
 // experts, expert_ffn >= 1, dense_layers < layers, no biases (not modelled for experts); without
-// experts, no MoE field set. InvalidArgument naming the field.
+// experts, no MoE field set; with kv_lora, rope_dim and v_head_dim >= 1 and kv_heads == heads,
+// without it no MLA field set. InvalidArgument naming the field.
 sim::Status ValidateModel(const ModelSpec& model);
 
 // The preset names: llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b,
-// mixtral-8x22b, qwen2-57b-a14b.
+// mixtral-8x22b, qwen2-57b-a14b, deepseek-v2, deepseek-v3.
 const std::vector<std::string_view>& ModelPresetNames();
 
 // Parses MODEL: a preset name, a preset with overrides of the custom keys
@@ -127,7 +151,8 @@ const std::vector<std::string_view>& ModelPresetNames();
 //   custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..
 //          [,gated=true|false][,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]
 //          [,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]
-// (expert_ffn defaults to ffn).
+//          [,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]
+// (expert_ffn defaults to ffn; with MLA head_dim is the per-head "nope" dim).
 // Errors: NotFound for an unknown preset ("unknown model 'llama3-7b' (did you mean
 // 'llama3-8b'?); known: ..."), ParseError/InvalidArgument naming the key for a bad custom string.
 sim::StatusOr<ModelSpec> ParseModel(std::string_view text);

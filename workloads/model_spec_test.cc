@@ -187,11 +187,12 @@ TEST(ModelSpecTest, ParseErrors) {
   EXPECT_EQ(ParseModel("llama3-7b").status().message(),
             "unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: llama2-13b, "
             "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, mixtral-8x22b, "
-            "qwen2-57b-a14b, or custom:layers=..,d_model=..,"
+            "qwen2-57b-a14b, deepseek-v2, deepseek-v3, or custom:layers=..,d_model=..,"
             "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false]["
             ",bias=true|false]"
             "[,norm=rms|layer][,positions=N][,dropout=true|false]"
-            "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]");
+            "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]"
+            "[,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]");
   EXPECT_EQ(ParseModel("llama3-7b").status().code(), sim::Status::Code::kNotFound);
   EXPECT_EQ(ParseModel("custom:layers=2,d_model=8,ffn=8,heads=2,kv_heads=2,head_dim=4,vocab=9,"
                        "gatd=1")
@@ -225,7 +226,8 @@ TEST(ModelSpecTest, ParseErrors) {
 }
 
 // Published totals and activated parameters of the MoE presets (their sources in model_spec.cc):
-// Mixtral 8x7B 46.7B / 12.9B, Mixtral 8x22B 141B / 39B, Qwen2-57B-A14B 57.4B / 14.2B. The
+// Mixtral 8x7B 46.7B / 12.9B, Mixtral 8x22B 141B / 39B, Qwen2-57B-A14B 57.4B / 14.2B,
+// DeepSeek-V2 236B / 21B, DeepSeek-V3 671B / 37B (multi-head latent attention). The
 // activated count is the papers': the matmul weights a token uses plus its embedding row.
 TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
   struct Case {
@@ -233,7 +235,8 @@ TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
     double total, active;
   };
   for (const Case& c : {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
-                        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}}) {
+                        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}, Case{"deepseek-v2", 236e9, 21e9},
+                        Case{"deepseek-v3", 671e9, 37e9}}) {
     const ModelSpec m = Model(c.name);
     EXPECT_TRUE(m.moe()) << c.name;
     EXPECT_REL(m.TotalParams(), c.total, kExact);
@@ -254,6 +257,26 @@ TEST(ModelSpecTest, MoeLayersFollowTheDenseOnes) {
   EXPECT_EQ(m.MoeParamsPerLayer(), attention + 8 * 64 + 8 * 3 * 64 * 32 + 3 * 64 * 64 + norms);
   EXPECT_EQ(m.MatmulParams(),
             4 * attention + 3 * 64 * 256 + 3 * (8 * 64 + 2 * 3 * 64 * 32 + 3 * 64 * 64) + 100 * 64);
+}
+
+// MLA's weights (DeepSeek-V2 sec. 2.1.2): per layer D q_lora + q_lora N (h + r) + D (c + r) +
+// c N (h + v) + N v D, with latent norms q_lora + c; its KV cache is the latent and the rotary
+// key, (c + r) per token and layer; scores contract over h + r, values over v.
+TEST(ModelSpecTest, LatentAttentionWeightsCacheAndFlops) {
+  const ModelSpec m = Model("deepseek-v3");
+  ASSERT_TRUE(m.mla());
+  const int64_t attention =
+      7168 * 1536 + 1536 * 128 * 192 + 7168 * (512 + 64) + 512 * 128 * 256 + 128 * 128 * 7168;
+  EXPECT_EQ(m.AttentionMatmulParamsPerLayer(), attention);
+  EXPECT_DOUBLE_EQ(m.KvCacheBytesPerToken(2), 61.0 * (512 + 64) * 2);
+  EXPECT_DOUBLE_EQ(m.AttentionForwardFlopsPerToken(4096, AttentionCount::kFull),
+                   2.0 * 61 * 128 * (192 + 128) * 4096);
+  EXPECT_NE(ParseModel("custom:layers=2,d_model=64,ffn=64,heads=4,kv_heads=2,head_dim=16,vocab=9,"
+                       "kv_lora=32,rope_dim=8,v_head_dim=16")
+                .status()
+                .message()
+                .find("': latent attention needs kv_heads == heads (got heads=4, kv_heads=2)"),
+            std::string::npos);
 }
 
 TEST(ModelSpecTest, PresetsTakeOverrides) {

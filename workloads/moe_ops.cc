@@ -12,13 +12,16 @@ constexpr double kRoutingBytes = 4;
 
 // The sizes of the block on one chip (moe_ops.h header comment).
 struct MoeSizes {
-  double t = 0;          // Tokens entering the block on this chip.
-  double k = 0;          // Experts per token.
-  double experts = 0;    // E.
-  double rows = 0;       // Rows through the local experts' grouped GEMMs.
-  double local = 0;      // Local experts: E / ep.
-  int ep = 1;            // The dispatch group.
-  int etp = 1;           // Expert tensor parallelism.
+  double t = 0;        // Tokens entering the block on this chip.
+  double k = 0;        // Experts per token.
+  double experts = 0;  // E.
+  double rows = 0;     // Rows through the local experts' grouped GEMMs.
+  double local = 0;    // Local experts: E / ep.
+  int ep = 1;          // The dispatch group.
+  int etp = 1;         // Expert tensor parallelism.
+  // Megatron's dispatcher sorts the received rows by local expert (and back before the combine)
+  // when more than one expert is local and rows came from other chips (sort_chunks_by_idxs).
+  bool sorts = false;
   double a2a_bytes = 0;  // V of each all-to-all: the group's routed copies.
   double etp_bytes = 0;  // V of the etp all-gather and reduce-scatter.
 };
@@ -34,6 +37,7 @@ MoeSizes SizesOf(const ModelSpec& model, const Layout& layout, const Dims& d) {
   s.rows = s.t * s.k * s.etp;
   s.a2a_bytes = s.ep * s.t * s.k * d.d * d.e;
   s.etp_bytes = s.rows * d.d * d.e;
+  s.sorts = s.local > 1 && (s.ep > 1 || s.etp > 1);
   return s;
 }
 
@@ -42,7 +46,17 @@ MlpPart RoutedExperts(const ModelSpec& model, const MoeSizes& s) {
 }
 
 MlpPart SharedExperts(const ModelSpec& model, const Layout& layout, const Dims& d) {
-  return {"moe.shared", d.tok, d.sp_tok, D(model.shared_ffn) / layout.tp, 1, model.gated_mlp};
+  // Its input, mlp.norm's output, is kept once: by moe.router.
+  return {"moe.shared", d.tok, 0, D(model.shared_ffn) / layout.tp, 1, model.gated_mlp};
+}
+
+// A permutation of the rows through HBM: read and written once.
+Op Sort(const Builder& b, std::string name, const MoeSizes& s, const Dims& d, Phase phase) {
+  Op op = b.Base(std::move(name), OpKind::kElementwise, phase);
+  op.hbm_read_bytes = d.e * s.rows * d.d;
+  op.hbm_write_bytes = d.e * s.rows * d.d;
+  op.output_bytes = op.hbm_write_bytes;
+  return op;
 }
 
 }  // namespace
@@ -71,7 +85,9 @@ void AppendMoeForward(Builder& b, const ModelSpec& model, const Layout& layout, 
     b.Add(b.Collective("etp.all-gather.moe", CollectiveOp::kAllGather, "etp", s.etp_bytes,
                        /*blocking=*/true, phase));
   }
+  if (s.sorts) b.Add(Sort(b, "moe.sort", s, d, phase));
   AppendMlpCore(b, d, RoutedExperts(model, s), phase, expert_gather);
+  if (s.sorts) b.Add(Sort(b, "moe.unsort", s, d, phase));
   if (s.etp > 1) {
     b.Add(b.Collective("etp.reduce-scatter.moe", CollectiveOp::kReduceScatter, "etp", s.etp_bytes,
                        /*blocking=*/true, phase));
@@ -123,7 +139,9 @@ void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, co
     b.Add(b.Collective("etp.all-gather.moe.dx", CollectiveOp::kAllGather, "etp", s.etp_bytes,
                        /*blocking=*/true, Phase::kBackwardInput));
   }
+  if (s.sorts) b.Add(Sort(b, "moe.unsort.dx", s, d, Phase::kBackwardInput));
   AppendMlpCoreBackward(b, fwd, d, RoutedExperts(model, s), expert_dws);
+  if (s.sorts) b.Add(Sort(b, "moe.sort.dx", s, d, Phase::kBackwardInput));
   if (s.etp > 1) {
     b.Add(b.Collective("etp.reduce-scatter.moe.dx", CollectiveOp::kReduceScatter, "etp",
                        s.etp_bytes, /*blocking=*/true, Phase::kBackwardInput));

@@ -9,6 +9,8 @@
 //   ep.all-to-all.dispatch   over the ep group (Layout::GroupAxes): every chip keeps 1/ep of its
 //                      rows and sends 1/ep to each other member; V = ep t k D bytes;
 //   etp.all-gather.moe with etp > 1: each tp rank gathers its group's rows (tp t k);
+//   moe.sort           with several local experts and rows from other chips: the rows sorted by
+//                      local expert (Megatron's sort_chunks_by_idxs), and moe.unsort back;
 //   moe.experts.gate/.up/.act/.down  the experts/ep local experts as grouped GEMMs over the
 //                      received rows, each expert's ffn split over etp;
 //   etp.reduce-scatter.moe, ep.all-to-all.combine  the way back;
