@@ -358,8 +358,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
          << memory.stage << ", precision " << options.precision.name
-         << (options.distributed_optimizer && layout.dp > 1
-                 ? ", optimizer sharded over dp=" + std::to_string(layout.dp)
+         << (options.distributed_optimizer && layout.grad_dp() > 1
+                 ? std::string(", optimizer sharded over ") +
+                       (layout.cp > 1 ? "dp x cp = " : "dp=") + std::to_string(layout.grad_dp())
                  : std::string())
          << "): params " << FormatByteSize(memory.param_bytes) << ", grads "
          << FormatByteSize(memory.grad_bytes) << ", optimizer "
@@ -495,11 +496,13 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5p:16x20x28, h100:1024")
       ->required();
   sub->add_option("--model", flags->model, kTrainingModelHelp)->required();
-  sub->add_option("--layout", flags->layout,
-                  "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=1|tp][,sp=1][,microbatches=N|mbs=N]"
-                  "[,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs "
-                  "microbatches= or mbs= (sequences per microbatch per data shard); ep (experts "
-                  "split over chips) folds into dp or fsdp, and with etp=1 into tp too")
+  sub->add_option(
+         "--layout", flags->layout,
+         "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=1|tp][,sp=1][,microbatches=N|mbs=N]"
+         "[,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs "
+         "microbatches= or mbs= (sequences per microbatch per data shard); cp splits each "
+         "sequence over chips; ep (experts split over chips) folds into dp or fsdp, and "
+         "with etp=1 into tp too")
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");

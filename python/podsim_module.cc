@@ -177,6 +177,7 @@ py::dict ParseLayout(const std::string& text) {
   d["tp"] = layout.tp;
   d["pp"] = layout.pp;
   d["sp"] = layout.sp;
+  d["cp"] = layout.cp;
   d["ep"] = layout.ep;
   d["etp"] = StatedOrNone(layout.etp);
   d["chips"] = layout.chips();

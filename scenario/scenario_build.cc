@@ -381,6 +381,7 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
       {"fsdp", spec.has_fsdp(), spec.fsdp(), &workloads::Layout::fsdp},
       {"tp", spec.has_tp(), spec.tp(), &workloads::Layout::tp},
       {"pp", spec.has_pp(), spec.pp(), &workloads::Layout::pp},
+      {"cp", spec.has_cp(), spec.cp(), &workloads::Layout::cp},
       {"ep", spec.has_ep(), spec.ep(), &workloads::Layout::ep},
       {"etp", spec.has_etp(), spec.etp(), &workloads::Layout::etp},
   };

@@ -123,10 +123,13 @@ Outcome RunCase(uint32_t seed) {
   if (!model.ok()) return out;
   const bool training = rng() % 3 != 0;
   if (training) {
-    const int tp = Factor(chips, 8, rng);
-    const int pp = Factor(chips / tp, model->layers, rng);
-    const int fsdp = Factor(chips / tp / pp, chips, rng);
-    const int dp = chips / tp / pp / fsdp;
+    // One in four splits the sequences over cp = 2 or 4 (drawn from moe_rng, like the models'
+    // experts, so that the other draws stay those of the cases without).
+    const int cp = moe_rng() % 4 == 0 && chips % 4 == 0 ? 2 << (moe_rng() % 2) : 1;
+    const int tp = Factor(chips / cp, 8, rng);
+    const int pp = Factor(chips / cp / tp, model->layers, rng);
+    const int fsdp = Factor(chips / cp / tp / pp, chips, rng);
+    const int dp = chips / cp / tp / pp / fsdp;
     std::vector<std::string> order;
     for (auto [name, size] :
          {std::pair<const char*, int>{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}}) {
@@ -136,6 +139,7 @@ Outcome RunCase(uint32_t seed) {
     std::string text = "dp=" + std::to_string(dp) + ",fsdp=" + std::to_string(fsdp) +
                        ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp);
     if (pp > 1) text += ",microbatches=" + std::to_string(pp * (1 + rng() % 2));
+    if (cp > 1) text += ",cp=" + std::to_string(cp);
     // Models with experts need sp with tp (Megatron-LM); their ep takes a factor of dp or
     // fsdp, and with etp=1 spans tp too.
     const bool sp = rng() % 3 == 0;

@@ -135,5 +135,25 @@ TEST_F(Issue15CliTest, ScenarioFieldsMatchTheFlags) {
             nlohmann::json::parse(flags.out)["step_time_s"]);
 }
 
+// The issue's long-sequence case: cp=8 with tp=2 on a 128K sequence, the keys' and values'
+// gathers over cp in the schedule and the trace.
+TEST_F(Issue15CliTest, ContextParallelLongSequenceRuns) {
+  Outcome run =
+      Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "cp=8,tp=2",
+              "--batch-tokens", "128Ki", "--seq", "131072", "--json", "--trace", Path("cp.json")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_GT(j["breakdown"]["exposed_cp"].get<double>(), 0) << run.out;
+  const std::string trace = ReadFile(Path("cp.json"));
+  EXPECT_NE(trace.find("cp.all-gather.kv"), std::string::npos);
+  EXPECT_NE(trace.find("cp.reduce-scatter.dkv"), std::string::npos);
+  Outcome odd = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
+                        "cp=8,tp=2", "--batch-tokens", "131080", "--seq", "131080"});
+  EXPECT_EQ(odd.code, 1);
+  EXPECT_EQ(odd.err,
+            "podsim: error: --layout: layout dp=1,fsdp=1,tp=2,pp=1,cp=8: cp=8 needs 2*cp = 16 to "
+            "divide seq=131080 (each chip holds two of 2*cp equal chunks of every sequence)\n");
+}
+
 }  // namespace
 }  // namespace podsim::cli

@@ -16,6 +16,7 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.tok = D(shape.tokens);
   d.sp_tok = D(shape.sp_tokens);
   d.seqs = D(shape.microbatch_sequences);
+  d.cp = layout.cp;
   d.T = D(shape.seq);
   d.d = D(model.d_model);
   d.qk_head = D(model.qk_head_dim());
@@ -34,10 +35,12 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   return d;
 }
 
-DataGroups DenseGroups(const Layout& layout) { return {"fsdp", layout.fsdp, "dp", layout.dp}; }
+DataGroups DenseGroups(const Layout& layout) {
+  return {"fsdp", layout.fsdp, "dp", layout.grad_dp()};
+}
 
 DataGroups ExpertGroups(const Layout& layout) {
-  return {"expert-fsdp", layout.expert_fsdp(), "expert-dp", layout.expert_dp()};
+  return {"expert-fsdp", layout.expert_fsdp(), "expert-dp", layout.expert_grad_dp()};
 }
 
 // TP activation collective after a row-parallel matmul (forward) or a column-parallel

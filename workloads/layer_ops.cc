@@ -49,9 +49,10 @@ constexpr double kMaskBytes = 1;
 // Logits are upcast to fp32 for the cross-entropy (Korthikanti et al. 2022, sec. 4.3: 4sbv/t).
 constexpr double kLogitBytes = 4;
 
-// Per-pair attention FLOPs (one multiply-add pass over H for one head and one pair, x2 FLOPs).
+// Query-key pairs of the chip's queries: a sequence's T^2 (causal T(T+1)/2), of which cp
+// splits an equal share to each chip (load-balanced chunks, layout.h).
 double Pairs(const Dims& d, bool causal) {
-  return causal ? d.seqs * d.T * (d.T + 1) / 2 : d.seqs * d.T * d.T;
+  return (causal ? d.seqs * d.T * (d.T + 1) / 2 : d.seqs * d.T * d.T) / d.cp;
 }
 
 // Batched matmul of attention on one chip: `batch` = sequences x heads products of [m,k] x [k,n].
@@ -69,8 +70,16 @@ Op AttentionMatmul(const Builder& b, std::string name, const Dims& d, double m, 
 // The shape a flash kernel carries (op.h): queries and keys per sequence, head dimension, and
 // the independent (sequence, head) problems.
 MatmulShape FlashShape(const Dims& d) {
-  return {static_cast<int64_t>(d.T), static_cast<int64_t>(d.qk_head), static_cast<int64_t>(d.T),
-          static_cast<int64_t>(d.seqs * d.heads)};
+  return {static_cast<int64_t>(d.T / d.cp), static_cast<int64_t>(d.qk_head),
+          static_cast<int64_t>(d.T), static_cast<int64_t>(d.seqs * d.heads)};
+}
+
+// With cp > 1, the all-gather of the sequence's keys and values over cp before the flash core
+// (forward, and again before its backward): V = the whole sequence's K and V.
+void CpGatherKeysAndValues(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+  if (d.cp <= 1) return;
+  b.Add(b.Collective("cp.all-gather." + name, CollectiveOp::kAllGather, "cp",
+                     d.e * d.tok * d.cp * (d.kv + d.v), /*blocking=*/true, phase));
 }
 
 // The materialized attention core as the kernels Megatron-LM runs it (CoreAttention in
@@ -140,20 +149,21 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   if (materialized) {
     AppendMaterializedCore(b, model, d, phase, model_pairs);
   } else {
+    CpGatherKeysAndValues(b, d, "kv", phase);
     Op core = b.Base("attn.core", OpKind::kAttention);
-    const double qkv_bytes = d.e * d.tok * (d.q + d.kv + d.v);
+    const double qkv_bytes = d.e * d.tok * (d.q + d.cp * (d.kv + d.v));
     core.hbm_read_bytes = qkv_bytes;
     core.hbm_write_bytes = d.e * d.tok * d.o;
     core.output_bytes = d.e * d.tok * d.o;
-    core.saved_bytes = qkv_bytes;  // Q, K, V (Korthikanti: 4sbh + 2sbh for MHA).
+    core.saved_bytes = d.e * d.tok * (d.q + d.kv + d.v);  // Q, K, V (Korthikanti: 4sbh + 2sbh).
     core.shape = FlashShape(d);
     core.causal = options.causal;
     // Scores over the query/key dims, values over the value dims: 2 (q + o) per pair.
     core.model_flops = phase == Phase::kRecompute ? 0 : 2 * (d.q + d.o) * model_pairs;
     core.flops = 2 * (d.q + d.o) * Pairs(d, options.causal);
     core.hfu_flops = core.flops;
-    core.hbm_write_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
-    core.saved_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+    core.hbm_write_bytes += kFlashStatBytes * d.tok * d.heads;
+    core.saved_bytes += kFlashStatBytes * d.tok * d.heads;
     b.Add(core);
   }
   Op out = b.Matmul("attn.out", d.tok, d.o, d.d, d.e, phase);
@@ -362,7 +372,10 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
     bwd.shape = core.shape;
     bwd.causal = core.causal;
-    const double qkv_bytes = d.e * d.tok * (d.q + d.kv + d.v);
+    // With cp the sequence's keys and values are gathered again, and their gradients
+    // reduce-scattered back to the chips that hold them.
+    CpGatherKeysAndValues(b, d, "kv.dx", Phase::kBackwardInput);
+    const double qkv_bytes = d.e * d.tok * (d.q + d.cp * (d.kv + d.v));
     bwd.model_flops = 2 * core.model_flops;
 
     bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.o;  // Q, K, V, O, dO.
@@ -370,8 +383,13 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     // S = QK^T again, dQ and dK over the query/key dims; dP = dO V^T and dV over the value dims.
     bwd.flops = 2 * (3 * d.q + 2 * d.o) * Pairs(d, options.causal);
     bwd.hfu_flops = bwd.flops;  // The recomputed scores and the four gradient matmuls.
-    bwd.hbm_read_bytes += kFlashStatBytes * d.seqs * d.heads * d.T;
+    bwd.hbm_read_bytes += kFlashStatBytes * d.tok * d.heads;
     b.Add(bwd);
+    if (d.cp > 1) {
+      b.Add(b.Collective("cp.reduce-scatter.dkv", CollectiveOp::kReduceScatter, "cp",
+                         d.e * d.tok * d.cp * (d.kv + d.v), /*blocking=*/true,
+                         Phase::kBackwardInput));
+    }
   }
   if (model.mla()) {
     AppendLatentProjectionsBackward(b, fwd, model, d, &dws);
@@ -515,6 +533,11 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
 }
 
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
+  if (options.attention == AttentionKernel::kMaterialized && layout.cp > 1) {
+    return sim::Status::InvalidArgument(
+        "cp=" + std::to_string(layout.cp) +
+        " is modelled with flash attention only (--attention flash, the default)");
+  }
   if (options.tp_comm_overlap && layout.tp > 1 && !layout.sp) {
     return sim::Status::InvalidArgument(
         "tp communication overlap needs sequence parallelism with tp=" + std::to_string(layout.tp) +
@@ -528,10 +551,10 @@ OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions
   const PrecisionRecipe& p = options.precision;
   // The parameters this chip updates: its dp shard under the distributed optimizer (the routed
   // experts' expert-dp shard).
-  const double updated =
-      options.distributed_optimizer
-          ? (params_on_chip - expert_params) / layout.dp + expert_params / layout.expert_dp()
-          : params_on_chip;
+  const double updated = options.distributed_optimizer
+                             ? (params_on_chip - expert_params) / layout.grad_dp() +
+                                   expert_params / layout.expert_grad_dp()
+                             : params_on_chip;
   Op adam;
   adam.name = "optimizer.adam";
   adam.kind = OpKind::kOptimizer;

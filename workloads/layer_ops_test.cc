@@ -289,5 +289,32 @@ TEST(LayerOpsTest, ExpertGradientsReduceOverTheExpertDataAxes) {
   EXPECT_DOUBLE_EQ(CommBytes(bwd, "fsdp"), (param + wire) * dense);
 }
 
+// Context parallelism: each chip computes 1/cp of the sequence's matmuls and causal attention
+// pairs (load-balanced), after gathering the sequence's keys and values over cp; the backward
+// gathers them again and reduce-scatters their gradients.
+TEST(LayerOpsTest, ContextParallelismSplitsTheWorkAndGathersKeysAndValues) {
+  const Case whole = Make("llama3-8b", "dp=1", 1, 32768);
+  const Case split = Make("llama3-8b", "cp=4", 1, 32768);
+  const OpOptions options;
+  const OpList fwd1 = LayerForwardOps(whole.model, whole.layout, whole.shape, options);
+  const OpList fwd4 = LayerForwardOps(split.model, split.layout, split.shape, options);
+  const OpList bwd4 = LayerBackwardOps(split.model, split.layout, split.shape, options);
+  EXPECT_DOUBLE_EQ(4 * Sum(fwd4, OpKind::kMatmul, &Op::flops),
+                   Sum(fwd1, OpKind::kMatmul, &Op::flops));
+  EXPECT_DOUBLE_EQ(4 * Sum(fwd4, OpKind::kAttention, &Op::flops),
+                   Sum(fwd1, OpKind::kAttention, &Op::flops));
+  EXPECT_DOUBLE_EQ(4 * Sum(fwd4, OpKind::kAttention, &Op::model_flops),
+                   Sum(fwd1, OpKind::kAttention, &Op::model_flops));
+  // K and V of the whole sequence: 2 x 8 kv heads x 128 x 32768 tokens x 2 bytes.
+  const double kv = 2.0 * 8 * 128 * 32768 * 2;
+  EXPECT_DOUBLE_EQ(CommBytes(fwd4, "cp"), kv);
+  EXPECT_DOUBLE_EQ(CommBytes(bwd4, "cp"), 2 * kv);
+  for (const Op& op : fwd4) {
+    if (op.kind != OpKind::kAttention) continue;
+    EXPECT_EQ(op.shape.m, 32768 / 4);  // The chip's queries
+    EXPECT_EQ(op.shape.n, 32768);      // against the whole sequence's keys.
+  }
+}
+
 }  // namespace
 }  // namespace podsim::workloads

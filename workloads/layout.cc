@@ -18,7 +18,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]"
+    "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]"
     "[,schedule=gpipe|1f1b|interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
@@ -39,6 +39,7 @@ std::string_view PipelineScheduleName(PipelineSchedule schedule) {
 std::string Layout::ToString() const {
   std::string text =
       StrCat({"dp=", Str(dp), ",fsdp=", Str(fsdp), ",tp=", Str(tp), ",pp=", Str(pp)});
+  if (cp > 1) text += StrCat({",cp=", Str(cp)});
   if (ep > 1) text += StrCat({",ep=", Str(ep)});
   if (etp > 0) text += StrCat({",etp=", Str(etp)});
   if (sp) text += ",sp=1";
@@ -56,15 +57,20 @@ std::string Layout::ToString() const {
 }
 
 std::vector<topology::MeshAxis> Layout::MeshAxes() const {
-  if (ep_data() <= 1) return {{"dp", dp}, {"fsdp", fsdp}, {"tp", tp}, {"pp", pp}};
-  return {{"dp", expert_dp()}, {"fsdp", expert_fsdp()}, {"tp", tp}, {"pp", pp}, {"ep", ep_data()}};
+  std::vector<topology::MeshAxis> axes = {
+      {"dp", expert_dp()}, {"fsdp", expert_fsdp()}, {"tp", tp}, {"pp", pp}};
+  if (cp > 1) axes.push_back({"cp", cp});
+  if (ep_data() > 1) axes.push_back({"ep", ep_data()});
+  return axes;
 }
 
 std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
   const bool ep_axis = ep_data() > 1;
   if (group == "dp") {
-    if (ep_axis && ep_in_dp()) return {"dp", "ep"};
-    return {"dp"};
+    std::vector<std::string> axes = {"dp"};
+    if (ep_axis && ep_in_dp()) axes.push_back("ep");
+    if (cp > 1) axes.push_back("cp");
+    return axes;
   }
   if (group == "fsdp") {
     if (ep_axis && !ep_in_dp()) return {"fsdp", "ep"};
@@ -76,10 +82,13 @@ std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
     if (ep_axis) axes.push_back("ep");
     return axes;
   }
-  if (group == "expert-dp") return {"dp"};
+  if (group == "expert-dp") {
+    if (cp > 1) return {"dp", "cp"};
+    return {"dp"};
+  }
   if (group == "expert-fsdp") return {"fsdp"};
   if (group == "etp") return {"tp"};
-  PODSIM_CHECK(group == "tp" || group == "pp") << "no group " << group;
+  PODSIM_CHECK(group == "tp" || group == "pp" || group == "cp") << "no group " << group;
   return {std::string(group)};
 }
 
@@ -104,7 +113,8 @@ namespace {
 // (int64) and data_shards() (int) in range for layouts from any source (text or scenario fields).
 sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
   constexpr double kMaxChips = 1 << 20;
-  const double chips = static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp;
+  const double chips =
+      static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp * layout.cp;
   if (chips > kMaxChips) {
     return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp is over podsim's limit of ",
                                            Str(static_cast<int64_t>(kMaxChips)), " chips"}));
@@ -116,7 +126,7 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp",       "fsdp",           "tp",   "pp", "ep", "etp", "sp", "microbatches", "mbs",
+      "dp",       "fsdp",           "tp",   "pp", "cp", "ep", "etp", "sp", "microbatches", "mbs",
       "schedule", "virtual_stages", "order"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
@@ -146,9 +156,10 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
         size_t end = value.find('/', begin);
         if (end == std::string_view::npos) end = value.size();
         const std::string axis(value.substr(begin, end - begin));
-        if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp" && axis != "ep") {
+        if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp" && axis != "ep" &&
+            axis != "cp") {
           return sim::Status::InvalidArgument(StrCat(
-              {where, ": order lists mesh axes (dp, fsdp, tp, pp, ep) separated by '/' (got '",
+              {where, ": order lists mesh axes (dp, fsdp, tp, pp, cp, ep) separated by '/' (got '",
                value, "')"}));
         }
         if (std::find(layout.order.begin(), layout.order.end(), axis) != layout.order.end()) {
@@ -178,6 +189,7 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     if (key == "fsdp") layout.fsdp = v;
     if (key == "tp") layout.tp = v;
     if (key == "pp") layout.pp = v;
+    if (key == "cp") layout.cp = v;
     if (key == "ep") layout.ep = v;
     if (key == "etp") layout.etp = v;
     if (key == "microbatches") layout.microbatches = v;
@@ -273,8 +285,9 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   };
   const std::string of_model = StrCat({" of model '", model.name, "'"});
   if (layout.chips() != chip_count) {
-    return fail(StrCat({"dp*fsdp*tp*pp = ", Str(layout.chips()), " must equal the ",
-                        Str(chip_count), " chips of the system"}));
+    return fail(
+        StrCat({layout.cp > 1 ? "dp*fsdp*tp*pp*cp = " : "dp*fsdp*tp*pp = ", Str(layout.chips()),
+                " must equal the ", Str(chip_count), " chips of the system"}));
   }
   const int tp = layout.tp;
   if (model.heads % tp != 0) {
@@ -342,8 +355,17 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
     return fail(StrCat({"batch of ", Str(batch.sequences),
                         " sequences must be divisible by dp*fsdp*microbatches = ", Str(split)}));
   }
-  if (layout.sp && tp > 1 && batch.seq % tp != 0) {
-    return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide seq=", Str(batch.seq)}));
+  if (layout.cp > 1 && batch.seq % (2 * int64_t{layout.cp}) != 0) {
+    return fail(StrCat({"cp=", Str(layout.cp), " needs 2*cp = ", Str(2 * int64_t{layout.cp}),
+                        " to divide seq=", Str(batch.seq),
+                        " (each chip holds two of 2*cp equal chunks of every sequence)"}));
+  }
+  if (layout.sp && tp > 1 && (batch.seq / layout.cp) % tp != 0) {
+    if (layout.cp == 1) {
+      return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide seq=", Str(batch.seq)}));
+    }
+    return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide the ", Str(batch.seq / layout.cp),
+                        " tokens of a sequence on each chip (seq/cp)"}));
   }
   return ValidateExpertAxes(layout, model, fail);
 }
@@ -354,7 +376,7 @@ ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec
   s.microbatch_sequences =
       batch.sequences / (int64_t{layout.data_shards()} * layout.microbatch_count());
   s.seq = batch.seq;
-  s.tokens = s.microbatch_sequences * batch.seq;
+  s.tokens = s.microbatch_sequences * batch.seq / layout.cp;
   s.sp_tokens = layout.sp ? s.tokens / tp : s.tokens;
   s.heads = model.heads / tp;
   s.kv_heads = model.kv_heads % tp == 0 ? model.kv_heads / tp : 1;

@@ -7,6 +7,13 @@
 //         states are sharded; weights are all-gathered before use, gradients reduce-scattered.
 //   tp    Megatron tensor parallelism: heads, kv heads and the MLP's ffn dimension are split.
 //   pp    pipeline stages of consecutive layers (LayersOfStage); `microbatches` per step.
+//   cp    context parallelism: each sequence is split over cp chips in 2 cp chunks, chip i
+//         holding chunks i and 2 cp - 1 - i (Megatron-Core's load balancing of causal work), so
+//         every op runs on T/cp of each sequence's tokens; attention gathers the sequence's keys
+//         and values over cp before its core and reduce-scatters their gradients after it (the
+//         all-gather variant of Llama 3, Dubey et al. 2024 sec. 3.3.2, layer_ops.h). The weights
+//         are replicated over cp and their gradients reduced over dp x cp, as Megatron-Core's
+//         data-parallel group includes cp.
 //   ep    expert parallelism (models with experts): each MoE layer's routed experts are split
 //         over ep chips, which exchange the routed tokens by all-to-all. ep folds into the other
 //         axes as Megatron-Core's "parallel folding" does (Liu et al. 2025, arXiv 2504.14960):
@@ -65,13 +72,18 @@ struct Layout {
   int micro_batch_size = 0;  // mbs=: sequences per microbatch per data shard; 0: not stated.
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // Model chunks per chip; > 1 only with kInterleavedOneFOneB.
+  int cp = 1;              // Context parallelism (header comment).
   int ep = 1;              // Expert parallelism (header comment).
   int etp = 0;             // Expert tensor parallelism: 1 or tp; 0: not stated (tp).
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
   // `order`); the others follow by their need of fast links. Empty: the automatic placement.
   std::vector<std::string> order;
 
-  int64_t chips() const { return int64_t{dp} * fsdp * tp * pp; }
+  int64_t chips() const { return int64_t{dp} * fsdp * tp * pp * cp; }
+  // The chips that hold a replica of the same parameter shard and reduce its gradients: dp x cp;
+  // of the routed experts: expert_dp() x cp.
+  int grad_dp() const { return dp * cp; }
+  int expert_grad_dp() const { return expert_dp() * cp; }
   int expert_tp() const { return etp > 0 ? etp : tp; }
   // The chips of the ep group taken from the data axes: ep / tp with etp = 1, else ep.
   int ep_data() const { return expert_tp() == 1 && tp > 1 ? ep / tp : ep; }
@@ -80,27 +92,29 @@ struct Layout {
   // Expert data parallelism: the dp and fsdp that remain for the experts.
   int expert_dp() const { return ep_in_dp() ? dp / ep_data() : dp; }
   int expert_fsdp() const { return ep_in_dp() ? fsdp : fsdp / ep_data(); }
-  // The mesh axes of a group of the step's collectives: "tp", "pp", "dp", "fsdp" (the attention's
-  // and dense layers' groups: with ep they include the mesh axis "ep"), "ep" (the
+  // The mesh axes of a group of the step's collectives: "tp", "pp", "cp", "dp", "fsdp" (the
+  // attention's and dense layers' groups: with ep they include the mesh axis "ep", dp with cp
+  // also "cp"), "ep" (the
   // dispatch/combine group), "etp" (expert tensor parallelism: tp's axis), "expert-dp" and
-  // "expert-fsdp" (what dp and fsdp keep for the experts). REQUIRES: one of these names.
+  // "expert-fsdp" (what dp and fsdp keep for the experts; expert-dp with "cp" too). REQUIRES: one
+  // of these names.
   std::vector<std::string> GroupAxes(std::string_view group) const;
   int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
   // Microbatches per step: the stated count, or 1. REQUIRES (for mbs= layouts): resolved.
   int microbatch_count() const { return microbatches > 0 ? microbatches : 1; }
 
-  // "dp=2,fsdp=4,tp=8,pp=1[,ep=..][,etp=..][,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
+  // "dp=2,fsdp=4,tp=8,pp=1[,cp=..][,ep=..][,etp=..][,sp=1][,microbatches=4][,mbs=2][,schedule=..][,virtual_stages=..]":
   // the canonical text, every axis written, flags only when not default (a microbatch count
   // whenever it is stated).
   std::string ToString() const;
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group),
-  // and, with ep_data() > 1, "ep" (dp or fsdp then keep the rest).
+  // with cp > 1 "cp", and with ep_data() > 1 "ep" (dp or fsdp then keep the rest).
   std::vector<topology::MeshAxis> MeshAxes() const;
 };
 
 // Parses
-// "dp=..,fsdp=..,tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]
+// "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]
 // [,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=fsdp/tp/..]"; omitted axes are 1.
 // Errors name the key: unknown keys get a spelling suggestion. Checks only the text; ValidateLayout
 // checks it against a model and a system.

@@ -59,14 +59,15 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 }
 
 TEST(LayoutTest, ParseErrorsNameTheKey) {
-  EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
-            "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-            "tp=..,pp=..[,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..][,schedule="
-            "gpipe|1f1b|interleaved]"
-            "[,virtual_stages=..][,order=AXIS/AXIS/..]");
+  EXPECT_EQ(
+      ParseLayout("dp=2,tpp=4").status().message(),
+      "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
+      "tp=..,pp=..[,cp=..][,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..][,schedule="
+      "gpipe|1f1b|interleaved]"
+      "[,virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(
       ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
-      "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp, ep) separated "
+      "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp, cp, ep) separated "
       "by '/' (got 'tp/sp')");
   EXPECT_EQ(ParseLayout("dp=2,tp=4,order=tp/dp/tp").status().message(),
             "layout 'dp=2,tp=4,order=tp/dp/tp': order names tp twice");
@@ -244,6 +245,29 @@ TEST(LayoutTest, BadExpertLayoutsNameTheAxis) {
             "layout dp=2,fsdp=1,tp=4,pp=1,ep=2,etp=2,sp=1: etp=2 must be 1 or tp=4 (podsim folds "
             "the expert tensor parallelism into tp's group)");
   EXPECT_EQ(Error("dp=2,tp=4,ep=8,etp=1,sp=1", "mixtral-8x7b", 8, batch), "");
+}
+
+// cp splits each sequence: it multiplies the chips, gives each chip T/cp tokens of a sequence,
+// and joins dp's gradient group (layout.h).
+TEST(LayoutTest, ContextParallelismSplitsTheSequence) {
+  const Layout l = L("dp=2,tp=2,cp=4,sp=1");
+  EXPECT_EQ(l.chips(), 16);
+  EXPECT_EQ(l.ToString(), "dp=2,fsdp=1,tp=2,pp=1,cp=4,sp=1");
+  EXPECT_EQ(l.GroupAxes("dp"), (std::vector<std::string>{"dp", "cp"}));
+  EXPECT_EQ(l.GroupAxes("cp"), (std::vector<std::string>{"cp"}));
+  EXPECT_EQ(l.grad_dp(), 8);
+  const ShardShape shape = ShapeOf(l, M("llama3-8b"), BatchSpec{8, 8192});
+  EXPECT_EQ(shape.tokens, 4 * 8192 / 4);
+  EXPECT_EQ(shape.sp_tokens, 4 * 8192 / 4 / 2);
+  EXPECT_EQ(Error("cp=4", "llama3-8b", 4, BatchSpec{4, 4100}),
+            "layout dp=1,fsdp=1,tp=1,pp=1,cp=4: cp=4 needs 2*cp = 8 to divide seq=4100 (each chip "
+            "holds two of 2*cp equal chunks of every sequence)");
+  EXPECT_EQ(Error("cp=2,tp=8,sp=1", "llama3-8b", 16, BatchSpec{4, 4104}),
+            "layout dp=1,fsdp=1,tp=8,pp=1,cp=2,sp=1: sp=1 needs tp=8 to divide the 2052 tokens of "
+            "a sequence on each chip (seq/cp)");
+  EXPECT_EQ(Error("cp=4,tp=2", "llama3-8b", 4, BatchSpec{4, 8192}),
+            "layout dp=1,fsdp=1,tp=2,pp=1,cp=4: dp*fsdp*tp*pp*cp = 8 must equal the 4 chips of the "
+            "system");
 }
 
 }  // namespace

@@ -91,8 +91,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
         p.master_bytes > 0 && p.GradBufferBytes(layout.microbatch_count()) < kFp32Bytes;
     // The routed experts' shards are over the expert data parallelism (layout.h, ep).
     const double per_param = p.master_bytes + p.optimizer_bytes + (fp32_shard ? kFp32Bytes : 0);
-    m.optimizer_bytes = (m.params - m.expert_params) * per_param / layout.dp +
-                        m.expert_params * per_param / layout.expert_dp();
+    m.optimizer_bytes = (m.params - m.expert_params) * per_param / layout.grad_dp() +
+                        m.expert_params * per_param / layout.expert_grad_dp();
   }
 
   // A chunk's layers hold the stage's mix of dense and MoE layers in proportion.
@@ -142,6 +142,11 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     m.buffer_bytes += buffer;
   }
   if (layout.tp > 1) m.buffer_bytes += act;
+  if (layout.cp > 1) {
+    // The sequence's keys and values gathered over cp for one layer's attention.
+    m.buffer_bytes += e * D(shape.tokens) * layout.cp * D(shape.kv_heads) *
+                      D(model.qk_head_dim() + model.value_head_dim());
+  }
   if (layers.moe > 0 && layout.ep > 1) {
     // The dispatch's send and receive buffers: the chip's routed copies of its tokens.
     m.buffer_bytes += 2 * e * D(shape.sp_tokens) * D(model.top_k) * D(model.d_model);

@@ -93,7 +93,7 @@ inline constexpr uint64_t kAutoExactOrbits = 64;
 // generated steps of tests/issue_13_differential_test.cc, which fails if any of its cases falls
 // outside: a measurement on those steps (small models, so communication weighs more than in most
 // real steps), not a bound for others. The output's accuracy line quotes it.
-inline constexpr double kApproximationErrorLow = -0.56;
+inline constexpr double kApproximationErrorLow = -0.60;
 inline constexpr double kApproximationErrorHigh = 0.085;
 
 struct StepOptions {
