@@ -37,7 +37,9 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   Layout probe = layout;
   probe.order.clear();
   std::vector<std::string> others;  // Axes of size > 1 but tp, in the automatic order.
-  for (const char* name : {"ep", "fsdp", "dp", "pp"}) {
+  // ep keeps its automatic place (after tp, as Megatron-Core's expert ranks follow tp's); the
+  // orders permute the rest, so a model with experts does not multiply the placements tried.
+  for (const char* name : {"fsdp", "dp", "pp"}) {
     for (const topology::MeshAxis& axis : probe.MeshAxes()) {
       if (axis.name == name && axis.size > 1) others.push_back(axis.name);
     }
@@ -55,6 +57,7 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   do {
     std::vector<std::string> order;
     if (layout.tp > 1) order.push_back("tp");
+    if (layout.ep_data() > 1) order.push_back("ep");
     for (size_t i : index) order.push_back(others[i]);
     sim::StatusOr<topology::MeshMapping> mapping =
         topology::MapMesh(system, probe.MeshAxes(), {}, order);

@@ -37,9 +37,9 @@ struct LayoutCandidate {
 // The placements a sweep tries for `layout` on `system`, as Layout::order values: the automatic
 // one (an empty order) when it places the mesh, then tp first (tensor parallelism talks every
 // layer, so it keeps the fastest links, as Megatron and the scaling book place it) followed by
-// every permutation of the other axes larger than 1 (ep, fsdp, dp, pp), each kept only when it
-// places the mesh contiguously and differently from every order before it. Empty when nothing
-// places it.
+// every permutation of the other axes larger than 1 (fsdp, dp, pp; ep keeps its automatic place
+// after tp), each kept only when it places the mesh contiguously and differently from every order
+// before it. Empty when nothing places it.
 std::vector<std::vector<std::string>> MappingOrders(const topology::System& system,
                                                     const Layout& layout);
 
