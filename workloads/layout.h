@@ -42,6 +42,7 @@
 #ifndef PODSIM_WORKLOADS_LAYOUT_H_
 #define PODSIM_WORKLOADS_LAYOUT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -85,8 +86,9 @@ struct Layout {
   int grad_dp() const { return dp * cp; }
   int expert_grad_dp() const { return expert_dp() * cp; }
   int expert_tp() const { return etp > 0 ? etp : tp; }
-  // The chips of the ep group taken from the data axes: ep / tp with etp = 1, else ep.
-  int ep_data() const { return expert_tp() == 1 && tp > 1 ? ep / tp : ep; }
+  // The chips of the ep group taken from the data axes: ep / tp with etp = 1, else ep (at least
+  // 1, so that an unvalidated layout with ep < tp still has mesh axes).
+  int ep_data() const { return expert_tp() == 1 && tp > 1 ? std::max(1, ep / tp) : ep; }
   // Whether ep_data() is taken from dp (else from fsdp).
   bool ep_in_dp() const { return dp % ep_data() == 0; }
   // Expert data parallelism: the dp and fsdp that remain for the experts.

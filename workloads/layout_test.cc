@@ -224,6 +224,14 @@ TEST(LayoutTest, ExpertParallelismFoldsIntoTheDataAxes) {
   EXPECT_EQ(L(folded.ToString()).ToString(), folded.ToString());
 }
 
+// An unvalidated layout (as the fuzzers and Python's parse_layout hold) has mesh axes however
+// its ep and tp relate.
+TEST(LayoutTest, UnvalidatedExpertLayoutsHaveMeshAxes) {
+  const Layout l = L("tp=4,ep=2,etp=1,dp=3");
+  EXPECT_EQ(l.ep_data(), 1);
+  EXPECT_EQ(l.MeshAxes().size(), 4u);
+}
+
 TEST(LayoutTest, BadExpertLayoutsNameTheAxis) {
   const BatchSpec batch{64, 4096};
   EXPECT_EQ(Error("dp=8,ep=3", "mixtral-8x7b", 8, batch),
