@@ -19,8 +19,11 @@ constexpr std::string_view kOpCategory = "op";
 
 // Track order within a chip: compute first, then the communication streams of training_schedule.h
 // from the innermost mesh axis out, then the pipeline.
-constexpr std::string_view kStreamOrder[] = {"compute", "tp", "fsdp",   "fsdp.reduce",
-                                             "dp",      "pp", "pp.recv"};
+constexpr std::string_view kStreamOrder[] = {"compute",     "tp",          "etp",
+                                             "cp",          "ep",          "fsdp",
+                                             "fsdp.reduce", "expert-fsdp", "expert-fsdp.reduce",
+                                             "dp",          "expert-dp",   "pp",
+                                             "pp.recv"};
 
 // "ALL_GATHER" -> "all-gather".
 std::string EnumName(const std::string& name) {

@@ -14,9 +14,10 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
   sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
                 "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
-                "and Adam moments sharded over dp, gradients reduce-scattered over dp in the "
-                "last microbatch's backward, parameters all-gathered over dp in the first "
-                "microbatch's forward (default: gradients all-reduced, optimizer replicated)");
+                "and Adam moments sharded over dp (dp x cp with cp), gradients reduce-scattered "
+                "over it in the last microbatch's backward, parameters all-gathered over it in "
+                "the first microbatch's forward (default: gradients all-reduced, optimizer "
+                "replicated)");
   sub->add_flag("--tp-comm-overlap", flags->tp_comm_overlap,
                 "Megatron-Core's tp communication overlap (Transformer Engine userbuffers): the "
                 "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "

@@ -214,7 +214,9 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
   PODSIM_RETURN_IF_ERROR(source.Annotate(
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
-  return source.Annotate(workloads::ValidateOpOptions(OpOptionsOf(t), layout),
+  PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
+                                         "train.attention"));
+  return source.Annotate(workloads::ValidateTpCommOverlap(OpOptionsOf(t), layout),
                          "train.tp_comm_overlap");
 }
 

@@ -83,6 +83,10 @@ TEST_F(Issue15CliTest, BadMoeInputsAreOneErrorLineNamingTheKey) {
         "--batch-tokens", "64Ki", "--seq", "4096"},
        "podsim: error: --layout: layout dp=8,fsdp=1,tp=1,pp=1,ep=2: ep and etp need a model with "
        "experts; model 'llama3-8b' has none\n"},
+      {{"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "cp=8,tp=2",
+        "--batch-tokens", "128Ki", "--seq", "131072", "--attention", "materialized"},
+       "podsim: error: --attention: materialized attention is not modelled with cp=8 (flash "
+       "attention, the default, is)\n"},
   };
   for (const Case& c : cases) {
     Outcome run = Podsim(c.args);
@@ -94,9 +98,8 @@ TEST_F(Issue15CliTest, BadMoeInputsAreOneErrorLineNamingTheKey) {
 
 // The sweep searches ep and etp for a model with experts, with sp wherever tp > 1.
 TEST_F(Issue15CliTest, SweepSearchesExpertParallelism) {
-  Outcome run =
-      Podsim({"sweep", "--system", "h100:16", "--model", "mixtral-8x7b:layers=2", "--batch-tokens",
-              "64Ki", "--seq", "4096", "--top", "400", "--exhaustive", "--json"});
+  Outcome run = Podsim({"sweep", "--system", "h100:8", "--model", "mixtral-8x7b:layers=1",
+                        "--batch-tokens", "32Ki", "--seq", "4096", "--top", "60", "--json"});
   ASSERT_EQ(run.code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
   bool ep = false, etp_one = false, tp_without_sp = false;

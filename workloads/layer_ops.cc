@@ -532,18 +532,27 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   return b.Take();
 }
 
-sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
+sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout) {
   if (options.attention == AttentionKernel::kMaterialized && layout.cp > 1) {
     return sim::Status::InvalidArgument(
-        "cp=" + std::to_string(layout.cp) +
-        " is modelled with flash attention only (--attention flash, the default)");
+        "materialized attention is not modelled with cp=" + std::to_string(layout.cp) +
+        " (flash attention, the default, is)");
   }
+  return sim::Status::Ok();
+}
+
+sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout) {
   if (options.tp_comm_overlap && layout.tp > 1 && !layout.sp) {
     return sim::Status::InvalidArgument(
         "tp communication overlap needs sequence parallelism with tp=" + std::to_string(layout.tp) +
         " (add sp=1 to the layout), as Megatron-LM requires");
   }
   return sim::Status::Ok();
+}
+
+sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
+  PODSIM_RETURN_IF_ERROR(ValidateAttentionOption(options, layout));
+  return ValidateTpCommOverlap(options, layout);
 }
 
 OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions& options,

@@ -89,6 +89,10 @@ struct OpOptions {
 // (Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
 // parallelism is enabled"). InvalidArgument naming the option otherwise.
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
+// The part of ValidateOpOptions about options.attention: cp > 1 needs flash attention.
+sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout);
+// The part about options.tp_comm_overlap (the sp requirement above).
+sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout);
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
 // = ShapeOf(layout, model, batch); kMoe only for a model with experts). Forward op names:

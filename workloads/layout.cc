@@ -116,7 +116,7 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
   const double chips =
       static_cast<double>(layout.dp) * layout.fsdp * layout.tp * layout.pp * layout.cp;
   if (chips > kMaxChips) {
-    return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp is over podsim's limit of ",
+    return sim::Status::OutOfRange(StrCat({where, ": dp*fsdp*tp*pp*cp is over podsim's limit of ",
                                            Str(static_cast<int64_t>(kMaxChips)), " chips"}));
   }
   return sim::Status::Ok();

@@ -13,7 +13,12 @@
 //         and values over cp before its core and reduce-scatters their gradients after it (the
 //         all-gather variant of Llama 3, Dubey et al. 2024 sec. 3.3.2, layer_ops.h). The weights
 //         are replicated over cp and their gradients reduced over dp x cp, as Megatron-Core's
-//         data-parallel group includes cp.
+//         data-parallel group includes cp; fsdp shards over fsdp alone (torchtitan shards over
+//         its dp_shard x cp, so its parameters, gradients and optimizer states per chip are cp
+//         times fewer than this layout's with the same fsdp). The flash kernel's efficiency is
+//         read off the causal curve at T/cp queries (compute_model.h), measured on square
+//         kernels: an approximation for the two T/(2cp) query chunks against mostly full key
+//         blocks that each chip runs.
 //   ep    expert parallelism (models with experts): each MoE layer's routed experts are split
 //         over ep chips, which exchange the routed tokens by all-to-all. ep folds into the other
 //         axes as Megatron-Core's "parallel folding" does (Liu et al. 2025, arXiv 2504.14960):

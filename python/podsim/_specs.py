@@ -73,8 +73,9 @@ class Model(_Spec):
 class Layout(_Spec):
     """A training layout (workloads::ParseLayout), e.g. Layout('tp=8,dp=2').
 
-    Attributes: text (the canonical form), dp, fsdp, tp, pp, sp, chips, microbatches and
-    micro_batch_size (None when not stated), schedule, virtual_stages, order. Only the text is
+    Attributes: text (the canonical form), dp, fsdp, tp, pp, cp, ep, etp (None when not stated),
+    sp, chips, microbatches and micro_batch_size (None when not stated), schedule,
+    virtual_stages, order. Only the text is
     checked here; the command checks it against the model, system and batch.
     """
 
