@@ -726,9 +726,9 @@ Command AddInferCommand(CLI::App& app) {
   AddRequireFitFlag(sub, &flags->require_fit);
   AddReportFlag(sub, &flags->report);
   sub->add_flag("--exact", flags->exact,
-                "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
-                "flow class: the full simulation's answer (default: one chip per program, whole "
-                "collectives, an approximation)");
+                "Simulate one chip per orbit of the step's symmetry, every transfer as a flow "
+                "class, however many orbits: the full simulation's answer (the default does this "
+                "when at most 64 orbits are left, and otherwise approximates and says so)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_flag("--dump-scenario", flags->dump_scenario,
                 "Print the equivalent scenario file (for podsim run) instead of running");

@@ -480,10 +480,11 @@ void AddSimulationFlags(CLI::App* sub, bool* every_chip, bool* flows, bool* exac
       "Run every transfer of every collective as flows, not whole collectives after one "
       "rehearsal each (slower; exact contention inside overlapping collectives)");
   sub->add_flag("--exact", *exact,
-                "Simulate one chip per orbit of the step's torus symmetry, every transfer as a "
-                "flow class: exactly --every-chip --flows, at a fraction of its cost where "
-                "translations map the step onto itself. The default does this on a torus when "
-                "at most 64 orbits are left, and says when it approximates instead")
+                "Simulate one chip per orbit of the step's symmetry (torus translations, GPU slot "
+                "rotations and node translations), every transfer as a flow class: exactly "
+                "--every-chip --flows, at a fraction of its cost where they map the step onto "
+                "itself. The default does this when at most 64 orbits are left, and says when "
+                "it approximates instead")
       ->excludes(every)
       ->excludes(all);
 }

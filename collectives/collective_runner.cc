@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -519,11 +520,14 @@ std::string FormatBytes(double bytes) {
 
 // The reducing switches of an in-switch collective over `group`: the NVSwitches of its node, or
 // the hub of switch:N. Engine resources (the switch's reduction throughput) are added to `model`
-// when the efficiency model limits it.
+// when the efficiency model limits it. In a symmetric quotient each simulated upload stands for
+// `stands_for` members' alike: the engine, which only this collective's uploads cross, then has
+// 1 / stands_for of its throughput, the same max-min allocation as that weight on each upload.
 sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabric,
                                                               const std::vector<VertexId>& group,
                                                               const FabricEfficiency& efficiency,
-                                                              sim::FlowModel* model) {
+                                                              sim::FlowModel* model,
+                                                              double stands_for = 1) {
   std::vector<ReductionSwitch> switches;
   auto route = [&](topology::LinkIndex link, std::vector<std::vector<sim::ResourceId>>* routes,
                    std::vector<sim::Time>* latencies) {
@@ -575,7 +579,7 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
       double attached = 0;
       for (const auto& up : sw.up) attached += fabric.link(up.front().value).bandwidth_bytes_per_s;
       sim::StatusOr<sim::ResourceId> engine =
-          model->AddResource(attached * efficiency.in_switch_reduction_factor);
+          model->AddResource(attached * efficiency.in_switch_reduction_factor / stands_for);
       PODSIM_CHECK(engine.ok()) << engine.status();
       for (auto& up : sw.up) up.push_back(*engine);
     }
@@ -640,8 +644,10 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
         return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) + " is not a rank");
       }
     }
+    const bool in_node_switch =
+        algorithm == "in-switch" && fabric.gpu() != nullptr && InOneNode(fabric, request.ranks);
     if (algorithm != "ring" && algorithm != "bidi-ring" && algorithm != "line" &&
-        algorithm != "multi-axis") {
+        algorithm != "multi-axis" && algorithm != "hierarchical" && !in_node_switch) {
       return sim::Status::InvalidArgument("rank_reps: the " + algorithm +
                                           " algorithm is not reduced by rotations of its ranks");
     }
@@ -827,15 +833,26 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
       return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes,
                                  kInSwitchChunkBytes, kMaxInSwitchChunks);
     }
+    // With rank_reps (a symmetric quotient), only the representatives send and receive; each
+    // stands for as many members, whose uploads the switch's reduction engine also carries.
+    std::vector<uint32_t> simulated;
+    for (size_t i = 0; i < groups.groups[0].size(); ++i) {
+      if (request.rank_reps.empty() || request.rank_reps[i] == request.ranks[i]) {
+        simulated.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    const double stands_for =
+        static_cast<double>(groups.group_size) / static_cast<double>(simulated.size());
     PODSIM_ASSIGN_OR_RETURN(
         std::vector<ReductionSwitch> switches,
-        ReductionSwitches(fabric, groups.groups[0], efficiency, executor->model()));
+        ReductionSwitches(fabric, groups.groups[0], efficiency, executor->model(), stands_for));
     const uint32_t chunks = ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks);
     // Up to the switch and back down: 2 transfers per rank and chunk.
-    PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, EstimatedTransfers(groups, chunks, 2)));
-    collective =
-        std::make_unique<InSwitchReduction>(executor, op, static_cast<uint32_t>(groups.group_size),
-                                            std::move(switches), request.bytes, chunks);
+    PODSIM_RETURN_IF_ERROR(CheckTransfers(
+        request, plan, EstimatedTransfers(groups, chunks, 2) * SimulatedShare(request, plan)));
+    collective = std::make_unique<InSwitchReduction>(
+        executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
+        chunks, std::move(simulated));
   } else if (algorithm == "multi-axis" ||
              (fabric.torus() != nullptr && request.algorithm.empty() && request.ranks.empty())) {
     // A lower bound first, before the pieces are built: each member forwards at least once per
@@ -974,6 +991,44 @@ bool IsSymmetric(const Fabric& fabric, const CollectiveRequest& request, const P
 }
 }  // namespace
 
+namespace {
+
+// Whether rotating the rank grid by one along `dim` maps every phase's lines onto lines of the
+// same phase with each line's order kept: rotated cyclically for rings, unchanged for lines
+// (whose two ends differ). Then every member's part in the pieces is its image's, which is what
+// PhasedCollective's symmetric reduction needs.
+bool PiecesRotate(const std::vector<ExchangePiece>& pieces, const std::vector<VertexId>& ranks,
+                  const std::vector<int>& shape, size_t dim) {
+  std::map<VertexId, VertexId> image;
+  int64_t stride = 1;
+  for (size_t d = 0; d < dim; ++d) stride *= shape[d];
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const int64_t coord = (static_cast<int64_t>(r) / stride) % shape[dim];
+    const int64_t moved = static_cast<int64_t>(r) + ((coord + 1) % shape[dim] - coord) * stride;
+    image[ranks[r]] = ranks[static_cast<size_t>(moved)];
+  }
+  for (const ExchangePiece& piece : pieces) {
+    for (const ExchangePhase& phase : piece.phases) {
+      std::map<VertexId, std::pair<size_t, size_t>> place;  // Member -> (line, position).
+      for (size_t l = 0; l < phase.lines.size(); ++l) {
+        for (size_t i = 0; i < phase.lines[l].size(); ++i) place[phase.lines[l][i]] = {l, i};
+      }
+      const bool ring = phase.pattern != ForwardingPattern::kLine;
+      for (const auto& line : phase.lines) {
+        const size_t k = line.size();
+        const auto [to, first] = place.at(image.at(line.front()));
+        if (phase.lines[to].size() != k || (!ring && first != 0)) return false;
+        for (size_t i = 0; i < k; ++i) {
+          if (place.at(image.at(line[i])) != std::make_pair(to, (first + i) % k)) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
                                                const CollectiveRequest& request) {
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
@@ -991,6 +1046,18 @@ sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
     for (size_t i = 0; i < shape.size() && dim < plan.groups.grid.size(); ++i) {
       if (shape[i] <= 1) continue;
       rotatable[i] = plan.groups.grid[dim++].pattern == ForwardingPattern::kBidirectionalRing;
+    }
+  } else if (algorithm == "in-switch") {
+    // Inside one node every member reaches every NVSwitch alike: any permutation of the members
+    // leaves the collective as it is.
+    const bool in_node = fabric.gpu() != nullptr && InOneNode(fabric, request.ranks);
+    for (size_t i = 0; i < shape.size(); ++i) rotatable[i] = in_node && shape[i] > 1;
+  } else if (algorithm == "hierarchical") {
+    PODSIM_ASSIGN_OR_RETURN(
+        std::vector<ExchangePiece> pieces,
+        HierarchicalPieces(fabric, request.ranks, request.op, request.bytes, 1));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      rotatable[i] = shape[i] > 1 && PiecesRotate(pieces, request.ranks, shape, i);
     }
   }
   return rotatable;

@@ -1,6 +1,7 @@
 #include "collectives/fabric_symmetry.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "sim/check.h"
@@ -10,6 +11,12 @@ namespace podsim::collectives {
 using topology::LinkIndex;
 using topology::VertexId;
 
+namespace {
+
+int Mod(int64_t value, int64_t n) { return static_cast<int>(((value % n) + n) % n); }
+
+}  // namespace
+
 FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric) : fabric_(fabric) {
   if (fabric->torus() != nullptr) {
     torus_ = fabric->torus()->slices == 1;
@@ -17,18 +24,27 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric) : fabric_(fabric)
       const int n = fabric->shape()[a];
       torus_ = n == 1 || (n >= 3 && fabric->Wraps(static_cast<int>(a)));
     }
+    if (torus_) lengths_ = fabric->shape();
     return;
   }
   const topology::GpuLayout* g = fabric->gpu();
-  if (g == nullptr || g->levels < 2) return;
+  if (g == nullptr) return;
+  gpu_ = true;
+  lengths_ = {g->gpus_per_node, g->nodes};
   const int spp = g->spines_per_pod;
   if (g->levels == 3) {
     unit_nodes_ = g->nodes_per_su * g->sus_per_pod;
-  } else {
+  } else if (g->levels == 2 && g->sus == 1 && spp > 0 && (g->nodes % spp == 0 || g->nodes < spp)) {
+    unit_nodes_ = 1;  // One SU: every node under the same leaves; spines permute (header).
+  } else if (g->levels == 2) {
     unit_nodes_ = std::lcm(g->nodes_per_su, spp);
   }
-  gpu_ = unit_nodes_ > 0 && unit_nodes_ % spp == 0 && unit_nodes_ < g->nodes;
-  if (!gpu_) return;
+  if (!(unit_nodes_ > 0 && spp > 0 && (unit_nodes_ % spp == 0 || g->sus == 1) &&
+        unit_nodes_ < g->nodes)) {
+    unit_nodes_ = 0;
+  }
+  node_wraps_ = unit_nodes_ > 0 && g->nodes % unit_nodes_ == 0 &&
+                (g->levels < 3 || (g->nodes / spp) % g->cores_per_group == 0);
   role_.assign(fabric->vertex_count(), Role::kNone);
   index_.assign(fabric->vertex_count(), 0);
   auto mark = [&](const std::vector<VertexId>& vertices, Role role) {
@@ -48,6 +64,28 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric) : fabric_(fabric)
   mark(g->cores, Role::kCore);
 }
 
+bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
+  PODSIM_CHECK(has_axes() && axis < lengths_.size()) << "no symmetry axis " << axis;
+  const int length = lengths_[axis];
+  if (step < 1 || length % step != 0) return false;
+  if (torus_ || step == length || axis == 0) return true;
+  return node_wraps_ && step % unit_nodes_ == 0;  // GPU nodes: whole units.
+}
+
+std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
+  PODSIM_CHECK(has_axes() && chip < fabric_->chip_count()) << "chip " << chip;
+  if (torus_) return fabric_->ChipCoord(chip);
+  const int per_node = lengths_[0];
+  return {static_cast<int>(chip % per_node), static_cast<int>(chip / per_node)};
+}
+
+VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
+  PODSIM_CHECK(has_axes() && coord.size() == lengths_.size()) << "coordinates of another fabric";
+  if (torus_) return fabric_->ChipAt(coord);
+  return static_cast<VertexId>(coord[1]) * static_cast<VertexId>(lengths_[0]) +
+         static_cast<VertexId>(coord[0]);
+}
+
 std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
     const std::vector<VertexId>& chips) const {
   if (chips.empty()) return std::nullopt;
@@ -56,11 +94,11 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
     for (int& d : shift.delta) d = -d;
     return shift;
   }
-  if (!gpu_) return std::nullopt;
+  if (!gpu_ || unit_nodes_ == 0) return std::nullopt;
   const topology::GpuLayout& g = *fabric_->gpu();
   int node = g.NodeOf(chips.front());
   for (VertexId chip : chips) node = std::min(node, g.NodeOf(chip));
-  return Shift{{-(node / unit_nodes_) * unit_nodes_}};
+  return Shift{{0, -(node / unit_nodes_) * unit_nodes_}};
 }
 
 FabricSymmetry::Shift FabricSymmetry::Inverse(const Shift& shift) const {
@@ -78,34 +116,60 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
     }
     return fabric_->ChipAt(coord);
   }
-  PODSIM_CHECK(gpu_) << "no symmetry to apply";
+  PODSIM_CHECK(gpu_ && shift.delta.size() == 2) << "no symmetry to apply";
   const topology::GpuLayout& g = *fabric_->gpu();
-  const int nodes = shift.delta[0];
-  const int64_t gpus = int64_t{nodes} * g.gpus_per_node;
-  const uint32_t i = index_[vertex];
-  auto at = [](const std::vector<VertexId>& vertices, int64_t index) {
-    PODSIM_CHECK(index >= 0 && index < static_cast<int64_t>(vertices.size()))
-        << "shift leaves the fabric";
-    return vertices[static_cast<size_t>(index)];
+  const int slots = shift.delta[0];
+  const int nodes = shift.delta[1];
+  const int64_t i = index_[vertex];
+  // A GPU (or its NIC) moves to its slot and node shifted.
+  auto gpu = [&](int64_t index) {
+    return static_cast<int64_t>(Mod(index / g.gpus_per_node + nodes, g.nodes)) * g.gpus_per_node +
+           Mod(index % g.gpus_per_node + slots, g.gpus_per_node);
+  };
+  auto whole = [](int delta, int unit) {
+    PODSIM_CHECK(unit > 0 && delta % unit == 0)
+        << "shift by " << delta << " nodes, not by units of " << unit;
+    return delta / unit;
   };
   switch (role_[vertex]) {
     case Role::kChip:
-      PODSIM_CHECK(i + gpus >= 0 && i + gpus < fabric_->chip_count()) << "shift leaves the fabric";
-      return static_cast<VertexId>(i + gpus);
+      return static_cast<VertexId>(gpu(i));
     case Role::kNic:
-      return at(g.nics, i + gpus);
+      return g.nics[static_cast<size_t>(gpu(i))];
     case Role::kNvSwitch:
-      return at(g.nvswitches, i + int64_t{nodes} * g.switches_per_node);
-    case Role::kLeaf:
-      return at(g.leaves, i + int64_t{nodes / g.nodes_per_su} * g.gpus_per_node);
-    case Role::kSpine:
-      return at(g.spines, i + int64_t{nodes / (g.nodes_per_su * g.sus_per_pod)} * g.spines_per_pod);
+      return g.nvswitches[static_cast<size_t>(
+          static_cast<int64_t>(Mod(i / g.switches_per_node + nodes, g.nodes)) *
+              g.switches_per_node +
+          i % g.switches_per_node)];
+    case Role::kLeaf: {
+      const int su =
+          g.sus == 1 ? 0 : Mod(i / g.gpus_per_node + whole(nodes, g.nodes_per_su), g.sus);
+      const int rail = Mod(i % g.gpus_per_node + slots, g.gpus_per_node);
+      return g.leaves[static_cast<size_t>(su) * g.gpus_per_node + rail];
+    }
+    case Role::kSpine: {
+      if (g.levels < 3) {
+        // d-mod-k sends traffic for node d through spine d % spp, so spine j moves with the nodes
+        // it serves: j + shift mod spp when spp divides the node count (the identity for shifts
+        // by whole units), and within the first `nodes` spines when there are fewer nodes than
+        // spines (the others serve no node and stay).
+        const int spp = g.spines_per_pod;
+        const int j = static_cast<int>(i);
+        if (g.nodes % spp == 0) return g.spines[static_cast<size_t>(Mod(j + nodes, spp))];
+        PODSIM_CHECK(g.nodes < spp || nodes % spp == 0) << "spines of " << g.nodes << " nodes";
+        if (g.nodes < spp && j < g.nodes)
+          return g.spines[static_cast<size_t>(Mod(j + nodes, g.nodes))];
+        return vertex;
+      }
+      const int pod =
+          Mod(i / g.spines_per_pod + whole(nodes, g.nodes_per_su * g.sus_per_pod), g.pods);
+      return g.spines[static_cast<size_t>(pod) * g.spines_per_pod + i % g.spines_per_pod];
+    }
     case Role::kCore: {
       const int cpg = g.cores_per_group;
-      const int j = static_cast<int>(i) / cpg;
-      const int c = static_cast<int>(i) % cpg;
-      const int moved = ((c + nodes / g.spines_per_pod) % cpg + cpg) % cpg;
-      return at(g.cores, int64_t{j} * cpg + moved);
+      const int64_t j = i / cpg;
+      const int moved = Mod(i % cpg + whole(nodes, g.spines_per_pod), cpg);
+      return g.cores[static_cast<size_t>(j * cpg + moved)];
     }
     case Role::kNone:
       break;

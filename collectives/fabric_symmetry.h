@@ -1,16 +1,35 @@
-// FabricSymmetry: translations that map a fabric, and the routes Fabric::Route picks on it, onto
-// themselves. A collective on chips C and the same collective on a translate of C then take the
-// same time over the translated links, so collective_network.h rehearses one of them and moves
-// its record to the others.
+// FabricSymmetry: automorphisms of a fabric that also map the routes Fabric::Route and
+// Fabric::ParallelRoutes pick onto themselves. A collective on chips C and the same collective on
+// the image of C then take the same time over the image links, so collective_network.h rehearses
+// one of them and moves its record to the others, and a symmetric quotient (translation_group.h)
+// simulates one chip per orbit.
 //
-//   * Tori whose every axis longer than 1 wraps and is at least 3 long (one slice): any shift of
-//     the coordinates. Dimension-order routing and its tie splitting are the same everywhere.
-//   * GPU fat trees (topology/gpu_builder.h): shifting every node by whole pods (3 levels) or by
-//     whole scalable units whose node count the spines per pod divide (2 levels). d-mod-k picks
-//     spine dst_node % spines_per_pod, unchanged by such shifts, and core
-//     (dst_node / spines_per_pod) % cores_per_group, which moves every route through core c to
-//     core c + shift / spines_per_pod alike (every core of group j reaches spine j of every pod).
-// Other fabrics (one NVLink node, DCN slices, unwrapped tori, switch:N) have none.
+// The symmetries are cyclic shifts along "symmetry axes":
+//   * Tori whose every axis longer than 1 wraps and is at least 3 long (one slice): the torus's
+//     own axes, any shift of the coordinates. Dimension-order routing and its tie splitting are
+//     the same everywhere.
+//   * GPU systems (topology/gpu_builder.h): two axes, {GPU slot in its node, node}.
+//       - Slots rotate in every node at once (slot s -> s + k mod gpus per node), carrying each
+//         GPU's NIC and rail leaf along; NVSwitches, spines and cores stay. Every GPU has the
+//         same NVLinks to each NVSwitch of its node, rail leaves are alike (each has the same
+//         up-links to every spine), and d-mod-k routing picks spine and core from the
+//         destination node alone, so the routes of Fabric::ParallelRoutes, which transfers take
+//         (in a node striped over every NVSwitch), map onto routes. Fabric::Route's single
+//         in-node route (one NVSwitch, picked from the slots' sum) does not; nothing that a
+//         symmetric quotient runs uses it.
+//       - Nodes shift by whole translation units, cyclically: whole pods (3 levels), whole
+//         scalable units whose node count the spines per pod divide (2 levels), or single nodes
+//         when the fabric is one scalable unit (every node under the same rail leaves) whose
+//         node count the spines divide or is below it. d-mod-k picks spine
+//         dst_node % spines_per_pod, which the shift permutes (spine j serves the nodes that
+//         j + shift serves afterwards; unchanged by shifts of whole units), and core
+//         (dst_node / spines_per_pod) % cores_per_group, which moves every route through core c
+//         to core c + shift / spines_per_pod alike (every core of group j reaches spine j of
+//         every pod). A shift that wraps past the last node is a symmetry only when the fabric
+//         is whole units and, with 3 levels, the core index wraps with it
+//         ((nodes / spines_per_pod) % cores_per_group == 0); otherwise only the shifts that stay
+//         inside the fabric (ToCanonical's) are used, and the node axis gives no group.
+// Other fabrics (DCN slices, unwrapped tori, switch:N) have none.
 
 #ifndef PODSIM_COLLECTIVES_FABRIC_SYMMETRY_H_
 #define PODSIM_COLLECTIVES_FABRIC_SYMMETRY_H_
@@ -27,20 +46,32 @@ class FabricSymmetry {
  public:
   explicit FabricSymmetry(const topology::Fabric* fabric);
 
-  // A translation: per torus axis, or (GPU) in nodes.
+  // A shift along each symmetry axis (header comment): per torus axis, or (GPU) {slots, nodes}.
   struct Shift {
     std::vector<int> delta;
   };
 
+  // Whether the fabric has symmetry axes (a group of shifts, possibly only the identity).
+  bool has_axes() const { return torus_ || gpu_; }
+  // The length of each symmetry axis: the torus's shape, or {GPUs per node, nodes}.
+  const std::vector<int>& axis_lengths() const { return lengths_; }
+  // Whether the cyclic shifts along `axis` by multiples of `step` are symmetries of the fabric.
+  // REQUIRES: has_axes().
+  bool AllowsStep(size_t axis, int step) const;
+  // A chip's coordinates on the symmetry axes, and back. REQUIRES: has_axes().
+  std::vector<int> Coord(topology::VertexId chip) const;
+  topology::VertexId ChipAt(const std::vector<int>& coord) const;
+
   // The shift that moves `chips` to their canonical translate (on tori the first chip at the
-  // origin; on GPU fat trees the lowest node into the first translation unit), or nullopt when
-  // the fabric has no symmetry that applies.
+  // origin; on GPU fat trees the lowest node into the first translation unit, slots unmoved), or
+  // nullopt when the fabric has no translation that applies.
   std::optional<Shift> ToCanonical(const std::vector<topology::VertexId>& chips) const;
   Shift Inverse(const Shift& shift) const;
   // Whether every shift of the torus's coordinates is a symmetry (the first case above).
   bool translates_torus() const { return torus_; }
-  // REQUIRES: the shift keeps the vertex inside the fabric (shifts from ToCanonical and their
-  // inverses do, for the chips they were made for and the links of their routes).
+  // REQUIRES: a shift by allowed steps (AllowsStep), or one that keeps the vertex inside the
+  // fabric (shifts from ToCanonical and their inverses do, for the chips they were made for and
+  // the links of their routes).
   topology::VertexId ApplyToVertex(topology::VertexId vertex, const Shift& shift) const;
   // The translated link, or kNoLink when none exists.
   topology::LinkIndex ApplyToLink(topology::LinkIndex link, const Shift& shift) const;
@@ -51,7 +82,9 @@ class FabricSymmetry {
   const topology::Fabric* fabric_;
   bool torus_ = false;
   bool gpu_ = false;
-  int unit_nodes_ = 0;           // GPU: nodes per translation unit.
+  std::vector<int> lengths_;     // Of the symmetry axes.
+  int unit_nodes_ = 0;           // GPU: nodes per translation unit; 0 when there is none.
+  bool node_wraps_ = false;      // GPU: shifts by whole units wrap around (header comment).
   std::vector<Role> role_;       // Per vertex (GPU fabrics).
   std::vector<uint32_t> index_;  // Per vertex: its index in the layout's array for its role.
 };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,10 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByPods) {
   const std::vector<topology::VertexId> pod1 = {1500, 1031, 1100, 1024, 2047};
   std::optional<FabricSymmetry::Shift> shift = symmetry.ToCanonical(pod1);
   ASSERT_TRUE(shift);
-  EXPECT_EQ(shift->delta, std::vector<int>{-128});
+  EXPECT_EQ(shift->delta, (std::vector<int>{0, -128}));
   ExpectRoutesMap(system.fabric, symmetry, pod1, *shift);
   // Pod 0 to pod 1 and back, through the cores.
-  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 1024 + 17}, FabricSymmetry::Shift{{0}});
+  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 1024 + 17}, FabricSymmetry::Shift{{0, 0}});
 }
 
 // 2 levels: whole scalable units (32 nodes) when the 16 spines divide them.
@@ -68,16 +69,97 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByScalableUnits) {
   const std::vector<topology::VertexId> chips = {256, 263, 300, 511, 700};
   std::optional<FabricSymmetry::Shift> shift = symmetry.ToCanonical(chips);
   ASSERT_TRUE(shift);
-  EXPECT_EQ(shift->delta, std::vector<int>{-32});
+  EXPECT_EQ(shift->delta, (std::vector<int>{0, -32}));
   ExpectRoutesMap(system.fabric, symmetry, chips, *shift);
 }
 
-TEST(FabricSymmetryTest, FabricsWithoutSymmetry) {
-  for (const char* text : {"h100:8", "tpu-v5e:16x16,slices=2", "tpu-v5e:4x4", "switch:8"}) {
+TEST(FabricSymmetryTest, FabricsWithoutTranslations) {
+  for (const char* text :
+       {"h100:8", "h100:192", "tpu-v5e:16x16,slices=2", "tpu-v5e:4x4", "switch:8"}) {
     topology::System system = System(text);
     FabricSymmetry symmetry(&system.fabric);
     EXPECT_FALSE(symmetry.ToCanonical({1, 2})) << text;
   }
+  for (const char* text : {"tpu-v5e:16x16,slices=2", "tpu-v5e:4x4", "switch:8"}) {
+    topology::System system = System(text);
+    EXPECT_FALSE(FabricSymmetry(&system.fabric).has_axes()) << text;
+  }
+}
+
+// Every route between every pair of GPUs, and every link, maps under each generator of the
+// GPU symmetry (slot rotation; node translation where it wraps): brute force over the fabric.
+void ExpectGpuGenerators(const std::string& text, bool node_translation) {
+  SCOPED_TRACE(text);
+  topology::System system = System(text);
+  const topology::Fabric& fabric = system.fabric;
+  FabricSymmetry symmetry(&fabric);
+  ASSERT_TRUE(symmetry.has_axes());
+  const std::vector<int>& lengths = symmetry.axis_lengths();
+  ASSERT_EQ(lengths.size(), 2u);
+  EXPECT_TRUE(symmetry.AllowsStep(0, 1));
+  std::vector<FabricSymmetry::Shift> generators = {FabricSymmetry::Shift{{1, 0}}};
+  int node_step = 1;
+  while (node_step < lengths[1] && !symmetry.AllowsStep(1, node_step)) ++node_step;
+  EXPECT_EQ(node_step < lengths[1], node_translation);
+  if (node_step < lengths[1]) generators.push_back(FabricSymmetry::Shift{{0, node_step}});
+  std::vector<topology::VertexId> chips;
+  for (topology::VertexId chip = 0; chip < fabric.chip_count(); ++chip) chips.push_back(chip);
+  std::vector<topology::WeightedRoute> routes, moved;
+  for (const FabricSymmetry::Shift& shift : generators) {
+    for (topology::LinkIndex link = 0; link < fabric.link_count(); ++link) {
+      const topology::LinkIndex image = symmetry.ApplyToLink(link, shift);
+      ASSERT_NE(image, topology::kNoLink) << "link " << link;
+      EXPECT_EQ(fabric.link(image).bandwidth_bytes_per_s, fabric.link(link).bandwidth_bytes_per_s);
+    }
+    // Fabric::Route inside a node picks one NVSwitch by the slots' sum, which a slot rotation
+    // moves: transfers stripe over all of them (ParallelRoutes), which do map.
+    if (shift.delta[0] == 0) ExpectRoutesMap(fabric, symmetry, chips, shift);
+    for (topology::VertexId a : chips) {
+      for (topology::VertexId b : chips) {
+        if (a == b) continue;
+        fabric.ParallelRoutes(a, b, &routes);
+        fabric.ParallelRoutes(symmetry.ApplyToVertex(a, shift), symmetry.ApplyToVertex(b, shift),
+                              &moved);
+        ASSERT_EQ(routes.size(), moved.size());
+        // The images of the striped routes are the striped routes of the images, as a set.
+        for (const topology::WeightedRoute& route : routes) {
+          std::vector<topology::LinkIndex> image;
+          for (topology::LinkIndex link : route.route)
+            image.push_back(symmetry.ApplyToLink(link, shift));
+          const bool found = std::any_of(moved.begin(), moved.end(), [&](const auto& m) {
+            return m.route == image && m.fraction == route.fraction;
+          });
+          EXPECT_TRUE(found) << a << " -> " << b;
+        }
+      }
+    }
+  }
+}
+
+TEST(FabricSymmetryTest, GpuSlotsRotateInEveryNode) {
+  ExpectGpuGenerators("h100:8", false);
+  ExpectGpuGenerators("a100:8", false);
+  ExpectGpuGenerators("b200:4", false);
+  // 24 nodes: part of one scalable unit, more nodes than spines and not a multiple of them.
+  ExpectGpuGenerators("h100:192", false);
+}
+
+TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {
+  ExpectGpuGenerators("h100:16", true);   // 2 nodes, fewer than the 16 spines.
+  ExpectGpuGenerators("h100:80", true);   // 10 nodes, fewer than the spines, not dividing them.
+  ExpectGpuGenerators("h100:64", true);   // 8 nodes.
+  ExpectGpuGenerators("h100:256", true);  // A whole scalable unit: 32 nodes, 2 per spine.
+}
+
+TEST(FabricSymmetryTest, GpuNodesTranslateByWholeUnits) {
+  ExpectGpuGenerators("h100:512", true);  // 2 scalable units, 2 levels.
+}
+
+TEST(FabricSymmetryTest, GpuNodeTranslationsWrapOnlyWhereCoresDo) {
+  topology::System two_pods = System("h100:2048");
+  FabricSymmetry even(&two_pods.fabric);
+  EXPECT_TRUE(even.AllowsStep(1, 128));
+  EXPECT_FALSE(even.AllowsStep(1, 32));
 }
 
 }  // namespace

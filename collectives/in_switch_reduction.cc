@@ -8,9 +8,10 @@ namespace podsim::collectives {
 
 InSwitchReduction::InSwitchReduction(TransferExecutor* executor, CollectiveOp op, uint32_t members,
                                      std::vector<ReductionSwitch> switches, double bytes,
-                                     uint32_t chunks)
+                                     uint32_t chunks, std::vector<uint32_t> simulated)
     : executor_(executor),
       members_(members),
+      simulated_(std::move(simulated)),
       switches_(std::move(switches)),
       chunks_(chunks),
       window_(executor->per_message_overhead() > sim::Time::Zero() ? 2 : 1) {
@@ -38,6 +39,10 @@ InSwitchReduction::InSwitchReduction(TransferExecutor* executor, CollectiveOp op
     PODSIM_CHECK(sw.up.size() == members_ && sw.down.size() == members_)
         << "a reduction switch needs a route per member";
   }
+  if (simulated_.empty()) {
+    for (uint32_t m = 0; m < members_; ++m) simulated_.push_back(m);
+  }
+  for (uint32_t m : simulated_) PODSIM_CHECK(m < members_) << "member " << m << " out of range";
 }
 
 void InSwitchReduction::Start(sim::EventHandler on_done) {
@@ -45,9 +50,9 @@ void InSwitchReduction::Start(sim::EventHandler on_done) {
   up_issued_.assign(switches_.size(), std::vector<uint32_t>(members_, 0));
   up_sent_.assign(switches_.size(), std::vector<uint32_t>(members_, 0));
   arrived_.assign(switches_.size(), std::vector<uint32_t>(chunks_, 0));
-  pending_ = switches_.size() * static_cast<size_t>(chunks_) * members_;
+  pending_ = switches_.size() * static_cast<size_t>(chunks_) * simulated_.size();
   for (uint32_t s = 0; s < switches_.size(); ++s) {
-    for (uint32_t m = 0; m < members_; ++m) SendUp(s, m);
+    for (uint32_t m : simulated_) SendUp(s, m);
   }
 }
 
@@ -64,10 +69,10 @@ void InSwitchReduction::OnUpDone(uint32_t s, uint32_t m) {
   // Uploads on one link start in order, share it equally and so complete in order.
   const uint32_t chunk = up_sent_[s][m]++;
   SendUp(s, m);
-  if (++arrived_[s][chunk] < members_) return;
+  if (++arrived_[s][chunk] < simulated_.size()) return;
   // The switch holds chunk `chunk` from every member: multicast the result down.
   const ReductionSwitch& sw = switches_[s];
-  for (uint32_t dst = 0; dst < members_; ++dst) {
+  for (uint32_t dst : simulated_) {
     executor_->SendOnResources(sw.down[dst], sw.down_latency[dst], down_bytes_ * sw.fraction,
                                [this] {
                                  PODSIM_CHECK(pending_ > 0) << "more deliveries than expected";

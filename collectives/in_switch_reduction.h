@@ -44,10 +44,15 @@ struct ReductionSwitch {
 
 class InSwitchReduction : public Collective {
  public:
-  // `members` is the number of ranks; each switch lists routes for all of them. REQUIRES: op is
-  // all-reduce, reduce-scatter or all-gather; chunks >= 1; members >= 1.
+  // `members` is the number of ranks; each switch lists routes for all of them. `simulated`, when
+  // not empty, lists the members that send and receive, representatives of a symmetric quotient
+  // (collective_runner.h, CollectiveRequest::rank_reps): every member's uploads and deliveries
+  // are then those of its representative, moved by a symmetry, so a switch holds a chunk from
+  // every member when it holds it from every representative. REQUIRES: op is all-reduce,
+  // reduce-scatter or all-gather; chunks >= 1; members >= 1; `simulated` ascending members.
   InSwitchReduction(TransferExecutor* executor, CollectiveOp op, uint32_t members,
-                    std::vector<ReductionSwitch> switches, double bytes, uint32_t chunks);
+                    std::vector<ReductionSwitch> switches, double bytes, uint32_t chunks,
+                    std::vector<uint32_t> simulated = {});
   void Start(sim::EventHandler on_done) override;
 
  private:
@@ -56,6 +61,7 @@ class InSwitchReduction : public Collective {
 
   TransferExecutor* executor_;
   uint32_t members_;
+  std::vector<uint32_t> simulated_;  // The members that send and receive.
   std::vector<ReductionSwitch> switches_;
   uint32_t chunks_;
   uint32_t window_;

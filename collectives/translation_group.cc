@@ -11,32 +11,35 @@ using topology::VertexId;
 
 TranslationGroup::TranslationGroup(const topology::Fabric* fabric)
     : fabric_(fabric), symmetry_(fabric) {
-  if (fabric->torus() != nullptr) steps_ = fabric->shape();
+  if (symmetry_.has_axes()) {
+    steps_ = symmetry_.axis_lengths();
+  } else if (fabric->torus() != nullptr) {
+    steps_ = fabric->shape();
+  }
 }
 
 TranslationGroup::TranslationGroup(const topology::Fabric* fabric, std::vector<int> steps)
     : fabric_(fabric), symmetry_(fabric), steps_(std::move(steps)) {
   for (size_t a = 0; a < steps_.size(); ++a) {
-    size_ *= static_cast<uint64_t>(fabric->shape()[a] / steps_[a]);
+    size_ *= static_cast<uint64_t>(symmetry_.axis_lengths()[a] / steps_[a]);
   }
 }
 
 std::optional<TranslationGroup> TranslationGroup::OfSteps(const topology::Fabric* fabric,
                                                           std::vector<int> steps) {
-  if (fabric->torus() == nullptr || !FabricSymmetry(fabric).translates_torus()) return std::nullopt;
-  const std::vector<int>& shape = fabric->shape();
-  if (steps.size() != shape.size()) return std::nullopt;
+  const FabricSymmetry symmetry(fabric);
+  if (!symmetry.has_axes() || steps.size() != symmetry.axis_lengths().size()) return std::nullopt;
   for (size_t a = 0; a < steps.size(); ++a) {
-    if (steps[a] < 1 || shape[a] % steps[a] != 0) return std::nullopt;
+    if (!symmetry.AllowsStep(a, steps[a])) return std::nullopt;
   }
   return TranslationGroup(fabric, std::move(steps));
 }
 
 VertexId TranslationGroup::Rep(VertexId chip) const {
   if (trivial()) return chip;
-  std::vector<int> coord = fabric_->ChipCoord(chip);
+  std::vector<int> coord = symmetry_.Coord(chip);
   for (size_t a = 0; a < coord.size(); ++a) coord[a] %= steps_[a];
-  return fabric_->ChipAt(coord);
+  return symmetry_.ChipAt(coord);
 }
 
 VertexId TranslationGroup::Apply(VertexId chip, const FabricSymmetry::Shift& shift) const {
@@ -58,6 +61,7 @@ LinkOrbits TranslationGroup::Orbits() const {
     for (LinkIndex l = 0; l < links; ++l) orbits.canonical[l] = l;
     return orbits;
   }
+  if (fabric_->torus() == nullptr) return SwitchedOrbits();
   std::vector<uint64_t> orbit_size(links, 0);
   for (LinkIndex l = 0; l < links; ++l) {
     const VertexId src = fabric_->link(l).src;
@@ -76,6 +80,45 @@ LinkOrbits TranslationGroup::Orbits() const {
   for (LinkIndex l = 0; l < links; ++l) {
     const uint64_t size = orbit_size[orbits.canonical[l]];
     orbits.multiplicity[l] = size == 0 ? 0 : static_cast<double>(size_) / static_cast<double>(size);
+  }
+  return orbits;
+}
+
+LinkOrbits TranslationGroup::SwitchedOrbits() const {
+  // Switches are not chips, so links are not reached from their chip's representative: the
+  // orbits are the classes of the relation "l and g(l)" over the generators g, found by union-find;
+  // the canonical link is the lowest index of its class.
+  const uint32_t links = fabric_->link_count();
+  std::vector<LinkIndex> parent(links);
+  for (LinkIndex l = 0; l < links; ++l) parent[l] = l;
+  auto find = [&](LinkIndex l) {
+    while (parent[l] != l) {
+      parent[l] = parent[parent[l]];
+      l = parent[l];
+    }
+    return l;
+  };
+  for (size_t a = 0; a < steps_.size(); ++a) {
+    if (steps_[a] == symmetry_.axis_lengths()[a]) continue;
+    const FabricSymmetry::Shift generator = Generator(static_cast<int>(a));
+    for (LinkIndex l = 0; l < links; ++l) {
+      const LinkIndex image = symmetry_.ApplyToLink(l, generator);
+      PODSIM_CHECK(image != topology::kNoLink) << "a shift of link " << l << " is missing";
+      const LinkIndex x = find(l), y = find(image);
+      if (x != y) parent[std::max(x, y)] = std::min(x, y);
+    }
+  }
+  LinkOrbits orbits;
+  orbits.canonical.resize(links);
+  std::vector<uint64_t> orbit_size(links, 0);
+  for (LinkIndex l = 0; l < links; ++l) {
+    orbits.canonical[l] = find(l);
+    ++orbit_size[orbits.canonical[l]];
+  }
+  orbits.multiplicity.resize(links);
+  for (LinkIndex l = 0; l < links; ++l) {
+    orbits.multiplicity[l] =
+        static_cast<double>(size_) / static_cast<double>(orbit_size[orbits.canonical[l]]);
   }
   return orbits;
 }

@@ -1,10 +1,12 @@
-// TranslationGroup: a subgroup of the translations of a torus (fabric_symmetry.h), the
-// multiples of a step along each axis. A step simulation whose workload every element maps onto
+// TranslationGroup: a subgroup of a fabric's shifts (fabric_symmetry.h: the translations of a
+// torus, the slot rotations and node translations of a GPU system), the multiples of a step
+// along each symmetry axis. A step simulation whose workload every element maps onto
 // itself (workloads/step_symmetry.h) simulates one chip per orbit and one flow class per orbit of
 // flows, exactly (docs/architecture.md, "The symmetric quotient").
 //
-// Translations move every chip, so the group acts freely on chips: every orbit has size() chips
-// and each chip is the image of its orbit's representative under exactly one element.
+// Every non-trivial element moves every chip, so the group acts freely on chips: every orbit has
+// size() chips and each chip is the image of its orbit's representative under exactly one
+// element.
 
 #ifndef PODSIM_COLLECTIVES_TRANSLATION_GROUP_H_
 #define PODSIM_COLLECTIVES_TRANSLATION_GROUP_H_
@@ -24,21 +26,20 @@ class TranslationGroup {
   // The trivial group: every chip its own orbit. Any fabric.
   explicit TranslationGroup(const topology::Fabric* fabric);
 
-  // Translations by multiples of steps[a] along each torus axis a; nullopt unless
-  // FabricSymmetry translates the fabric (TranslatesTorus), there is one step per axis and each
-  // divides its axis's length.
+  // Shifts by multiples of steps[a] along each symmetry axis a; nullopt unless the fabric has
+  // symmetry axes, there is one step per axis and each is allowed (FabricSymmetry::AllowsStep).
   static std::optional<TranslationGroup> OfSteps(const topology::Fabric* fabric,
                                                  std::vector<int> steps);
 
   const topology::Fabric& fabric() const { return *fabric_; }
   uint64_t size() const { return size_; }
   bool trivial() const { return size_ == 1; }
-  // Per torus axis (empty for the trivial group of a fabric that is not a torus).
+  // Per symmetry axis (empty for the trivial group of a fabric without symmetry axes).
   const std::vector<int>& steps() const { return steps_; }
 
   // The representative of the chip's orbit: its coordinates modulo the steps.
   topology::VertexId Rep(topology::VertexId chip) const;
-  // The chip translated by `shift` (a delta in chips per axis, any integers).
+  // The chip shifted by `shift` (a delta in chips per symmetry axis, multiples of the steps).
   topology::VertexId Apply(topology::VertexId chip, const FabricSymmetry::Shift& shift) const;
   // The generator along `axis`: one step along it, nothing along the others.
   FabricSymmetry::Shift Generator(int axis) const;
@@ -48,6 +49,8 @@ class TranslationGroup {
 
  private:
   TranslationGroup(const topology::Fabric* fabric, std::vector<int> steps);
+  // Orbits() of a fabric whose links are not all between chips (GPU systems).
+  LinkOrbits SwitchedOrbits() const;
 
   const topology::Fabric* fabric_;
   FabricSymmetry symmetry_;

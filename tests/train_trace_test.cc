@@ -33,13 +33,15 @@ using podsim::testing::With;
 
 // A pipelined step on 16 GPUs: 4 stages (programs) of tp=2 x dp=2, so compute, tp, dp, pp and
 // pp.recv streams, and sends between stages.
+// Stage s is nodes s and s + 4 (order=tp/pp/dp): the step's symmetry (slot rotation, node
+// translation by 4) leaves one chip per stage to simulate, and chip ids do not follow the stages.
 const std::vector<std::string> kTrain = {"train",
                                          "--system",
-                                         "h100:16",
+                                         "h100:64",
                                          "--model",
-                                         "llama3-8b",
+                                         "llama3-8b:layers=8",
                                          "--layout",
-                                         "tp=2,pp=4,dp=2,microbatches=4",
+                                         "tp=8,pp=4,dp=2,microbatches=4,order=tp/pp/dp",
                                          "--batch-tokens",
                                          "64Ki",
                                          "--seq",
@@ -209,11 +211,11 @@ TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemory) {
     const std::vector<std::string> args = {
         "train",
         "--system",
-        "h100:16",
+        "h100:64",
         "--model",
-        "llama3-8b",
+        "llama3-8b:layers=8",
         "--layout",
-        std::string("tp=2,pp=4,dp=2,microbatches=4,schedule=") + schedule,
+        std::string("tp=8,pp=4,dp=2,microbatches=4,order=tp/pp/dp,schedule=") + schedule,
         "--batch-tokens",
         "64Ki",
         "--seq",
@@ -313,8 +315,8 @@ std::vector<int> StageAndCoordinates(const std::string& name) {
 
 // Both formats give each process a sort index that orders "system" first, then the stages,
 // then the mesh coordinates (cli/step_trace.h), though every chip is declared when it first
-// runs an op: by chip id at time 0, and chip ids do not follow the stages here (stage 2 is
-// chips 12-15, stage 3 chips 8-11).
+// runs an op: by chip id at time 0, and chip ids do not follow the stages here (stage 0 is
+// chips 0-7 and 32-39).
 TEST_F(TrainTraceTest, ProcessesSortByStageThenCoordinates) {
   ASSERT_EQ(Podsim(With(kTrain, {"--every-chip", "--trace", Path("all.json")})).code, 0);
   ASSERT_EQ(Podsim(With(kTrain, {"--every-chip", "--trace", Path("all.pftrace")})).code, 0);
@@ -352,7 +354,7 @@ TEST_F(TrainTraceTest, ProcessesSortByStageThenCoordinates) {
   }
 
   for (auto* order : {&json_order, &perfetto_order}) {
-    ASSERT_EQ(order->size(), 17u);  // "system" and 16 chips.
+    ASSERT_EQ(order->size(), 65u);  // "system" and 64 chips.
     std::sort(order->begin(), order->end());
     for (size_t i = 1; i < order->size(); ++i) {
       EXPECT_LT((*order)[i - 1].first, (*order)[i].first) << "equal sort indices";
@@ -374,7 +376,7 @@ TEST_F(TrainTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(
       run.err,
-      "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 15 "
+      "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 63 "
       "like \"0-15,32\" (got \"0-99\")\n");
   // A layout that fails leaves no trace behind either.
   run = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "tp=3",

@@ -912,9 +912,6 @@ sim::StatusOr<StepResult> SimulateAuto(const topology::System& system,
     step.approximate_reason = std::move(reason);
     return step;
   };
-  if (system.fabric.torus() == nullptr) {
-    return fall_back("no symmetry of this fabric is used yet (tori only)");
-  }
   sim::StatusOr<collectives::TranslationGroup> group = FindStepSymmetry(system, schedule, checked);
   if (!group.ok()) return fall_back(std::string(group.status().message()));
   const uint64_t orbits = system.fabric.chip_count() / group->size();

@@ -79,10 +79,10 @@ class StepObserver {
 //     flow gets its rate, and the quotient's progressive filling is the full one's
 //     (docs/architecture.md, "The symmetric quotient"). The network mode option is ignored
 //     (always every transfer).
-//   * kAuto (the default): kOrbits where it is cheap -- on a torus (whose translations podsim
-//     uses) when the step's symmetry leaves at most kAutoExactOrbits orbits and the quotient's
-//     transfers fit the work bound -- and kOnePerProgram otherwise (StepResult::exact and
-//     method say which; approximate_reason why not exact).
+//   * kAuto (the default): kOrbits where it is cheap -- when the step's symmetry (torus
+//     translations, GPU slot rotations and node translations) leaves at most kAutoExactOrbits
+//     orbits and the quotient's transfers fit the work bound -- and kOnePerProgram otherwise
+//     (StepResult::exact and method say which; approximate_reason why not exact).
 enum class SimulatedChips { kAuto, kOnePerProgram, kEveryChip, kOrbits };
 
 // kAuto simulates the quotient exactly up to this many orbits (simulated chips): a v5p pod's

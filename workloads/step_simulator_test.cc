@@ -136,9 +136,17 @@ TEST(StepSimulatorTest, DefaultIsExactWhereTheQuotientIsCheap) {
   EXPECT_EQ(traced.step_time, torus.step_time);
   EXPECT_EQ(observer.starts, traced.ops_executed);
 
+  // GPU fat trees: slots rotate in every node, and the 2 nodes of one scalable unit translate.
   const StepResult gpu = step("h100:16", small_mesh);
-  EXPECT_FALSE(gpu.exact);
-  EXPECT_NE(gpu.approximate_reason.find("tori only"), std::string::npos) << gpu.approximate_reason;
+  EXPECT_TRUE(gpu.exact);
+  EXPECT_EQ(gpu.approximate_reason, "");
+  // 70 nodes, 3 scalable units, the last one partial: no node translation, 70 orbits.
+  const StepResult partial =
+      step("h100:560", "mesh { name: 'fsdp' size: 8 } mesh { name: 'dp' size: 70 }\n");
+  EXPECT_FALSE(partial.exact);
+  EXPECT_EQ(partial.approximate_reason,
+            "the step's symmetry leaves 70 orbits of chips, over the 64 simulated exactly by "
+            "default");
 
   // An unwrapped 4x4x8: no translation maps the step onto itself, 128 orbits.
   const StepResult many = step("tpu-v5p:4x4x8,wrap=none",

@@ -157,21 +157,18 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
                                                               const CheckedSchedule& checked) {
   const topology::Fabric& fabric = system.fabric;
   collectives::TranslationGroup trivial(&fabric);
+  const FabricSymmetry symmetry(&fabric);
   // Schedule groups name chips (traces recorded elsewhere): not searched for symmetry.
-  if (schedule.groups_size() > 0 || fabric.torus() == nullptr ||
-      !FabricSymmetry(&fabric).translates_torus() ||
-      !collectives::TranslationGroup::OfSteps(&fabric, fabric.shape())) {
-    return trivial;
-  }
+  if (schedule.groups_size() > 0 || !symmetry.has_axes()) return trivial;
   SymmetryCheck check(system, schedule, checked);
-  std::vector<int> steps = fabric.shape();
+  std::vector<int> steps = symmetry.axis_lengths();
   // Each candidate shift walks every chip once per distinct collective: bounded before it is
-  // spent (a schedule of many distinct collectives on a large torus). Past the bound the group is
-  // trivial, which simulates every chip: still exact, and the step's own bounds then apply.
+  // spent (a schedule of many distinct collectives on a large fabric). Past the bound the group
+  // is trivial, which simulates every chip: still exact, and the step's own bounds then apply.
   constexpr double kMaxCheckWork = 2e8;
   double shifts = 0;
-  for (int length : steps) {
-    for (int d = 1; d < length; ++d) shifts += length % d == 0 ? 1 : 0;
+  for (size_t a = 0; a < steps.size(); ++a) {
+    for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d) ? 1 : 0;
   }
   if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
       kMaxCheckWork) {
@@ -180,7 +177,7 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
   for (size_t a = 0; a < steps.size(); ++a) {
     const int length = steps[a];
     for (int d = 1; d < length; ++d) {
-      if (length % d != 0) continue;
+      if (!symmetry.AllowsStep(a, d)) continue;
       FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
       shift.delta[a] = d;
       PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));

@@ -1,9 +1,10 @@
-// The symmetry of a step: the translations of the torus (collectives/translation_group.h) that map
-// the step's workload onto itself, so that simulating one chip per orbit and one flow class per
+// The symmetry of a step: the shifts of the fabric (collectives/translation_group.h: translations
+// of a torus; slot rotations and node translations of a GPU system) that map the step's workload
+// onto itself, so that simulating one chip per orbit and one flow class per
 // orbit of flows gives exactly the full simulation (step_simulator.h, SimulatedChips::kOrbits;
 // docs/architecture.md, "The symmetric quotient").
 //
-// A translation t maps the workload onto itself when
+// A shift t maps the workload onto itself when
 //   * every chip c and t(c) run the same program (the chips are alike, so they then run the same
 //     ops for the same times);
 //   * every send of a chip c to its peer p is matched by the send of t(c) to t(p);
@@ -14,9 +15,9 @@
 // Those that do form a group; podsim looks for the product of the largest cyclic subgroup along
 // each axis (the smallest step along it that works), which may miss diagonal symmetries: a
 // smaller group means more simulated chips, never a different answer. Schedules with groups
-// (Schedule.groups), fabrics that are not translated tori, steps nothing maps, and steps whose
-// check would walk the chips more than 2e8 times (many distinct collectives on a large torus) get
-// the trivial group: every chip simulated.
+// (Schedule.groups), fabrics without symmetry axes (collectives/fabric_symmetry.h), steps nothing
+// maps, and steps whose check would walk the chips more than 2e8 times (many distinct collectives
+// on a large fabric) get the trivial group: every chip simulated.
 
 #ifndef PODSIM_WORKLOADS_STEP_SYMMETRY_H_
 #define PODSIM_WORKLOADS_STEP_SYMMETRY_H_

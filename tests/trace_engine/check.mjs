@@ -209,11 +209,12 @@ async function checkTrace(label, file, expect) {
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podsim-trace-engine-'));
 try {
-  // A pipelined training step: 4 stages of tp=2, so sends, receives and tp collectives.
+  // A pipelined training step: 4 stages of tp=8 by dp=2, so sends, receives and tp collectives;
+  // the step's symmetry leaves one chip per stage to simulate.
   const trainTrace = path.join(dir, 'train.json');
   const train = JSON.parse(execFileSync(podsim, [
-    'train', '--system', 'h100:16', '--model', 'llama3-8b', '--layout',
-    'tp=2,pp=4,dp=2,microbatches=4', '--batch-tokens', '64Ki', '--seq', '4096', '--json',
+    'train', '--system', 'h100:64', '--model', 'llama3-8b:layers=8', '--layout',
+    'tp=8,pp=4,dp=2,microbatches=4,order=tp/pp/dp', '--batch-tokens', '64Ki', '--seq', '4096', '--json',
     '--trace', trainTrace,
   ]));
   await checkTrace('train', trainTrace, {
@@ -226,19 +227,19 @@ try {
     spanUs: train.step_time_s * 1e6,
   });
 
-  // The same step with every chip traced: 16 chips, declared when they first run an op (by chip
-  // id at time 0, not in stage order: stage 2 is chips 12-15, stage 3 chips 8-11).
+  // The same step with every chip traced: 64 chips, declared when they first run an op (by chip
+  // id at time 0, not in stage order: stage 0 is chips 0-7 and 32-39).
   const everyTrace = path.join(dir, 'every.json');
   execFileSync(podsim, [
-    'train', '--system', 'h100:16', '--model', 'llama3-8b', '--layout',
-    'tp=2,pp=4,dp=2,microbatches=4', '--batch-tokens', '64Ki', '--seq', '4096', '--every-chip',
+    'train', '--system', 'h100:64', '--model', 'llama3-8b:layers=8', '--layout',
+    'tp=8,pp=4,dp=2,microbatches=4,order=tp/pp/dp', '--batch-tokens', '64Ki', '--seq', '4096', '--every-chip',
     '--trace', everyTrace,
   ]);
   await checkTrace('train --every-chip', everyTrace, {
-    processes: [/^system$/, /^stage 0 \(chip 0: dp 0, tp 0\)$/, /^stage 3 \(chip \d+: dp 1, tp 1\)$/],
-    processCount: 17,
+    processes: [/^system$/, /^stage 0 \(chip 0: dp 0, tp 0\)$/, /^stage 3 \(chip \d+: dp 1, tp 7\)$/],
+    processCount: 65,
     threads: ['step', 'compute', 'tp', 'dp', 'pp', 'pp.recv', 'HBM'],
-    minCrossProcessFlows: 2 * 3 * 4 * 4,  // As above, for each of the 4 (dp, tp) chips a stage has.
+    minCrossProcessFlows: 2 * 3 * 4 * 16,  // As above, for each of the 16 (dp, tp) chips a stage has.
     counters: [/^HBM$/, /^link to /],
     ordered: true,
   });
