@@ -520,7 +520,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "bottleneck  " << BottleneckText(system.fabric, first.bottleneck) << "\n";
   io.out << "simulated   " << first.transfers << " transfers, " << first.flows << " flows, "
          << first.events << " events"
-         << (first.symmetric ? " (one rank per orbit of the torus's translations, exact; "
+         << (first.symmetric ? " (one rank per orbit of the fabric's symmetries, exact; "
                                "--reference simulates every rank)"
                              : "")
          << "\n";
@@ -559,7 +559,7 @@ Command AddCollectiveCommand(CLI::App& app) {
                 "Pure fabric: line rate and hop latencies, without the efficiency model "
                 "calibrated on measured collectives");
   sub->add_flag("--reference", flags->reference,
-                "Simulate every rank, not one per orbit of the torus's translations (the same "
+                "Simulate every rank, not one per orbit of the fabric's symmetries (the same "
                 "answer, slower: the brute-force reference)");
   sub->add_flag("--json", flags->json, "Print one JSON object");
   sub->add_option("--trace", flags->trace,

@@ -972,22 +972,59 @@ sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const Fabric& fabric,
   return AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
 }
 
-// Whether every translation of the torus maps the collective onto itself, ranks rotated along
-// the ring axes it spans: groups from axes (not explicit ranks) on a torus FabricSymmetry
-// translates (every axis longer than 1 wraps and is at least 3 long, so every spanned axis is a
-// ring), the multi-axis algorithm or a ring along one axis, and nothing observing every rank.
 namespace {
-bool IsSymmetric(const Fabric& fabric, const CollectiveRequest& request, const Plan& plan) {
+bool PiecesRotate(const std::vector<ExchangePiece>& pieces, const std::vector<VertexId>& ranks,
+                  const std::vector<int>& shape, size_t dim);
+
+// The symmetry group of a lone collective, when its fabric's symmetries map it onto itself:
+//   * on a torus FabricSymmetry translates (every axis longer than 1 wraps and is at least 3
+//     long, so every spanned axis is a ring), groups from axes (not explicit ranks) with the
+//     multi-axis algorithm or a ring along one axis: every translation, ranks rotated along the
+//     ring axes;
+//   * on a GPU fat tree, the hierarchical algorithm over every GPU: slot rotations and the
+//     smallest node translation FabricSymmetry allows, each kept where rotating the rank grid
+//     {slot, node} by one maps every phase's rings and lines onto themselves (PiecesRotate).
+// None when a reference run or an observer of every rank was asked for.
+std::optional<TranslationGroup> SymmetryOf(const Fabric& fabric, const CollectiveRequest& request,
+                                           const Plan& plan) {
   if (request.reference || !request.ranks.empty() || request.transfer_observer != nullptr ||
-      request.flow_observer != nullptr || fabric.torus() == nullptr ||
-      !FabricSymmetry(&fabric).translates_torus()) {
-    return false;
+      request.flow_observer != nullptr) {
+    return std::nullopt;
   }
+  const FabricSymmetry fabric_symmetry(&fabric);
   const std::string& algorithm = plan.choice.algorithm;
-  // A ring over several axes snakes through the group in chip order, which a translation along
-  // one axis does not rotate.
-  return algorithm == "multi-axis" ||
-         ((algorithm == "ring" || algorithm == "bidi-ring") && plan.groups.axes.size() <= 1);
+  if (fabric.torus() != nullptr) {
+    // A ring over several axes snakes through the group in chip order, which a translation
+    // along one axis does not rotate.
+    const bool rotates =
+        algorithm == "multi-axis" ||
+        ((algorithm == "ring" || algorithm == "bidi-ring") && plan.groups.axes.size() <= 1);
+    if (!fabric_symmetry.translates_torus() || !rotates) return std::nullopt;
+    return TranslationGroup::OfSteps(&fabric, std::vector<int>(fabric.shape().size(), 1));
+  }
+  if (fabric.gpu() == nullptr || !fabric_symmetry.has_axes() || algorithm != "hierarchical" ||
+      plan.groups.groups.size() != 1 || plan.groups.groups[0].size() != fabric.chip_count()) {
+    return std::nullopt;
+  }
+  const std::vector<VertexId>& ranks = plan.groups.groups[0];
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] != i) return std::nullopt;  // The grid below is chip order.
+  }
+  const std::vector<int>& lengths = fabric_symmetry.axis_lengths();
+  sim::StatusOr<std::vector<ExchangePiece>> pieces =
+      HierarchicalPieces(fabric, ranks, request.op, request.bytes, 1);
+  if (!pieces.ok()) return std::nullopt;
+  std::vector<int> steps = lengths;
+  for (size_t axis = 0; axis < lengths.size(); ++axis) {
+    if (lengths[axis] <= 1 || !PiecesRotate(*pieces, ranks, lengths, axis)) continue;
+    for (int step = 1; step < lengths[axis]; ++step) {
+      if (fabric_symmetry.AllowsStep(axis, step)) {
+        steps[axis] = step;
+        break;
+      }
+    }
+  }
+  return TranslationGroup::OfSteps(&fabric, steps);
 }
 }  // namespace
 
@@ -1083,12 +1120,12 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   // per orbit (all ranks are alike), exactly.
   std::optional<TranslationGroup> symmetry;
   LinkOrbits orbits;
-  if (requests.size() == 1 && IsSymmetric(fabric, requests[0], plans[0])) {
-    symmetry = TranslationGroup::OfSteps(&fabric, std::vector<int>(fabric.shape().size(), 1));
-    if (symmetry) {
-      orbits = symmetry->Orbits();
-      plans[0].symmetry = &*symmetry;
-    }
+  if (requests.size() == 1) symmetry = SymmetryOf(fabric, requests[0], plans[0]);
+  if (symmetry && symmetry->size() > 1) {
+    orbits = symmetry->Orbits();
+    plans[0].symmetry = &*symmetry;
+  } else {
+    symmetry.reset();
   }
 
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -1096,7 +1133,7 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
         "collective: {} of {} B over {} group(s) of {}: {} ({}){}",
         CollectiveOpName(requests[i].op), requests[i].bytes, plans[i].groups.groups.size(),
         plans[i].groups.group_size, plans[i].choice.algorithm, plans[i].choice.reason,
-        plans[i].symmetry != nullptr ? "; one rank per orbit of the torus's translations (exact)"
+        plans[i].symmetry != nullptr ? "; one rank per orbit of the fabric's symmetries (exact)"
                                      : "");
   }
   sim::Engine engine;
@@ -1169,12 +1206,11 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     result.flows = model.completed_flows();
     result.events = engine.executed_events();
     result.symmetric = plan.symmetry != nullptr;
-    result.simulated_ranks =
-        op == CollectiveOp::kPointToPoint
-            ? 2
-            : (result.symmetric
-                   ? 1
-                   : static_cast<uint64_t>(plan.groups.group_size) * plan.groups.groups.size());
+    result.simulated_ranks = op == CollectiveOp::kPointToPoint
+                                 ? 2
+                                 : static_cast<uint64_t>(plan.groups.group_size) *
+                                       plan.groups.groups.size() /
+                                       (result.symmetric ? plan.symmetry->size() : 1);
     if (request.measure_links) {
       result.bottleneck = meter->Busiest(end[i], symmetry ? &orbits : nullptr);
       if (request.keep_link_utilisation) {

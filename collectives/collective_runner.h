@@ -133,7 +133,7 @@ struct CollectiveResult {
   uint64_t transfers = 0;
   uint64_t flows = 0;
   uint64_t events = 0;
-  // Ranks simulated (all of them, or one per orbit of the torus's translations).
+  // Ranks simulated (all of them, or one per orbit of the fabric's symmetries).
   uint64_t simulated_ranks = 0;
   bool symmetric = false;  // One rank per orbit.
   // With CollectiveRequest::measure_links: the busiest links over the run, which ended at

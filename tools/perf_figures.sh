@@ -32,10 +32,13 @@ timed "$build/podsim" collective --system ring:4096 --op all-reduce --bytes 1MiB
 timed "$build/podsim" collective --system ring:65536 --op all-reduce --bytes 1MiB --algorithm ring
 timed "$build/podsim" collective --system torus:16x16x16 --op all-reduce --bytes 1GiB
 timed "$build/podsim" collective --system tpu-v5p:16x20x28 --op all-reduce --bytes 1073748480
+timed "$build/podsim" collective --system h100:1024 --op all-reduce --bytes 1GiB
+timed "$build/podsim" collective --system h100:4096 --op all-reduce --bytes 1GiB
+timed "$build/podsim" collective --system h100:16384 --op all-reduce --bytes 1GiB --max-transfers 1e7
 echo "== training steps"
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096 --exact
-timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192
+timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192 --max-transfers 2e7
 echo "== inference"
 timed "$build/podsim" infer --system tpu-v5e:16x16 --model llama3-70b --layout tp=16,dp=16 --phase decode --batch 256 --context 8192
 echo "== sweep"
