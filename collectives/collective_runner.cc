@@ -1116,8 +1116,7 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     plans.push_back(std::move(plan));
   }
 
-  // A lone collective over the axes of a torus every translation maps onto itself: one rank
-  // per orbit (all ranks are alike), exactly.
+  // A lone collective the fabric's symmetries map onto itself: one rank per orbit, exactly.
   std::optional<TranslationGroup> symmetry;
   LinkOrbits orbits;
   if (requests.size() == 1) symmetry = SymmetryOf(fabric, requests[0], plans[0]);

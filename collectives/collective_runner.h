@@ -88,8 +88,9 @@ struct CollectiveRequest {
   // With `ranks`: per rank, the rank whose state stands for it (itself for a representative),
   // when a group of rotations of the rank grid maps the collective onto itself (RotatableDims;
   // a step's symmetric quotient). Only representatives are simulated, and each of their
-  // transfers stands for its orbit (phased_collective.h); for the ring algorithms, lines and the
-  // multi-axis algorithm only. Empty: every rank simulated.
+  // transfers stands for its orbit (phased_collective.h); for the ring algorithms, lines, the
+  // multi-axis and hierarchical algorithms and NVLS inside one node only. Empty: every rank
+  // simulated.
   std::vector<topology::VertexId> rank_reps;
   // false (default): the pure fabric, line rate and hop latencies only (the idle-fabric closed
   // forms hold). true: CalibratedEfficiency(fabric) (efficiency_model.h): protocol efficiency per
@@ -114,9 +115,9 @@ struct CollectiveRequest {
   // (EstimatedTransfers) may not exceed it; OutOfRange naming the estimate, the limit and
   // --max-transfers otherwise.
   uint64_t max_transfers = kDefaultMaxTransfers;
-  // false (default): a lone collective over torus axes whose translations map it onto itself
-  // (every axis wrapped, a ring or multi-axis algorithm) simulates one rank per orbit of the
-  // translations, each transfer a flow class on the link orbits -- exactly the full simulation
+  // false (default): a lone collective that the fabric's symmetries map onto itself (torus axes,
+  // every one wrapped, with a ring or multi-axis algorithm; every GPU of a fat tree with the
+  // hierarchical algorithm: SymmetryOf in the .cc) simulates one rank per orbit of them, each transfer a flow class on the link orbits -- exactly the full simulation
   // (docs/architecture.md, "The symmetric quotient"). true: every rank of every group, the
   // brute-force reference (--reference). Observers always see every rank.
   bool reference = false;
