@@ -117,9 +117,10 @@ struct CollectiveRequest {
   uint64_t max_transfers = kDefaultMaxTransfers;
   // false (default): a lone collective that the fabric's symmetries map onto itself (torus axes,
   // every one wrapped, with a ring or multi-axis algorithm; every GPU of a fat tree with the
-  // hierarchical algorithm: SymmetryOf in the .cc) simulates one rank per orbit of them, each transfer a flow class on the link orbits -- exactly the full simulation
-  // (docs/architecture.md, "The symmetric quotient"). true: every rank of every group, the
-  // brute-force reference (--reference). Observers always see every rank.
+  // hierarchical algorithm: SymmetryOf in the .cc) simulates one rank per orbit of them, each
+  // transfer a flow class on the link orbits -- exactly the full simulation (docs/architecture.md,
+  // "The symmetric quotient"). true: every rank of every group, the brute-force reference
+  // (--reference). Observers always see every rank.
   bool reference = false;
 };
 
