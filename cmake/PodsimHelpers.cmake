@@ -28,6 +28,28 @@ endfunction()
 # -O0, 10.0 s at -O1, 13.1 s at -O3 for workloads/inference_schedule_test.cc).
 set(PODSIM_TEST_OPTIMIZATION "-O0" CACHE STRING "Optimization flag of the test binaries' own code")
 
+# The third-party headers that every test file parses, compiled once into a precompiled header
+# that every test binary reuses: GoogleTest, nlohmann-json, Protobuf's runtime (what the generated
+# .pb.h files include), Boost.Graph's adjacency list and the standard containers. Parsing them was
+# a quarter of a test file's compile time (GCC, -O0: tests/sweep_cli_test.cc 12.9 s -> 9.6 s).
+# The flags must match the tests' (GCC refuses a header made with other -fpic/-fpie or
+# optimization settings), hence an executable with the tests' options.
+if(PODSIM_BUILD_TESTS)
+  add_executable(podsim_test_pch ${PROJECT_SOURCE_DIR}/tests/testing/precompiled_main.cc)
+  target_compile_options(podsim_test_pch PRIVATE ${PODSIM_WARNINGS} ${PODSIM_TEST_OPTIMIZATION})
+  target_link_libraries(podsim_test_pch PRIVATE GTest::gtest GTest::gmock protobuf::libprotobuf
+                        nlohmann_json::nlohmann_json)
+  target_precompile_headers(podsim_test_pch PRIVATE
+    <gtest/gtest.h> <gmock/gmock.h> <nlohmann/json.hpp> <boost/graph/adjacency_list.hpp>
+    <google/protobuf/arena.h> <google/protobuf/generated_message_reflection.h>
+    <google/protobuf/generated_message_util.h> <google/protobuf/message.h>
+    <google/protobuf/repeated_field.h> <google/protobuf/extension_set.h> <google/protobuf/map.h>
+    <google/protobuf/map_entry.h> <google/protobuf/map_field_inl.h>
+    <google/protobuf/generated_enum_reflection.h> <google/protobuf/unknown_field_set.h>
+    <algorithm> <cstdint> <functional> <map> <memory> <optional> <set> <sstream> <string>
+    <string_view> <unordered_map> <vector>)
+endif()
+
 # podsim_add_test(NAME sim SOURCES a_test.cc DEPS podsim_sim)
 # One GoogleTest binary per module (podsim_<NAME>_test), registered with ctest.
 function(podsim_add_test)
@@ -39,6 +61,7 @@ function(podsim_add_test)
   add_executable(${target} ${ARG_SOURCES})
   target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS} ${PODSIM_TEST_OPTIMIZATION})
   target_link_libraries(${target} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_precompile_headers(${target} REUSE_FROM podsim_test_pch)
   gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${ARG_NAME} ENVIRONMENT "PODSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endfunction()
