@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,17 @@ struct Case {
 };
 
 class CollectiveSymmetryTest : public ::testing::TestWithParam<Case> {};
+
+// Test names: index, system and axes with every other character as '_' (tpu-v5e:16x16 ->
+// 7_tpu_v5e_16x16), so that a run can select one.
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = std::to_string(info.index) + "_" + info.param.system;
+  for (const std::string& axis : info.param.axes) name += "_" + axis;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
 
 TEST_P(CollectiveSymmetryTest, OneRankPerOrbitGivesTheReferenceTime) {
   sim::StatusOr<topology::System> system = topology::ParseSystem(GetParam().system);
@@ -77,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"torus:4x6,bw=1e11,lat=5e-7", {}},
                       Case{"torus:4x6,bw=1e11,lat=5e-7", {"y"}}, Case{"tpu-v5p:4x4x4", {}},
                       Case{"tpu-v5p:4x4x8", {"x", "z"}}, Case{"tpu-v5p:4x4x8", {"z"}},
-                      Case{"tpu-v5e:16x16", {}}, Case{"tpu-v5p:16x1x1,wrap=all", {}}));
+                      Case{"tpu-v5e:16x16", {}}, Case{"tpu-v5p:16x1x1,wrap=all", {}}),
+    CaseName);
 
 // Slot rotations in every node; node translations by one in a fabric of one scalable unit
 // (h100:16, a100:32, h100:80 with fewer nodes than spines, h100:64 oversubscribed), none past
@@ -90,7 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"h100:80", {}, kHierarchical},
                       Case{"h100:64,oversub=4", {}, kHierarchical},
                       Case{"h100:136", {}, kHierarchical},
-                      Case{"h100:512", {}, kHierarchical, {3.0 * (1 << 10), 64.0 * (1 << 10)}}));
+                      Case{"h100:512", {}, kHierarchical, {3.0 * (1 << 10), 64.0 * (1 << 10)}}),
+    CaseName);
 
 }  // namespace
 }  // namespace podsim::collectives
