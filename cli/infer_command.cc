@@ -476,9 +476,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
            << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
   }
   io.out << "accuracy    " << StepFidelity(r.step) << "\n";
-  io.out << "simulated   " << r.step.simulated_chips << " chip, " << r.step.ops_executed << " ops, "
-         << r.step.collectives << " collectives (" << r.step.rehearsals << " distinct), "
-         << r.step.events + r.step.rehearsal_events << " events\n";
+  io.out << "simulated   " << SimulationSummary(r.step) << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
   if (report) io.out << "report      " << outputs.report() << "\n";

@@ -30,6 +30,10 @@ std::string FormatPercent(double fraction) {
   return text;
 }
 
+std::string CountOf(uint64_t count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
 sim::StatusOr<int64_t> ParseTokenCount(std::string_view flag, const std::string& text) {
   std::optional<double> value = ParseSuffixedNumber(text, /*bytes=*/false);
   if (!value || *value < 1 || *value != std::floor(*value) || *value > 1e15) {

@@ -20,6 +20,8 @@ namespace podsim::cli {
 std::string FormatSeconds(double seconds);
 // "12.3%".
 std::string FormatPercent(double fraction);
+// "1 chip", "4 chips": the count and the noun, plural unless the count is 1.
+std::string CountOf(uint64_t count, std::string_view noun);
 // A token count: "4096", "4M" (4 x 10^6), "1Mi" (2^20), "2.5e6"; suffixes K, M, G, T (powers of
 // 1000) and Ki, Mi, Gi, Ti (powers of 1024), as byte_size.h.
 // Fails with InvalidArgument naming `flag`.

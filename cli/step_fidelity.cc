@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cli/report_format.h"
+
 namespace podsim::cli {
 
 std::string StepFidelity(const workloads::StepResult& step, std::string_view exact_hint) {
@@ -18,6 +20,13 @@ std::string StepFidelity(const workloads::StepResult& step, std::string_view exa
   }
   if (!step.approximate_reason.empty()) text += "; not the quotient: " + step.approximate_reason;
   return text + "; " + std::string(exact_hint);
+}
+
+std::string SimulationSummary(const workloads::StepResult& step) {
+  return CountOf(step.simulated_chips, "chip") + ", " + std::to_string(step.ops_executed) +
+         " ops, " + std::to_string(step.collectives) + " collectives (" +
+         std::to_string(step.rehearsals) + " distinct), " +
+         std::to_string(step.events + step.rehearsal_events) + " events";
 }
 
 }  // namespace podsim::cli

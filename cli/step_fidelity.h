@@ -17,6 +17,10 @@ std::string StepFidelity(
     const workloads::StepResult& step,
     std::string_view exact_hint = "--exact gives the full simulation's answer");
 
+// What the step simulated: "1 chip, 486 ops, 66 collectives (0 distinct), 2339 events" (the
+// events include the rehearsals').
+std::string SimulationSummary(const workloads::StepResult& step);
+
 }  // namespace podsim::cli
 
 #endif  // PODSIM_CLI_STEP_FIDELITY_H_

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cli/collective_trace.h"
+#include "cli/report_format.h"
 #include "sim/check.h"
 #include "traces/trace_file.h"
 
@@ -289,9 +290,9 @@ sim::StatusOr<std::unique_ptr<StepTraceFile>> StepTraceFile::Open(
 }
 
 std::string StepTraceFile::Summary() const {
-  return std::to_string(observer_->traced_chips()) + " chips, " +
-         std::to_string(observer_->slices()) + " op slices, " + std::to_string(observer_->flows()) +
-         " flows, " + std::to_string(observer_->link_tracks()) + " link counters";
+  return CountOf(observer_->traced_chips(), "chip") + ", " + std::to_string(observer_->slices()) +
+         " op slices, " + std::to_string(observer_->flows()) + " flows, " +
+         std::to_string(observer_->link_tracks()) + " link counters";
 }
 
 sim::Status StepTraceFile::Close(sim::Time step_time) {

@@ -374,9 +374,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                FormatByteSize(memory.hbm_bytes) + " of HBM")
          << "\n";
   io.out << "accuracy    " << StepFidelity(result.step) << "\n";
-  io.out << "simulated   " << result.step.simulated_chips << " chips, " << result.step.ops_executed
-         << " ops, " << result.step.collectives << " collectives (" << result.step.rehearsals
-         << " distinct), " << result.step.events + result.step.rehearsal_events << " events\n";
+  io.out << "simulated   " << SimulationSummary(result.step) << "\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";

@@ -248,7 +248,7 @@ TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
   const std::string first = std::to_string(programs[0]["simulated_chip"].get<int>());
   Outcome one = Podsim(With(kTrain, {"--trace", Path("one.pftrace"), "--trace-chips", first}));
   ASSERT_EQ(one.code, 0) << one.err;
-  EXPECT_NE(one.out.find("trace       " + Path("one.pftrace") + " (1 chips, "), std::string::npos)
+  EXPECT_NE(one.out.find("trace       " + Path("one.pftrace") + " (1 chip, "), std::string::npos)
       << one.out;
   EXPECT_TRUE(traces::LintPerfetto(ReadFile(Path("one.pftrace"))).ok());
   Outcome json = Podsim(With(kTrain, {"--trace", Path("one.json"), "--trace-chips", first}));
