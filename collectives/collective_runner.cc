@@ -345,6 +345,13 @@ bool InOneNode(const Fabric& fabric, const std::vector<VertexId>& group) {
   return true;
 }
 
+// Whether `algorithm` is NVLink SHARP inside one GPU node, where every member reaches every
+// NVSwitch alike: any permutation of the members leaves the collective as it is.
+bool InNodeSwitch(const Fabric& fabric, const std::string& algorithm,
+                  const std::vector<VertexId>& ranks) {
+  return algorithm == "in-switch" && fabric.gpu() != nullptr && InOneNode(fabric, ranks);
+}
+
 // How many nodes `group` touches.
 int NodeCount(const Fabric& fabric, const std::vector<VertexId>& group) {
   std::set<int> nodes;
@@ -536,12 +543,8 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
   };
   if (fabric.gpu() != nullptr) {
     const topology::GpuLayout& gpu = *fabric.gpu();
-    if (!InOneNode(fabric, group)) {
-      return sim::Status::InvalidArgument(
-          "--algorithm in-switch: the group spans several nodes; podsim models NVLink SHARP "
-          "inside one node only (InfiniBand SHARP across nodes is not modelled yet); use "
-          "hierarchical or tree");
-    }
+    // A group across nodes takes InfiniBand SHARP (MakeInfinibandSharp), never these switches.
+    PODSIM_CHECK(InOneNode(fabric, group)) << "NVLink SHARP switches for a group across nodes";
     if (!HasNvls(fabric)) {
       return sim::Status::InvalidArgument(
           "--algorithm in-switch: this NVSwitch generation has no NVLink SHARP (needs Hopper or "
@@ -644,10 +647,9 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
         return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) + " is not a rank");
       }
     }
-    const bool in_node_switch =
-        algorithm == "in-switch" && fabric.gpu() != nullptr && InOneNode(fabric, request.ranks);
     if (algorithm != "ring" && algorithm != "bidi-ring" && algorithm != "line" &&
-        algorithm != "multi-axis" && algorithm != "hierarchical" && !in_node_switch) {
+        algorithm != "multi-axis" && algorithm != "hierarchical" &&
+        !InNodeSwitch(fabric, algorithm, request.ranks)) {
       return sim::Status::InvalidArgument("rank_reps: the " + algorithm +
                                           " algorithm is not reduced by rotations of its ranks");
     }
@@ -976,6 +978,37 @@ namespace {
 bool PiecesRotate(const std::vector<ExchangePiece>& pieces, const std::vector<VertexId>& ranks,
                   const std::vector<int>& shape, size_t dim);
 
+// RotatableDims of the prepared collective over `ranks`, a grid of `shape`.
+sim::StatusOr<std::vector<bool>> RotatableOf(const Fabric& fabric, const Plan& plan,
+                                             CollectiveOp op, double bytes,
+                                             const std::vector<VertexId>& ranks,
+                                             const std::vector<int>& shape) {
+  std::vector<bool> rotatable(shape.size(), false);
+  const std::string& algorithm = plan.choice.algorithm;
+  const auto longer = [](int length) { return length > 1; };
+  if (algorithm == "ring" || algorithm == "bidi-ring") {
+    if (std::count_if(shape.begin(), shape.end(), longer) == 1) {
+      rotatable[std::find_if(shape.begin(), shape.end(), longer) - shape.begin()] = true;
+    }
+  } else if (algorithm == "multi-axis") {
+    size_t dim = 0;  // GridDims lists the dimensions longer than 1, in order.
+    for (size_t i = 0; i < shape.size() && dim < plan.groups.grid.size(); ++i) {
+      if (shape[i] <= 1) continue;
+      rotatable[i] = plan.groups.grid[dim++].pattern == ForwardingPattern::kBidirectionalRing;
+    }
+  } else if (algorithm == "in-switch") {
+    const bool in_node = InNodeSwitch(fabric, algorithm, ranks);
+    for (size_t i = 0; i < shape.size(); ++i) rotatable[i] = in_node && shape[i] > 1;
+  } else if (algorithm == "hierarchical") {
+    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
+                            HierarchicalPieces(fabric, ranks, op, bytes, 1));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      rotatable[i] = shape[i] > 1 && PiecesRotate(pieces, ranks, shape, i);
+    }
+  }
+  return rotatable;
+}
+
 // The symmetry group of a lone collective, when its fabric's symmetries map it onto itself:
 //   * on a torus FabricSymmetry translates (every axis longer than 1 wraps and is at least 3
 //     long, so every spanned axis is a ring), groups from axes (not explicit ranks) with the
@@ -1011,12 +1044,12 @@ std::optional<TranslationGroup> SymmetryOf(const Fabric& fabric, const Collectiv
     if (ranks[i] != i) return std::nullopt;  // The grid below is chip order.
   }
   const std::vector<int>& lengths = fabric_symmetry.axis_lengths();
-  sim::StatusOr<std::vector<ExchangePiece>> pieces =
-      HierarchicalPieces(fabric, ranks, request.op, request.bytes, 1);
-  if (!pieces.ok()) return std::nullopt;
+  sim::StatusOr<std::vector<bool>> rotatable =
+      RotatableOf(fabric, plan, request.op, request.bytes, ranks, lengths);
+  if (!rotatable.ok()) return std::nullopt;
   std::vector<int> steps = lengths;
   for (size_t axis = 0; axis < lengths.size(); ++axis) {
-    if (lengths[axis] <= 1 || !PiecesRotate(*pieces, ranks, lengths, axis)) continue;
+    if (!(*rotatable)[axis]) continue;
     for (int step = 1; step < lengths[axis]; ++step) {
       if (fabric_symmetry.AllowsStep(axis, step)) {
         steps[axis] = step;
@@ -1071,33 +1104,7 @@ sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
   std::vector<int> shape = request.rank_shape;
   if (shape.empty()) shape.push_back(static_cast<int>(request.ranks.size()));
-  std::vector<bool> rotatable(shape.size(), false);
-  const std::string& algorithm = plan.choice.algorithm;
-  const auto longer = [](int length) { return length > 1; };
-  if (algorithm == "ring" || algorithm == "bidi-ring") {
-    if (std::count_if(shape.begin(), shape.end(), longer) == 1) {
-      rotatable[std::find_if(shape.begin(), shape.end(), longer) - shape.begin()] = true;
-    }
-  } else if (algorithm == "multi-axis") {
-    size_t dim = 0;  // GridDims lists the dimensions longer than 1, in order.
-    for (size_t i = 0; i < shape.size() && dim < plan.groups.grid.size(); ++i) {
-      if (shape[i] <= 1) continue;
-      rotatable[i] = plan.groups.grid[dim++].pattern == ForwardingPattern::kBidirectionalRing;
-    }
-  } else if (algorithm == "in-switch") {
-    // Inside one node every member reaches every NVSwitch alike: any permutation of the members
-    // leaves the collective as it is.
-    const bool in_node = fabric.gpu() != nullptr && InOneNode(fabric, request.ranks);
-    for (size_t i = 0; i < shape.size(); ++i) rotatable[i] = in_node && shape[i] > 1;
-  } else if (algorithm == "hierarchical") {
-    PODSIM_ASSIGN_OR_RETURN(
-        std::vector<ExchangePiece> pieces,
-        HierarchicalPieces(fabric, request.ranks, request.op, request.bytes, 1));
-    for (size_t i = 0; i < shape.size(); ++i) {
-      rotatable[i] = shape[i] > 1 && PiecesRotate(pieces, request.ranks, shape, i);
-    }
-  }
-  return rotatable;
+  return RotatableOf(fabric, plan, request.op, request.bytes, request.ranks, shape);
 }
 
 sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
