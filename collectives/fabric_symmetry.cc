@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 
 #include "sim/check.h"
 
@@ -17,7 +18,10 @@ int Mod(int64_t value, int64_t n) { return static_cast<int>(((value % n) + n) % 
 
 }  // namespace
 
-FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric) : fabric_(fabric) {
+FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix)
+    : fabric_(fabric), radix_(std::move(slot_radix)) {
+  PODSIM_CHECK(radix_.empty() || fabric->gpu() != nullptr)
+      << "slot digits of a fabric without slots";
   if (fabric->torus() != nullptr) {
     torus_ = fabric->torus()->slices == 1;
     for (size_t a = 0; a < fabric->shape().size() && torus_; ++a) {
@@ -30,7 +34,16 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric) : fabric_(fabric)
   const topology::GpuLayout* g = fabric->gpu();
   if (g == nullptr) return;
   gpu_ = true;
-  lengths_ = {g->gpus_per_node, g->nodes};
+  if (radix_.empty()) radix_ = {g->gpus_per_node};
+  int slots = 1;
+  for (int digit : radix_) {
+    PODSIM_CHECK(digit >= 1) << "slot digit of length " << digit;
+    slots *= digit;
+  }
+  PODSIM_CHECK(slots == g->gpus_per_node)
+      << "slot digits of " << slots << " slots, not " << g->gpus_per_node;
+  lengths_ = radix_;
+  lengths_.push_back(g->nodes);
   const int spp = g->spines_per_pod;
   if (g->levels == 3) {
     unit_nodes_ = g->nodes_per_su * g->sus_per_pod;
@@ -68,22 +81,44 @@ bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
   PODSIM_CHECK(has_axes() && axis < lengths_.size()) << "no symmetry axis " << axis;
   const int length = lengths_[axis];
   if (step < 1 || length % step != 0) return false;
-  if (torus_ || step == length || axis == 0) return true;
+  if (torus_ || step == length || axis < radix_.size()) return true;
   return node_wraps_ && step % unit_nodes_ == 0;  // GPU nodes: whole units.
 }
 
 std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
   PODSIM_CHECK(has_axes() && chip < fabric_->chip_count()) << "chip " << chip;
   if (torus_) return fabric_->ChipCoord(chip);
-  const int per_node = lengths_[0];
-  return {static_cast<int>(chip % per_node), static_cast<int>(chip / per_node)};
+  const int per_node = fabric_->gpu()->gpus_per_node;
+  std::vector<int> coord;
+  int slot = static_cast<int>(chip % per_node);
+  for (int digit : radix_) {
+    coord.push_back(slot % digit);
+    slot /= digit;
+  }
+  coord.push_back(static_cast<int>(chip / per_node));
+  return coord;
 }
 
 VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
   PODSIM_CHECK(has_axes() && coord.size() == lengths_.size()) << "coordinates of another fabric";
   if (torus_) return fabric_->ChipAt(coord);
-  return static_cast<VertexId>(coord[1]) * static_cast<VertexId>(lengths_[0]) +
-         static_cast<VertexId>(coord[0]);
+  int slot = 0, place = 1;
+  for (size_t d = 0; d < radix_.size(); ++d) {
+    slot += coord[d] * place;
+    place *= radix_[d];
+  }
+  return static_cast<VertexId>(coord.back()) * static_cast<VertexId>(place) +
+         static_cast<VertexId>(slot);
+}
+
+int FabricSymmetry::MovedSlot(int slot, const Shift& shift) const {
+  int moved = 0, place = 1;
+  for (size_t d = 0; d < radix_.size(); ++d) {
+    moved += Mod(slot % radix_[d] + shift.delta[d], radix_[d]) * place;
+    slot /= radix_[d];
+    place *= radix_[d];
+  }
+  return moved;
 }
 
 std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
@@ -98,7 +133,9 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
   const topology::GpuLayout& g = *fabric_->gpu();
   int node = g.NodeOf(chips.front());
   for (VertexId chip : chips) node = std::min(node, g.NodeOf(chip));
-  return Shift{{0, -(node / unit_nodes_) * unit_nodes_}};
+  Shift shift{std::vector<int>(lengths_.size(), 0)};
+  shift.delta.back() = -(node / unit_nodes_) * unit_nodes_;
+  return shift;
 }
 
 FabricSymmetry::Shift FabricSymmetry::Inverse(const Shift& shift) const {
@@ -116,15 +153,14 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
     }
     return fabric_->ChipAt(coord);
   }
-  PODSIM_CHECK(gpu_ && shift.delta.size() == 2) << "no symmetry to apply";
+  PODSIM_CHECK(gpu_ && shift.delta.size() == lengths_.size()) << "no symmetry to apply";
   const topology::GpuLayout& g = *fabric_->gpu();
-  const int slots = shift.delta[0];
-  const int nodes = shift.delta[1];
+  const int nodes = shift.delta.back();
   const int64_t i = index_[vertex];
   // A GPU (or its NIC) moves to its slot and node shifted.
   auto gpu = [&](int64_t index) {
     return static_cast<int64_t>(Mod(index / g.gpus_per_node + nodes, g.nodes)) * g.gpus_per_node +
-           Mod(index % g.gpus_per_node + slots, g.gpus_per_node);
+           MovedSlot(static_cast<int>(index % g.gpus_per_node), shift);
   };
   auto whole = [](int delta, int unit) {
     PODSIM_CHECK(unit > 0 && delta % unit == 0)
@@ -144,7 +180,7 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
     case Role::kLeaf: {
       const int su =
           g.sus == 1 ? 0 : Mod(i / g.gpus_per_node + whole(nodes, g.nodes_per_su), g.sus);
-      const int rail = Mod(i % g.gpus_per_node + slots, g.gpus_per_node);
+      const int rail = MovedSlot(static_cast<int>(i % g.gpus_per_node), shift);
       return g.leaves[static_cast<size_t>(su) * g.gpus_per_node + rail];
     }
     case Role::kSpine: {

@@ -8,15 +8,17 @@
 //   * Tori whose every axis longer than 1 wraps and is at least 3 long (one slice): the torus's
 //     own axes, any shift of the coordinates. Dimension-order routing and its tie splitting are
 //     the same everywhere.
-//   * GPU systems (topology/gpu_builder.h): two axes, {GPU slot in its node, node}.
-//       - Slots rotate in every node at once (slot s -> s + k mod gpus per node), carrying each
-//         GPU's NIC and rail leaf along; NVSwitches, spines and cores stay. Every GPU has the
-//         same NVLinks to each NVSwitch of its node, rail leaves are alike (each has the same
-//         up-links to every spine), and d-mod-k routing picks spine and core from the
-//         destination node alone, so the routes of Fabric::ParallelRoutes, which transfers take
-//         (in a node striped over every NVSwitch), map onto routes. Fabric::Route's single
-//         in-node route (one NVSwitch, picked from the slots' sum) does not; nothing that a
-//         symmetric quotient runs uses it.
+//   * GPU systems (topology/gpu_builder.h): the GPU slot in its node, as one axis or as the
+//     digits of a mixed radix (slot_radix: tp=4 inside a node of 8 is slot = i + 4 q, i < 4,
+//     q < 2, whose digits rotate separately), then the node.
+//       - Slots permute in every node at once (slot s -> s + k mod gpus per node, or digit by
+//         digit), carrying each GPU's NIC and rail leaf along; NVSwitches, spines and cores stay.
+//         Every GPU has the same NVLinks to each NVSwitch of its node, rail leaves are alike
+//         (each has the same up-links to every spine), and d-mod-k routing picks spine and core
+//         from the destination node alone, so any permutation of the slots maps the routes of
+//         Fabric::ParallelRoutes, which transfers take (in a node striped over every NVSwitch),
+//         onto routes. Fabric::Route's single in-node route (one NVSwitch, picked from the
+//         slots' sum) does not; nothing that a symmetric quotient runs uses it.
 //       - Nodes shift by whole translation units, cyclically: whole pods (3 levels), whole
 //         scalable units whose node count the spines per pod divide (2 levels), or single nodes
 //         when the fabric is one scalable unit (every node under the same rail leaves) whose
@@ -44,16 +46,19 @@ namespace podsim::collectives {
 
 class FabricSymmetry {
  public:
-  explicit FabricSymmetry(const topology::Fabric* fabric);
+  // `slot_radix` (GPU systems only; empty: one slot axis) factors the GPUs per node into the
+  // lengths of slot digits, fastest first. REQUIRES: their product is the GPUs per node.
+  explicit FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix = {});
 
-  // A shift along each symmetry axis (header comment): per torus axis, or (GPU) {slots, nodes}.
+  // A shift along each symmetry axis (header comment): per torus axis, or (GPU) per slot digit,
+  // then nodes.
   struct Shift {
     std::vector<int> delta;
   };
 
   // Whether the fabric has symmetry axes (a group of shifts, possibly only the identity).
   bool has_axes() const { return torus_ || gpu_; }
-  // The length of each symmetry axis: the torus's shape, or {GPUs per node, nodes}.
+  // The length of each symmetry axis: the torus's shape, or {slot digits..., nodes}.
   const std::vector<int>& axis_lengths() const { return lengths_; }
   // Whether the cyclic shifts along `axis` by multiples of `step` are symmetries of the fabric.
   // REQUIRES: has_axes().
@@ -61,6 +66,10 @@ class FabricSymmetry {
   // A chip's coordinates on the symmetry axes, and back. REQUIRES: has_axes().
   std::vector<int> Coord(topology::VertexId chip) const;
   topology::VertexId ChipAt(const std::vector<int>& coord) const;
+
+  const topology::Fabric& fabric() const { return *fabric_; }
+  // GPU systems: the lengths of the slot digits (empty on other fabrics).
+  const std::vector<int>& slot_radix() const { return radix_; }
 
   // The shift that moves `chips` to their canonical translate (on tori the first chip at the
   // origin; on GPU fat trees the lowest node into the first translation unit, slots unmoved), or
@@ -79,10 +88,14 @@ class FabricSymmetry {
  private:
   enum class Role : uint8_t { kNone, kChip, kNic, kNvSwitch, kLeaf, kSpine, kCore };
 
+  // The slot that `slot` moves to under the shift's slot digits.
+  int MovedSlot(int slot, const Shift& shift) const;
+
   const topology::Fabric* fabric_;
   bool torus_ = false;
   bool gpu_ = false;
   std::vector<int> lengths_;     // Of the symmetry axes.
+  std::vector<int> radix_;       // GPU: lengths of the slot digits, the first axes.
   int unit_nodes_ = 0;           // GPU: nodes per translation unit; 0 when there is none.
   bool node_wraps_ = false;      // GPU: shifts by whole units wrap around (header comment).
   std::vector<Role> role_;       // Per vertex (GPU fabrics).

@@ -87,21 +87,31 @@ TEST(FabricSymmetryTest, FabricsWithoutTranslations) {
 }
 
 // Every route between every pair of GPUs, and every link, maps under each generator of the
-// GPU symmetry (slot rotation; node translation where it wraps): brute force over the fabric.
-void ExpectGpuGenerators(const std::string& text, bool node_translation) {
+// GPU symmetry (rotation of the slots, or of each slot digit of `radix`; node translation where
+// it wraps): brute force over the fabric.
+void ExpectGpuGenerators(const std::string& text, bool node_translation,
+                         std::vector<int> radix = {}) {
   SCOPED_TRACE(text);
   topology::System system = System(text);
   const topology::Fabric& fabric = system.fabric;
-  FabricSymmetry symmetry(&fabric);
+  const size_t digits = radix.empty() ? 1 : radix.size();
+  FabricSymmetry symmetry(&fabric, std::move(radix));
   ASSERT_TRUE(symmetry.has_axes());
   const std::vector<int>& lengths = symmetry.axis_lengths();
-  ASSERT_EQ(lengths.size(), 2u);
-  EXPECT_TRUE(symmetry.AllowsStep(0, 1));
-  std::vector<FabricSymmetry::Shift> generators = {FabricSymmetry::Shift{{1, 0}}};
+  ASSERT_EQ(lengths.size(), digits + 1);
+  std::vector<FabricSymmetry::Shift> generators;
+  for (size_t d = 0; d < digits; ++d) {
+    EXPECT_TRUE(symmetry.AllowsStep(d, 1));
+    generators.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
+    generators.back().delta[d] = 1;
+  }
   int node_step = 1;
-  while (node_step < lengths[1] && !symmetry.AllowsStep(1, node_step)) ++node_step;
-  EXPECT_EQ(node_step < lengths[1], node_translation);
-  if (node_step < lengths[1]) generators.push_back(FabricSymmetry::Shift{{0, node_step}});
+  while (node_step < lengths.back() && !symmetry.AllowsStep(digits, node_step)) ++node_step;
+  EXPECT_EQ(node_step < lengths.back(), node_translation);
+  if (node_step < lengths.back()) {
+    generators.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
+    generators.back().delta.back() = node_step;
+  }
   std::vector<topology::VertexId> chips;
   for (topology::VertexId chip = 0; chip < fabric.chip_count(); ++chip) chips.push_back(chip);
   std::vector<topology::WeightedRoute> routes, moved;
@@ -113,7 +123,9 @@ void ExpectGpuGenerators(const std::string& text, bool node_translation) {
     }
     // Fabric::Route inside a node picks one NVSwitch by the slots' sum, which a slot rotation
     // moves: transfers stripe over all of them (ParallelRoutes), which do map.
-    if (shift.delta[0] == 0) ExpectRoutesMap(fabric, symmetry, chips, shift);
+    if (std::all_of(shift.delta.begin(), shift.delta.end() - 1, [](int d) { return d == 0; })) {
+      ExpectRoutesMap(fabric, symmetry, chips, shift);
+    }
     for (topology::VertexId a : chips) {
       for (topology::VertexId b : chips) {
         if (a == b) continue;
@@ -142,6 +154,21 @@ TEST(FabricSymmetryTest, GpuSlotsRotateInEveryNode) {
   ExpectGpuGenerators("b200:4", false);
   // 24 nodes: part of one scalable unit, more nodes than spines and not a multiple of them.
   ExpectGpuGenerators("h100:192", false);
+}
+
+// Slot digits (tp=4 of 8 GPUs: slot = i + 4 q) rotate separately; with their coordinates.
+TEST(FabricSymmetryTest, GpuSlotDigitsRotateSeparately) {
+  ExpectGpuGenerators("h100:16", true, {4, 2});
+  ExpectGpuGenerators("h100:16", true, {2, 2, 2});
+  ExpectGpuGenerators("b200:4", false, {2, 2});
+  topology::System system = System("h100:16");
+  FabricSymmetry symmetry(&system.fabric, {4, 2});
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{4, 2, 2}));
+  EXPECT_EQ(symmetry.Coord(13), (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(symmetry.ChipAt({1, 1, 1}), 13u);
+  // Slot 7 (i = 3, q = 1) of node 0: i + 1 wraps to 0 inside its half, so slot 4.
+  EXPECT_EQ(symmetry.ApplyToVertex(7, FabricSymmetry::Shift{{1, 0, 0}}), 4u);
+  EXPECT_EQ(symmetry.ApplyToVertex(7, FabricSymmetry::Shift{{0, 1, 1}}), 11u);
 }
 
 TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {

@@ -18,21 +18,22 @@ TranslationGroup::TranslationGroup(const topology::Fabric* fabric)
   }
 }
 
-TranslationGroup::TranslationGroup(const topology::Fabric* fabric, std::vector<int> steps)
-    : fabric_(fabric), symmetry_(fabric), steps_(std::move(steps)) {
+TranslationGroup::TranslationGroup(FabricSymmetry symmetry, std::vector<int> steps)
+    : fabric_(&symmetry.fabric()), symmetry_(std::move(symmetry)), steps_(std::move(steps)) {
   for (size_t a = 0; a < steps_.size(); ++a) {
     size_ *= static_cast<uint64_t>(symmetry_.axis_lengths()[a] / steps_[a]);
   }
 }
 
 std::optional<TranslationGroup> TranslationGroup::OfSteps(const topology::Fabric* fabric,
-                                                          std::vector<int> steps) {
-  const FabricSymmetry symmetry(fabric);
+                                                          std::vector<int> steps,
+                                                          std::vector<int> slot_radix) {
+  FabricSymmetry symmetry(fabric, std::move(slot_radix));
   if (!symmetry.has_axes() || steps.size() != symmetry.axis_lengths().size()) return std::nullopt;
   for (size_t a = 0; a < steps.size(); ++a) {
     if (!symmetry.AllowsStep(a, steps[a])) return std::nullopt;
   }
-  return TranslationGroup(fabric, std::move(steps));
+  return TranslationGroup(std::move(symmetry), std::move(steps));
 }
 
 VertexId TranslationGroup::Rep(VertexId chip) const {

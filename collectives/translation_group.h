@@ -26,10 +26,12 @@ class TranslationGroup {
   // The trivial group: every chip its own orbit. Any fabric.
   explicit TranslationGroup(const topology::Fabric* fabric);
 
-  // Shifts by multiples of steps[a] along each symmetry axis a; nullopt unless the fabric has
-  // symmetry axes, there is one step per axis and each is allowed (FabricSymmetry::AllowsStep).
+  // Shifts by multiples of steps[a] along each symmetry axis a of FabricSymmetry(fabric,
+  // slot_radix); nullopt unless the fabric has symmetry axes, there is one step per axis and
+  // each is allowed (FabricSymmetry::AllowsStep).
   static std::optional<TranslationGroup> OfSteps(const topology::Fabric* fabric,
-                                                 std::vector<int> steps);
+                                                 std::vector<int> steps,
+                                                 std::vector<int> slot_radix = {});
 
   const topology::Fabric& fabric() const { return *fabric_; }
   uint64_t size() const { return size_; }
@@ -48,7 +50,7 @@ class TranslationGroup {
   LinkOrbits Orbits() const;
 
  private:
-  TranslationGroup(const topology::Fabric* fabric, std::vector<int> steps);
+  TranslationGroup(FabricSymmetry symmetry, std::vector<int> steps);
   // Orbits() of a fabric whose links are not all between chips (GPU systems).
   LinkOrbits SwitchedOrbits() const;
 

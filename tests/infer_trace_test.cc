@@ -82,13 +82,10 @@ TEST_F(InferTraceTest, TheReplicaIsNamedAfterItsRoleWithOneSlicePerOp) {
     }
     if (e["ph"] == "s") ++flows;
   }
-  // The step's symmetry swaps the replicas (a rotation by 4 slots); a rotation by one slot would
-  // carry a tensor-parallel group across the replicas' boundary, so each tp rank is an orbit.
+  // The step's symmetry rotates the tp ranks within each replica's half of the node (slot digits
+  // 4 x 2, step_symmetry.h) and swaps the replicas: one chip stands for all 8.
   EXPECT_EQ(processes, (std::map<int, std::string>{{1, "system"},
-                                                   {2, "decode replica (chip 0: tp 0, dp 0)"},
-                                                   {3, "decode replica (chip 1: tp 1, dp 0)"},
-                                                   {4, "decode replica (chip 2: tp 2, dp 0)"},
-                                                   {5, "decode replica (chip 3: tp 3, dp 0)"}}));
+                                                   {2, "decode replica (chip 0: tp 0, dp 0)"}}));
   for (const std::string& counter : counters) threads.erase(counter);
   EXPECT_EQ(threads, (std::set<std::string>{"step", "compute", "tp"}));
   EXPECT_EQ(op_slices, result["simulation"]["ops"].get<int>());
@@ -98,7 +95,7 @@ TEST_F(InferTraceTest, TheReplicaIsNamedAfterItsRoleWithOneSlicePerOp) {
 
   run = Podsim(With(kDecode, {"--trace", Path("step.pftrace")}));
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_NE(run.out.find("trace       " + Path("step.pftrace") + " (4 chips, "), std::string::npos)
+  EXPECT_NE(run.out.find("trace       " + Path("step.pftrace") + " (1 chip, "), std::string::npos)
       << run.out;
 }
 

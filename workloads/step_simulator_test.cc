@@ -185,6 +185,32 @@ TEST(StepSimulatorTest, OneChipPerProgramMatchesEveryChip) {
   EXPECT_EQ(one->programs[0].time.exposed, full->programs[0].time.exposed);
 }
 
+// Issue 13: tp=4 inside nodes of 8 GPUs rotates within each half of the node (slot digits,
+// step_symmetry.h), the halves swap and the two nodes translate: 1 of 16 chips simulated (the
+// slot axis whole cannot rotate a group of 4 onto itself), the same step as every chip with
+// every transfer.
+TEST(StepSimulatorTest, TensorParallelismShorterThanANodeRotatesWithinIt) {
+  topology::System system = System("h100:16");
+  schedule::Schedule schedule = Parse(
+      "system: 'h100:16' mesh { name: 'tp' size: 4 } mesh { name: 'fsdp' size: 4 }\n"
+      "programs { name: 'all' " +
+      std::string(kAllGather) + Compute("a", 1e-4) +
+      "ops { name: 'ar' kind: COLLECTIVE stream: 'tp' collective: ALL_REDUCE axes: 'tp' "
+      "bytes: 8388608 deps: 1 }\n" +
+      Compute("b", 1e-4, "deps: 0 deps: 2") + "}");
+  StepOptions every;
+  every.chips = SimulatedChips::kEveryChip;
+  every.network = collectives::NetworkMode::kFlows;
+  sim::StatusOr<StepResult> full = SimulateStep(system, schedule, every);
+  sim::StatusOr<StepResult> quotient = SimulateStep(system, schedule, StepOptions{});
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(quotient.ok()) << quotient.status();
+  EXPECT_TRUE(quotient->exact);
+  EXPECT_EQ(quotient->simulated_chips, 1u);
+  EXPECT_EQ(quotient->step_time, full->step_time);
+  EXPECT_EQ(quotient->programs[0].time.exposed, full->programs[0].time.exposed);
+}
+
 // Two pipeline stages: the second waits for the first's activations (its bubble).
 TEST(StepSimulatorTest, PipelineSendFeedsTheNextStage) {
   topology::System system = System("tpu-v5e:2x2");

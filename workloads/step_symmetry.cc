@@ -20,8 +20,8 @@ using collectives::FabricSymmetry;
 class SymmetryCheck {
  public:
   SymmetryCheck(const topology::System& system, const schedule::Schedule& schedule,
-                const CheckedSchedule& checked)
-      : system_(system), checked_(checked), symmetry_(&system.fabric) {
+                const CheckedSchedule& checked, std::vector<int> slot_radix)
+      : system_(system), checked_(checked), symmetry_(&system.fabric, std::move(slot_radix)) {
     const MeshGrid& grid = checked.grid;
     for (int p = 0; p < schedule.programs_size(); ++p) {
       const schedule::Program& program = schedule.programs(p);
@@ -47,6 +47,7 @@ class SymmetryCheck {
 
   // Distinct collectives checked per shift.
   size_t classes() const { return classes_.size(); }
+  const FabricSymmetry& symmetry() const { return symmetry_; }
 
   // Whether `shift` maps the workload onto itself.
   sim::StatusOr<bool> Preserves(const FabricSymmetry::Shift& shift) {
@@ -150,6 +151,38 @@ class SymmetryCheck {
   std::vector<int64_t> index_in_;  // Per chip: its rank in the image group, or -1.
 };
 
+// The slot digits that the mesh's placement suggests on a GPU system: the boundaries inside a
+// node where a mesh axis starts or ends (tp=4 of 8 GPUs: slot = i + 4 q), so that an axis shorter
+// than a node rotates alone. Any digits give fabric symmetries (fabric_symmetry.h); these only
+// make the step's more likely. Empty when the placement suggests none beyond the whole node.
+std::vector<int> SuggestedSlotRadix(const topology::Fabric& fabric, const MeshGrid& grid) {
+  if (fabric.gpu() == nullptr) return {};
+  const int per_node = fabric.gpu()->gpus_per_node;
+  std::vector<int> bounds = {1, per_node};
+  for (size_t a = 0; a < grid.axes().size(); ++a) {
+    const int size = grid.axes()[a].size;
+    if (size <= 1) continue;
+    const int64_t stride = static_cast<int64_t>(grid.ChipWith(0, static_cast<int>(a), 1)) -
+                           static_cast<int64_t>(grid.ChipWith(0, static_cast<int>(a), 0));
+    for (int64_t bound : {stride, stride * size}) {
+      if (bound > 1 && bound < per_node && per_node % bound == 0) {
+        bounds.push_back(static_cast<int>(bound));
+      }
+    }
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  std::vector<int> radix;
+  int below = 1;
+  for (size_t b = 1; b < bounds.size(); ++b) {
+    if (bounds[b] % below != 0) continue;  // Not a chain of divisors: that boundary is dropped.
+    radix.push_back(bounds[b] / below);
+    below = bounds[b];
+  }
+  if (radix.size() <= 1) return {};
+  return radix;
+}
+
 }  // namespace
 
 sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::System& system,
@@ -157,39 +190,52 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
                                                               const CheckedSchedule& checked) {
   const topology::Fabric& fabric = system.fabric;
   collectives::TranslationGroup trivial(&fabric);
-  const FabricSymmetry symmetry(&fabric);
   // Schedule groups name chips (traces recorded elsewhere): not searched for symmetry.
-  if (schedule.groups_size() > 0 || !symmetry.has_axes()) return trivial;
-  SymmetryCheck check(system, schedule, checked);
-  std::vector<int> steps = symmetry.axis_lengths();
+  if (schedule.groups_size() > 0 || !FabricSymmetry(&fabric).has_axes()) return trivial;
+  // The slot axis whole, then (GPU systems) in the digits the placement suggests; the larger
+  // group wins, the whole axis on a tie.
+  std::vector<std::vector<int>> radices = {{}};
+  std::vector<int> suggested = SuggestedSlotRadix(fabric, checked.grid);
+  if (!suggested.empty()) radices.push_back(std::move(suggested));
   // Each candidate shift walks every chip once per distinct collective: bounded before it is
   // spent (a schedule of many distinct collectives on a large fabric). Past the bound the group
   // is trivial, which simulates every chip: still exact, and the step's own bounds then apply.
   constexpr double kMaxCheckWork = 2e8;
+  std::vector<SymmetryCheck> checks;
   double shifts = 0;
-  for (size_t a = 0; a < steps.size(); ++a) {
-    for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d) ? 1 : 0;
+  for (std::vector<int>& radix : radices) {
+    checks.emplace_back(system, schedule, checked, std::move(radix));
+    const FabricSymmetry& symmetry = checks.back().symmetry();
+    for (size_t a = 0; a < symmetry.axis_lengths().size(); ++a) {
+      for (int d = 1; d < symmetry.axis_lengths()[a]; ++d) shifts += symmetry.AllowsStep(a, d);
+    }
   }
-  if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
+  if (shifts * static_cast<double>(checks.front().classes() + 1) * checked.grid.chip_count() >
       kMaxCheckWork) {
     return trivial;
   }
-  for (size_t a = 0; a < steps.size(); ++a) {
-    const int length = steps[a];
-    for (int d = 1; d < length; ++d) {
-      if (!symmetry.AllowsStep(a, d)) continue;
-      FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
-      shift.delta[a] = d;
-      PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));
-      if (preserves) {
-        steps[a] = d;
-        break;
+  collectives::TranslationGroup best = trivial;
+  for (SymmetryCheck& check : checks) {
+    const FabricSymmetry& symmetry = check.symmetry();
+    std::vector<int> steps = symmetry.axis_lengths();
+    for (size_t a = 0; a < steps.size(); ++a) {
+      const int length = steps[a];
+      for (int d = 1; d < length; ++d) {
+        if (!symmetry.AllowsStep(a, d)) continue;
+        FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
+        shift.delta[a] = d;
+        PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));
+        if (preserves) {
+          steps[a] = d;
+          break;
+        }
       }
     }
+    std::optional<collectives::TranslationGroup> group =
+        collectives::TranslationGroup::OfSteps(&fabric, steps, symmetry.slot_radix());
+    if (group && group->size() > best.size()) best = *group;
   }
-  std::optional<collectives::TranslationGroup> group =
-      collectives::TranslationGroup::OfSteps(&fabric, steps);
-  return group ? *group : trivial;
+  return best;
 }
 
 }  // namespace podsim::workloads

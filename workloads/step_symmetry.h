@@ -14,7 +14,10 @@
 //     (collectives::RotatableDims: ring dimensions of rings and of the multi-axis algorithm).
 // Those that do form a group; podsim looks for the product of the largest cyclic subgroup along
 // each axis (the smallest step along it that works), which may miss diagonal symmetries: a
-// smaller group means more simulated chips, never a different answer. Schedules with groups
+// smaller group means more simulated chips, never a different answer. On GPU systems the slot
+// axis is tried whole and split into the digits where mesh axes start or end inside a node
+// (fabric_symmetry.h, slot_radix: tp=4 of 8 GPUs rotates within each half), and the larger group
+// is kept. Schedules with groups
 // (Schedule.groups), fabrics without symmetry axes (collectives/fabric_symmetry.h), steps nothing
 // maps, and steps whose check would walk the chips more than 2e8 times (many distinct collectives
 // on a large fabric) get the trivial group: every chip simulated.
