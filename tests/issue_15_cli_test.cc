@@ -115,6 +115,37 @@ TEST_F(Issue15CliTest, SweepSearchesExpertParallelism) {
   EXPECT_FALSE(tp_without_sp);
 }
 
+// A sweep of one 16k-token sequence on 8 GPUs: only context parallelism (with tp and pp) spreads
+// it, so cp fills the chips that tp and pp leave; at 4096 tokens the sweep does not try cp.
+TEST_F(Issue15CliTest, SweepSearchesContextParallelismForLongSequences) {
+  const std::vector<std::string> sweep = {
+      "sweep",
+      "--system",
+      "h100:8",
+      "--model",
+      "custom:layers=4,d_model=1024,ffn=4096,heads=16,kv_heads=8,head_dim=64,vocab=4096",
+      "--top",
+      "100",
+      "--json"};
+  std::vector<std::string> long_seq = sweep;
+  long_seq.insert(long_seq.end(), {"--batch-tokens", "16Ki", "--seq", "16384"});
+  Outcome run = Podsim(long_seq);
+  ASSERT_EQ(run.code, 0) << run.err;
+  int with_cp = 0;
+  const nlohmann::json ranked = nlohmann::json::parse(run.out);
+  for (const nlohmann::json& row : ranked["layouts"]) {
+    const std::string layout = row["layout"].get<std::string>();
+    EXPECT_NE(layout.find("dp=1,fsdp=1,"), std::string::npos) << layout;
+    with_cp += layout.find(",cp=") != std::string::npos;
+  }
+  EXPECT_GT(with_cp, 0) << run.out.substr(0, 2000);
+  std::vector<std::string> short_seq = sweep;
+  short_seq.insert(short_seq.end(), {"--batch-tokens", "32Ki", "--seq", "4096"});
+  run = Podsim(short_seq);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out.find(",cp="), std::string::npos);
+}
+
 // The scenario fields give the same step as the flags.
 TEST_F(Issue15CliTest, ScenarioFieldsMatchTheFlags) {
   const std::string path = Path("moe.textproto");

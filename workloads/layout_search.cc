@@ -30,6 +30,17 @@ std::string PlacementKey(const topology::MeshMapping& mapping) {
   return key;
 }
 
+// The context-parallel degrees tried on `data` chips (layout_search.h): 1, and for sequences of
+// kContextParallelMinSeq tokens or more every cp that divides the chips and, twice, the sequence.
+std::vector<int> ContextSplits(int64_t data, int64_t seq) {
+  std::vector<int> splits = {1};
+  if (seq < kContextParallelMinSeq) return splits;
+  for (int64_t cp = 2; cp <= data; ++cp) {
+    if (data % cp == 0 && seq % (2 * cp) == 0) splits.push_back(static_cast<int>(cp));
+  }
+  return splits;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> MappingOrders(const topology::System& system,
@@ -57,6 +68,7 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   do {
     std::vector<std::string> order;
     if (layout.tp > 1) order.push_back("tp");
+    if (layout.cp > 1) order.push_back("cp");
     if (layout.ep_data() > 1) order.push_back("ep");
     for (size_t i : index) order.push_back(others[i]);
     sim::StatusOr<topology::MeshMapping> mapping =
@@ -93,58 +105,61 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
     for (int pp : Divisors(model.layers, 16)) {
       if ((chips / tp) % pp != 0) continue;
       const int64_t data = chips / tp / pp;
-      for (int fsdp : Divisors(data, data)) {
-        const int dp = static_cast<int>(data / fsdp);
-        std::vector<Layout> layouts;
-        Layout base;
-        base.dp = dp;
-        base.fsdp = fsdp;
-        base.tp = tp;
-        base.pp = pp;
-        if (pp == 1) {
-          layouts.push_back(base);
-        } else {
-          for (int m : {2 * pp, 4 * pp}) {
-            Layout l = base;
-            l.microbatches = m;
-            layouts.push_back(l);
-            if (model.layers % (2 * pp) == 0) {
-              l.schedule = PipelineSchedule::kInterleavedOneFOneB;
-              l.virtual_stages = 2;
+      for (int cp : ContextSplits(data, batch.seq)) {
+        for (int fsdp : Divisors(data / cp, data / cp)) {
+          const int dp = static_cast<int>(data / cp / fsdp);
+          std::vector<Layout> layouts;
+          Layout base;
+          base.dp = dp;
+          base.fsdp = fsdp;
+          base.tp = tp;
+          base.pp = pp;
+          base.cp = cp;
+          if (pp == 1) {
+            layouts.push_back(base);
+          } else {
+            for (int m : {2 * pp, 4 * pp}) {
+              Layout l = base;
+              l.microbatches = m;
               layouts.push_back(l);
+              if (model.layers % (2 * pp) == 0) {
+                l.schedule = PipelineSchedule::kInterleavedOneFOneB;
+                l.virtual_stages = 2;
+                layouts.push_back(l);
+              }
             }
           }
-        }
-        // A model with experts: every ep that divides them, with etp = tp or (ep spanning tp)
-        // 1; sp wherever tp > 1, as Megatron-LM requires (layout.h).
-        std::vector<Layout> candidates;
-        for (const Layout& layout : layouts) {
-          if (!model.moe()) {
-            candidates.push_back(layout);
-            continue;
-          }
-          for (int ep : Divisors(model.experts, chips)) {
-            for (int etp : tp > 1 && ep > 1 ? std::vector<int>{0, 1} : std::vector<int>{0}) {
-              Layout l = layout;
-              l.ep = ep;
-              l.etp = etp;
-              l.sp = tp > 1;
-              candidates.push_back(l);
+          // A model with experts: every ep that divides them, with etp = tp or (ep spanning tp)
+          // 1; sp wherever tp > 1, as Megatron-LM requires (layout.h).
+          std::vector<Layout> candidates;
+          for (const Layout& layout : layouts) {
+            if (!model.moe()) {
+              candidates.push_back(layout);
+              continue;
+            }
+            for (int ep : Divisors(model.experts, chips)) {
+              for (int etp : tp > 1 && ep > 1 ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+                Layout l = layout;
+                l.ep = ep;
+                l.etp = etp;
+                l.sp = tp > 1;
+                candidates.push_back(l);
+              }
             }
           }
-        }
-        const std::vector<bool> sps = tp == 1       ? std::vector<bool>{false}
-                                      : model.moe() ? std::vector<bool>{true}
-                                                    : std::vector<bool>{false, true};
-        for (Layout layout : candidates) {
-          if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
-          for (std::vector<std::string>& order : MappingOrders(system, layout)) {
-            layout.order = std::move(order);
-            for (bool sp : sps) {
-              layout.sp = sp;
-              // Selective recomputation changes nothing with flash attention (layer_ops.h).
-              for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
-                out.push_back(LayoutCandidate{layout, recompute});
+          const std::vector<bool> sps = tp == 1       ? std::vector<bool>{false}
+                                        : model.moe() ? std::vector<bool>{true}
+                                                      : std::vector<bool>{false, true};
+          for (Layout layout : candidates) {
+            if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
+            for (std::vector<std::string>& order : MappingOrders(system, layout)) {
+              layout.order = std::move(order);
+              for (bool sp : sps) {
+                layout.sp = sp;
+                // Selective recomputation changes nothing with flash attention (layer_ops.h).
+                for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
+                  out.push_back(LayoutCandidate{layout, recompute});
+                }
               }
             }
           }

@@ -10,6 +10,10 @@
 //   pp      1 and the divisors of the layers up to 16 (uneven stages are not enumerated), with
 //           microbatches 2 pp and 4 pp (1F1B), and the interleaved schedule with 2 chunks when
 //           it divides;
+//   cp      1, and for sequences of kContextParallelMinSeq tokens or more (Megatron-Core's
+//           parallelism guide: context parallelism is for sequences of 8K tokens and more) every
+//           cp dividing the chips left by tp and pp whose 2 cp chunks divide the sequence
+//           (layout.h), placed right after tp (Megatron-Core's rank order tp-cp-ep-dp-pp);
 //   dp x fsdp  every split of the remaining chips where both divide the batch;
 //   recompute  none and full (with flash attention, selective recomputes nothing: layer_ops.h).
 //   mapping  each distinct placement of the mesh on the physical axes (MappingOrders).
@@ -17,6 +21,7 @@
 #ifndef PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
 #define PODSIM_WORKLOADS_LAYOUT_SEARCH_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +31,9 @@
 #include "workloads/model_spec.h"
 
 namespace podsim::workloads {
+
+// The shortest sequence for which a sweep tries context parallelism (header comment).
+inline constexpr int64_t kContextParallelMinSeq = 8192;
 
 struct LayoutCandidate {
   Layout layout;
