@@ -171,6 +171,13 @@ TEST(FabricSymmetryTest, GpuSlotDigitsRotateSeparately) {
   EXPECT_EQ(symmetry.ApplyToVertex(7, FabricSymmetry::Shift{{0, 1, 1}}), 11u);
 }
 
+// The same on an A100 node's six NVSwitches and on oversubscribed leaves (every leaf's up-links
+// divided alike).
+TEST(FabricSymmetryTest, GpuSlotDigitsOfOtherNodesAndOversubscribedLeaves) {
+  ExpectGpuGenerators("a100:16", true, {2, 4});
+  ExpectGpuGenerators("h100:64,oversub=4", true, {2, 2, 2});
+}
+
 TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {
   ExpectGpuGenerators("h100:16", true);   // 2 nodes, fewer than the 16 spines.
   ExpectGpuGenerators("h100:80", true);   // 10 nodes, fewer than the spines, not dividing them.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -198,27 +199,33 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
   std::vector<int> suggested = SuggestedSlotRadix(fabric, checked.grid);
   if (!suggested.empty()) radices.push_back(std::move(suggested));
   // Each candidate shift walks every chip once per distinct collective: bounded before it is
-  // spent (a schedule of many distinct collectives on a large fabric). Past the bound the group
-  // is trivial, which simulates every chip: still exact, and the step's own bounds then apply.
+  // spent (a schedule of many distinct collectives on a large fabric), per candidate. A candidate
+  // past the bound is not tried; with none left the group is trivial, which simulates every
+  // chip: still exact, and the step's own bounds then apply.
   constexpr double kMaxCheckWork = 2e8;
-  std::vector<SymmetryCheck> checks;
-  double shifts = 0;
-  for (std::vector<int>& radix : radices) {
-    checks.emplace_back(system, schedule, checked, std::move(radix));
-    const FabricSymmetry& symmetry = checks.back().symmetry();
-    for (size_t a = 0; a < symmetry.axis_lengths().size(); ++a) {
-      for (int d = 1; d < symmetry.axis_lengths()[a]; ++d) shifts += symmetry.AllowsStep(a, d);
-    }
-  }
-  if (shifts * static_cast<double>(checks.front().classes() + 1) * checked.grid.chip_count() >
-      kMaxCheckWork) {
-    return trivial;
-  }
   collectives::TranslationGroup best = trivial;
-  for (SymmetryCheck& check : checks) {
+  // A node shift (slots unmoved) is the same permutation whatever the slot digits: checked for
+  // the first candidate tried, reused by the next (only GPU systems have a second).
+  std::optional<int> node_step;
+  for (std::vector<int>& radix : radices) {
+    SymmetryCheck check(system, schedule, checked, std::move(radix));
     const FabricSymmetry& symmetry = check.symmetry();
     std::vector<int> steps = symmetry.axis_lengths();
+    const size_t last = steps.size() - 1;  // Nodes on GPU systems.
+    double shifts = 0;
     for (size_t a = 0; a < steps.size(); ++a) {
+      if (a == last && node_step) continue;
+      for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d);
+    }
+    if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
+        kMaxCheckWork) {
+      continue;
+    }
+    for (size_t a = 0; a < steps.size(); ++a) {
+      if (a == last && node_step) {
+        steps[a] = *node_step;
+        continue;
+      }
       const int length = steps[a];
       for (int d = 1; d < length; ++d) {
         if (!symmetry.AllowsStep(a, d)) continue;
@@ -231,6 +238,7 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
         }
       }
     }
+    node_step = steps[last];
     std::optional<collectives::TranslationGroup> group =
         collectives::TranslationGroup::OfSteps(&fabric, steps, symmetry.slot_radix());
     if (group && group->size() > best.size()) best = *group;
