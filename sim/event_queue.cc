@@ -1,6 +1,7 @@
 #include "sim/event_queue.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "sim/check.h"
@@ -13,36 +14,59 @@ uint32_t EventQueue::AcquireSlot() {
     free_slots_.pop_back();
     return slot;
   }
-  handlers_.emplace_back();
+  const auto slot = static_cast<uint32_t>(generations_.size());
+  if ((slot & (kBlockSize - 1)) == 0) {
+    handler_blocks_.push_back(std::make_unique<std::array<EventHandler, kBlockSize>>());
+  }
   generations_.push_back(1);
-  return static_cast<uint32_t>(generations_.size() - 1);
+  sequences_.push_back(0);
+  return slot;
+}
+
+int EventQueue::BucketOf(int64_t time_ps, int64_t last_ps) {
+  return std::bit_width(static_cast<uint64_t>(time_ps ^ last_ps));
+}
+
+void EventQueue::File(const Item& item) {
+  const int index = BucketOf(item.time_ps, last_ps_);
+  Bucket& bucket = buckets_[index];
+  bucket.items.push_back(item);
+  if (index > 0) {
+    nonempty_ |= uint64_t{1} << (index - 1);
+    bucket.earliest_ps = std::min(bucket.earliest_ps, item.time_ps);
+    bucket.latest_ps = std::max(bucket.latest_ps, item.time_ps);
+  }
 }
 
 EventId EventQueue::Enqueue(Time time, uint32_t slot) {
-  PODSIM_CHECK(handlers_[slot]) << "event without a handler";
-  const uint32_t generation = generations_[slot];
-  PODSIM_CHECK(time >= Time::Zero()) << "event at negative time " << time;
+  PODSIM_CHECK(Handler(slot)) << "event without a handler";
   const int64_t time_ps = time.picoseconds();
-  const uint64_t seq = next_seq_++;
-  if (newest_bucket_ == kNoBucket || buckets_[newest_bucket_].time_ps != time_ps) {
-    uint32_t bucket;
-    if (!free_buckets_.empty()) {
-      bucket = free_buckets_.back();
-      free_buckets_.pop_back();
-    } else {
-      bucket = static_cast<uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-    }
-    buckets_[bucket].time_ps = time_ps;
-    buckets_[bucket].head = 0;
-    buckets_[bucket].items.clear();
-    heap_.push_back(Entry{time_ps, seq, bucket});
-    SiftUp(heap_.size() - 1);
-    newest_bucket_ = bucket;
-  }
-  buckets_[newest_bucket_].items.push_back(Item{seq, slot, generation});
+  PODSIM_CHECK(time_ps >= popped_ps_)
+      << "event at " << time << " is before the last event popped, at "
+      << Time::Picoseconds(popped_ps_);
+  if (time_ps < last_ps_) Refile(time_ps);
+  const uint32_t generation = generations_[slot];
+  sequences_[slot] = next_seq_++;
+  File(Item{time_ps, slot, generation});
   ++live_;
   return EventId{slot, generation};
+}
+
+void EventQueue::Refile(int64_t last_ps) {
+  std::vector<Item> pending;
+  for (Bucket& bucket : buckets_) {
+    for (size_t i = bucket.head; i < bucket.items.size(); ++i) {
+      if (Live(bucket.items[i])) pending.push_back(bucket.items[i]);
+    }
+    bucket = Bucket{};
+  }
+  nonempty_ = 0;
+  // Filing in sequence order keeps every bucket in sequence order (header comment).
+  std::sort(pending.begin(), pending.end(), [this](const Item& a, const Item& b) {
+    return sequences_[a.slot] < sequences_[b.slot];
+  });
+  last_ps_ = last_ps;
+  for (const Item& item : pending) File(item);
 }
 
 bool EventQueue::IsPending(EventId id) const {
@@ -63,91 +87,59 @@ void EventQueue::RetireId(uint32_t slot) {
 }
 
 void EventQueue::FreeSlot(uint32_t slot) {
-  handlers_[slot] = nullptr;
+  Handler(slot) = nullptr;
   free_slots_.push_back(slot);
 }
 
-void EventQueue::SiftUp(size_t index) {
-  Entry moving = heap_[index];
-  while (index > 0) {
-    size_t parent = (index - 1) / kArity;
-    if (!Earlier(moving, heap_[parent])) break;
-    heap_[index] = heap_[parent];
-    index = parent;
-  }
-  heap_[index] = moving;
-}
-
-void EventQueue::SiftDown(size_t index) {
-  // Bottom-up: walk the hole down to a leaf along the earliest children, then sift the moving
-  // entry up from there. The entry taken from the back usually belongs near the leaves, so this
-  // saves one unpredictable comparison per level over the textbook loop.
-  const size_t size = heap_.size();
-  Entry moving = heap_[index];
+void EventQueue::SettleFront() {
+  Bucket& front = buckets_[0];
   while (true) {
-    size_t first = index * kArity + 1;
-    if (first >= size) break;
-    size_t best;
-    if (first + 3 < size) {
-      // All four children exist: a two-round tournament, free of data-dependent branches.
-      size_t left = first + Earlier(heap_[first + 1], heap_[first]);
-      size_t right = first + 2 + Earlier(heap_[first + 3], heap_[first + 2]);
-      best = Earlier(heap_[right], heap_[left]) ? right : left;
-    } else {
-      best = first;
-      for (size_t child = first + 1; child < size; ++child) {
-        best = Earlier(heap_[child], heap_[best]) ? child : best;
-      }
+    while (front.head < front.items.size() && !Live(front.items[front.head])) ++front.head;
+    if (front.head < front.items.size()) return;
+    front.items.clear();
+    front.head = 0;
+    PODSIM_CHECK(nonempty_ != 0) << "event queue lost track of a live event";
+    const int index = std::countr_zero(nonempty_) + 1;
+    // Cancelled items count in the bucket's range and move too (checking each one's generation
+    // costs more than carrying it); bucket 0 drops them. Either way no live item is earlier than
+    // last_.
+    Bucket& lowest = buckets_[index];
+    nonempty_ &= ~(uint64_t{1} << (index - 1));
+    last_ps_ = lowest.earliest_ps;
+    const bool one_instant = lowest.earliest_ps == lowest.latest_ps;
+    lowest.earliest_ps = INT64_MAX;
+    lowest.latest_ps = INT64_MIN;
+    std::vector<Item>& source = lowest.items;
+    if (one_instant) {  // As a lock-step burst: the bucket becomes bucket 0.
+      std::swap(front.items, source);
+      continue;
     }
-    heap_[index] = heap_[best];
-    index = best;
-  }
-  heap_[index] = moving;
-  SiftUp(index);
-}
-
-void EventQueue::RemoveTop() {
-  const uint32_t bucket = heap_.front().bucket;
-  if (bucket == newest_bucket_) newest_bucket_ = kNoBucket;
-  free_buckets_.push_back(bucket);
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) SiftDown(0);
-}
-
-void EventQueue::DropStaleFront() {
-  while (true) {
-    PODSIM_CHECK(!heap_.empty()) << "event queue lost track of a live event";
-    Bucket& bucket = buckets_[heap_.front().bucket];
-    while (bucket.head < bucket.items.size() &&
-           generations_[bucket.items[bucket.head].slot] != bucket.items[bucket.head].generation) {
-      ++bucket.head;
-    }
-    if (bucket.head < bucket.items.size()) return;
-    RemoveTop();
+    // Every item moves to a lower bucket: it differs from `earliest` below bit index-1.
+    for (const Item& item : source) File(item);
+    source.clear();
   }
 }
 
 Time EventQueue::NextTime() {
   PODSIM_CHECK(!empty()) << "NextTime() on an empty event queue";
-  DropStaleFront();
-  return Time::Picoseconds(heap_.front().time_ps);
+  SettleFront();
+  return Time::Picoseconds(last_ps_);
 }
 
 EventQueue::Event EventQueue::PopNext() {
   PODSIM_CHECK(!empty()) << "PopNext() on an empty event queue";
-  DropStaleFront();
-  Bucket& bucket = buckets_[heap_.front().bucket];
-  const Item item = bucket.items[bucket.head++];
-  // An exhausted bucket stays in the heap until the next pop: a zero-delay insert from the
-  // handler about to run may still append to it.
+  SettleFront();
+  Bucket& front = buckets_[0];
+  const Item item = front.items[front.head++];
+  // Bucket 0 keeps its storage: a zero-delay insert from the handler about to run appends to it.
   RetireId(item.slot);
   --live_;
-  return Event{Time::Picoseconds(bucket.time_ps), item.seq, item.slot};
+  popped_ps_ = item.time_ps;
+  return Event{Time::Picoseconds(item.time_ps), sequences_[item.slot], item.slot};
 }
 
 void EventQueue::Run(const Event& event) {
-  handlers_[event.slot]();
+  Handler(event.slot)();
   FreeSlot(event.slot);
 }
 

@@ -6,32 +6,40 @@
 // addresses, hashing or the handler itself, so two runs of the same input pop the same events
 // in the same order.
 //
-// Structure: events are kept in buckets of equal time, each a FIFO in sequence order, and the
-// buckets in a 4-ary min-heap keyed by (time, first sequence). A simulator schedules in bursts at
-// one instant (every rank's completion at the end of a ring step, every activation after a hop
-// latency), so an insert at the time of the most recently opened bucket appends to it in O(1)
-// instead of sifting through the heap. Only the most recent bucket takes appends: any older
-// bucket of the same time holds only smaller sequence numbers, which keeps the (time, seq) order
-// exact.
+// Structure: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which relies on the engine's
+// monotonicity: no event is inserted before the last one popped. Bucket 0 holds the events due at
+// `last_`, the time of the earliest pending event once the front is settled; bucket b >= 1 holds
+// those whose time differs from last_ first in bit b-1 (counting from the least significant). An
+// insert is a bit scan and an append. When bucket 0 runs out, the lowest non-empty bucket is
+// scanned for its earliest time, which becomes last_, and its events move to lower buckets; an
+// event only ever moves down, at most 64 times, and in practice a few times, since events are
+// scheduled a few orders of magnitude of delay ahead. Every bucket stays in sequence order: an
+// insert appends the largest sequence number so far, and a bucket is refilled only while empty,
+// from one bucket in that bucket's order. So events due at one instant leave bucket 0 in FIFO
+// order, with no comparisons of sequence numbers.
+//
+// A peek (NextTime) may settle last_ on an event that is not popped (Engine::RunUntil stops before
+// it); an insert earlier than that re-files the pending events around the new time, in O(n log n).
 //
 // Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
-// stale entry is dropped when it reaches the front.
+// stale entry is dropped when it reaches the front or a bucket is scanned.
 //
 //   operation   time                          notes
-//   Insert      O(1) into the newest bucket,  n counts buckets, live or holding only
-//               else O(log n)                 cancelled entries
+//   Insert      O(1)                          O(n log n) once after a peek, if earlier than it
 //   Cancel      O(1)                          frees the handler at once
-//   PopNext     O(1) within a bucket, O(log n) amortised per bucket
-//   memory      16 bytes per entry + 64 bytes per live handler slot + 24 per bucket
+//   PopNext     O(1) amortised per bucket     plus each event's moves down, O(log delay range)
+//               move
+//   memory      16 bytes per entry + 76 bytes per live handler slot
 //
 // Thread safety: none; the engine is single-threaded by design.
 
 #ifndef PODSIM_SIM_EVENT_QUEUE_H_
 #define PODSIM_SIM_EVENT_QUEUE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -56,11 +64,12 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   // Adds an event; returns its id. The callable is constructed in its slot, never moved after.
-  // REQUIRES: handler is callable (not an empty EventHandler).
+  // REQUIRES: handler is callable (not an empty EventHandler); time >= 0 and not before the last
+  // event popped.
   template <typename F>
   EventId Insert(Time time, F&& handler) {
     uint32_t slot = AcquireSlot();
-    handlers_[slot].Emplace(std::forward<F>(handler));
+    Handler(slot).Emplace(std::forward<F>(handler));
     return Enqueue(time, slot);
   }
 
@@ -85,42 +94,42 @@ class EventQueue {
   // Its id is no longer pending (Cancel returns false); the handler stays in place until Run.
   Event PopNext();
   // Runs the handler of a popped event in place, then frees it. Handlers may insert and cancel
-  // events while they run: slots live in a deque, so growing it never moves a running handler.
+  // events while they run: slots live in fixed blocks, so adding blocks never moves a running
+  // handler.
   // REQUIRES: `event` came from PopNext and has not been run.
   void Run(const Event& event);
 
  private:
+  // 16 bytes, so buckets move few cache lines; the sequence number waits in its slot.
   struct Item {
-    uint64_t seq;
+    int64_t time_ps;
     uint32_t slot;
     uint32_t generation;
   };
+  // Bucket 0 and the 64 bit positions of a non-negative 64-bit time (bit 63 is always 0, so 64
+  // is never used; it keeps the index arithmetic free of a special case).
+  static constexpr int kBuckets = 65;
   struct Bucket {
-    int64_t time_ps = 0;
-    size_t head = 0;  // First item not yet popped.
+    size_t head = 0;  // First item not yet popped (bucket 0 only; 0 elsewhere).
+    // The range of the items' times, cancelled ones included (buckets >= 1 only).
+    int64_t earliest_ps = INT64_MAX;
+    int64_t latest_ps = INT64_MIN;
     std::vector<Item> items;
   };
-  struct Entry {  // Heap entry of one bucket.
-    int64_t time_ps;
-    uint64_t seq;  // Sequence number of the bucket's first item.
-    uint32_t bucket;
-  };
+  static int BucketOf(int64_t time_ps, int64_t last_ps);
+  void File(const Item& item);
+  // Makes bucket 0's first item live, refilling bucket 0 from the lowest non-empty bucket as
+  // needed. REQUIRES: !empty().
+  void SettleFront();
+  // Re-files every pending event around `last_ps` (an insert before a peeked front).
+  void Refile(int64_t last_ps);
+  bool Live(const Item& item) const { return generations_[item.slot] == item.generation; }
 
-  // True when a's (time, seq) key is before b's. Keys are unique because seq is. Compared as one
-  // 128-bit integer so the comparison compiles without branches (time is never negative).
-  static bool Earlier(const Entry& a, const Entry& b) {
-    using Key = unsigned __int128;
-    return ((Key(uint64_t(a.time_ps)) << 64) | a.seq) < ((Key(uint64_t(b.time_ps)) << 64) | b.seq);
+  static constexpr uint32_t kBlockBits = 8;
+  static constexpr uint32_t kBlockSize = 1u << kBlockBits;
+  EventHandler& Handler(uint32_t slot) {
+    return (*handler_blocks_[slot >> kBlockBits])[slot & (kBlockSize - 1)];
   }
-  // heap_ is an implicit 4-ary min-heap: half the depth of a binary heap, and the children of a
-  // node share a cache line.
-  static constexpr size_t kArity = 4;
-  void SiftUp(size_t index);
-  void SiftDown(size_t index);
-  void RemoveTop();
-  // Drops cancelled items and exhausted buckets until the front item is live. REQUIRES: !empty().
-  void DropStaleFront();
-  static constexpr uint32_t kNoBucket = UINT32_MAX;
   uint32_t AcquireSlot();
   // Files the event whose handler is in `slot`.
   EventId Enqueue(Time time, uint32_t slot);
@@ -128,14 +137,15 @@ class EventQueue {
   void RetireId(uint32_t slot);
   void FreeSlot(uint32_t slot);
 
-  std::vector<Entry> heap_;
-  std::vector<Bucket> buckets_;
-  std::vector<uint32_t> free_buckets_;
-  uint32_t newest_bucket_ = kNoBucket;  // The only bucket appends may go to.
-  // Per slot: the handler (a deque, so growing it never moves a running handler) and the
-  // generation that names its current event (dense, as every pop checks it).
-  std::deque<EventHandler> handlers_;
+  std::array<Bucket, kBuckets> buckets_;
+  uint64_t nonempty_ = 0;  // Bit b - 1 set when bucket b >= 1 may hold items.
+  int64_t last_ps_ = 0;    // The time bucket indices are relative to.
+  int64_t popped_ps_ = 0;  // Time of the last event popped: no insert may be earlier.
+  // Per slot: the handler, in fixed blocks so a running handler never moves, the generation that
+  // names its current event (dense, as every pop checks it) and its event's sequence number.
+  std::vector<std::unique_ptr<std::array<EventHandler, kBlockSize>>> handler_blocks_;
   std::vector<uint32_t> generations_;
+  std::vector<uint64_t> sequences_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
