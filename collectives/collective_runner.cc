@@ -95,11 +95,22 @@ std::string Join(const std::vector<std::string>& names) {
   return joined;
 }
 
-// A line closes into a ring when each chip, the last included, has a direct link to the next.
+// A line of three or more closes into a ring when the routes from each chip to the next, the
+// last to the first included, are equally long and share no link: a cycle of the fabric, as a
+// line of neighbours along a wrapped axis, or every k-th chip of it (a mesh axis strided by
+// another inside one physical axis), which then uses the wraparound as a ring of its own would.
 bool ClosesIntoRing(const Fabric& fabric, const std::vector<VertexId>& line) {
   if (line.size() < 3) return false;
+  std::set<topology::LinkIndex> used;
+  size_t hops = 0;
   for (size_t i = 0; i < line.size(); ++i) {
-    if (fabric.Route(line[i], line[(i + 1) % line.size()]).size() != 1) return false;
+    const std::vector<topology::LinkIndex> route =
+        fabric.Route(line[i], line[(i + 1) % line.size()]);
+    if (route.empty() || (i > 0 && route.size() != hops)) return false;
+    hops = route.size();
+    for (topology::LinkIndex link : route) {
+      if (!used.insert(link).second) return false;
+    }
   }
   return true;
 }
@@ -120,7 +131,11 @@ std::vector<GridDim> GridDims(const Fabric& fabric, const std::vector<VertexId>&
         for (int i = 0; i < length; ++i) line.push_back(ranks[first + i * stride]);
         dim.lines.push_back(std::move(line));
       }
-      dim.pattern = ClosesIntoRing(fabric, dim.lines.front())
+      // Two ranks send each other their shard: a line of two and a one-way ring of two are the
+      // same transfers, and the ring, unlike the line, is unchanged when the ranks swap, which a
+      // symmetry of the step may need (RotatableDims).
+      dim.pattern = length == 2 ? ForwardingPattern::kUnidirectionalRing
+                    : ClosesIntoRing(fabric, dim.lines.front())
                         ? ForwardingPattern::kBidirectionalRing
                         : ForwardingPattern::kLine;
       dims.push_back(std::move(dim));
@@ -448,6 +463,9 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
   if (fabric.torus() != nullptr && plan.grid.size() > 1) {
     return {"multi-axis", "explicit ranks on a torus over " + std::to_string(plan.grid.size()) +
                               " dimensions at once, rings where a line closes and lines elsewhere"};
+  }
+  if (fabric.torus() != nullptr && plan.grid.size() == 1 && plan.grid[0].length == 2) {
+    return {"ring", "explicit ranks on a torus, two: each sends the other its shard"};
   }
   if (fabric.torus() != nullptr && plan.grid.size() == 1 &&
       plan.grid[0].pattern == ForwardingPattern::kLine) {
@@ -994,7 +1012,7 @@ sim::StatusOr<std::vector<bool>> RotatableOf(const Fabric& fabric, const Plan& p
     size_t dim = 0;  // GridDims lists the dimensions longer than 1, in order.
     for (size_t i = 0; i < shape.size() && dim < plan.groups.grid.size(); ++i) {
       if (shape[i] <= 1) continue;
-      rotatable[i] = plan.groups.grid[dim++].pattern == ForwardingPattern::kBidirectionalRing;
+      rotatable[i] = plan.groups.grid[dim++].pattern != ForwardingPattern::kLine;
     }
   } else if (algorithm == "in-switch") {
     const bool in_node = InNodeSwitch(fabric, algorithm, ranks);

@@ -55,7 +55,10 @@ void ExpectSameStep(const StepResult& quotient, const StepResult& reference) {
 }
 
 // Issue 13's first case: tp=4 contiguous and fsdp=4 strided on a 16-ring, where one chip per
-// program with whole collectives was 29% fast.
+// program with whole collectives was 29% fast. The issue measured 13.348 ms with fsdp's every
+// fourth chip as a line; that line now closes into a ring through the wraparound
+// (collective_runner.cc, ClosesIntoRing), as a ring of its own would, and the full simulation
+// gives 9.427 ms.
 TEST(StepSymmetryTest, Issue13RingOfTpAndStridedFsdpMatchesTheFullSimulation) {
   const topology::System system = System("tpu-v5p:16x1x1,wrap=all");
   schedule::Schedule schedule;
@@ -73,7 +76,7 @@ TEST(StepSymmetryTest, Issue13RingOfTpAndStridedFsdpMatchesTheFullSimulation) {
   ASSERT_TRUE(reference.ok()) << reference.status();
   ASSERT_TRUE(quotient.ok()) << quotient.status();
   ExpectSameStep(*quotient, *reference);
-  EXPECT_NEAR(reference->step_time.ToSeconds(), 13.348e-3, 0.01e-3);
+  EXPECT_NEAR(reference->step_time.ToSeconds(), 9.427e-3, 0.01e-3);
 }
 
 // LLaMA-3 8B's layer at 2 layers.
