@@ -68,6 +68,12 @@ PhasedCollective::PhasedCollective(TransferExecutor* executor,
             const uint32_t m = member_of_vertex_[v];
             simulated.push_back(rep_of_member_[m] == m ? 1 : 0);
           }
+          // A line without a representative never runs: its members enter no phase, and sends
+          // into them are received by the representatives' lines.
+          if (std::find(simulated.begin(), simulated.end(), 1) == simulated.end()) {
+            run.lines.push_back(nullptr);
+            continue;
+          }
         }
         run.lines.push_back(std::make_unique<ShardForwarding>(executor_, std::move(phase.lines[l]),
                                                               phase.pattern, phase.shard_bytes,

@@ -22,7 +22,7 @@
 // representative's at every instant, so only representatives enter phases and send; a send into
 // another member is received by the representative standing for it (its image under a
 // rotation, which keeps every line's direction). Each simulated send then stands for its orbit,
-// and the work is the members' over the orbit size.
+// and the work is the members' over the orbit size; lines without a representative are not built.
 
 #ifndef PODSIM_COLLECTIVES_PHASED_COLLECTIVE_H_
 #define PODSIM_COLLECTIVES_PHASED_COLLECTIVE_H_
