@@ -78,7 +78,11 @@ struct Entry {
   workloads::LayoutCandidate candidate;
   bool fits = false;
   double memory_bytes = 0;
+  // A lower bound on the step time: compute alone until refined, then compute and dependencies
+  // with free communication (for layouts without pipeline stages the two are one).
   double lower_bound_s = 0;
+  bool bound_refined = false;
+  size_t share = 0;  // The candidate whose memory and bounds this one shares (its order aside).
   std::optional<Outcome> result;
   std::string error;
   // The simulation is beyond podsim's limits (OutOfRange: the work bound, the time horizon): the
@@ -249,16 +253,17 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
           const workloads::MemoryBreakdown memory =
               workloads::PeakMemory(model, candidate.layout, batch, options, system.chip);
           double bound_s = 0;
+          bool refined = false;
           if (memory.fits) {
             const schedule::Schedule schedule =
                 workloads::TrainingSchedule(system.name, model, candidate.layout, batch, options);
-            // Fails only where the simulation would; that failure is reported when it is
-            // simulated.
-            sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
-            bound_s = bound.ok() ? bound->ToSeconds() : 0;
+            bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
+            refined = workloads::DependencyBoundIsComputeBound(schedule);
           }
-          return nlohmann::json{
-              {"fits", memory.fits}, {"bytes", memory.total_bytes}, {"bound", bound_s}}
+          return nlohmann::json{{"fits", memory.fits},
+                                {"bytes", memory.total_bytes},
+                                {"bound", bound_s},
+                                {"refined", refined}}
               .dump();
         });
     for (size_t k = 0; k < distinct.size(); ++k) {
@@ -267,13 +272,16 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       entry.fits = j["fits"].get<bool>();
       entry.memory_bytes = j["bytes"].get<double>();
       entry.lower_bound_s = j["bound"].get<double>();
+      entry.bound_refined = j["refined"].get<bool>();
     }
     for (size_t i = 0; i < candidates.size(); ++i) {
       all[i].candidate = candidates[i];
+      all[i].share = shares[i];
       if (shares[i] == i) continue;
       all[i].fits = all[shares[i]].fits;
       all[i].memory_bytes = all[shares[i]].memory_bytes;
       all[i].lower_bound_s = all[shares[i]].lower_bound_s;
+      all[i].bound_refined = all[shares[i]].bound_refined;
     }
   }
   std::vector<Entry> fitting;
@@ -289,10 +297,50 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     }
     fitting.push_back(std::move(entry));
   }
-  std::sort(fitting.begin(), fitting.end(), [](const Entry& a, const Entry& b) {
+  const auto by_bound = [](const Entry& a, const Entry& b) {
     if (a.lower_bound_s != b.lower_bound_s) return a.lower_bound_s < b.lower_bound_s;
     return a.candidate.Name() < b.candidate.Name();
-  });
+  };
+  std::sort(fitting.begin(), fitting.end(), by_bound);
+  // Refines the compute bounds of the next wave's candidates (those not past `kth`, when it is
+  // set) to the dependency bound, which simulates the step with free communication: only
+  // pipelines need it, and only the ones whose compute alone does not already rule them out.
+  // Every candidate sharing a refined one's figures takes its bound; the rest is re-sorted.
+  const auto refine_next_wave = [&](size_t next, double kth) {
+    while (true) {
+      std::vector<size_t> pending;  // Distinct candidates (`share`) to refine.
+      for (size_t i = next; i < fitting.size() && i < next + kWave; ++i) {
+        if (kth > 0 && fitting[i].lower_bound_s > kth) break;
+        if (!fitting[i].bound_refined &&
+            std::find(pending.begin(), pending.end(), fitting[i].share) == pending.end()) {
+          pending.push_back(fitting[i].share);
+        }
+      }
+      if (pending.empty()) return;
+      const std::vector<std::string> bounds = runner->Map(
+          pending.size(), [&system, &model, &batch, &candidates, &pending, &base](size_t k) {
+            const workloads::LayoutCandidate& candidate = candidates[pending[k]];
+            const schedule::Schedule schedule = workloads::TrainingSchedule(
+                system.name, model, candidate.layout, batch, CandidateOptions(base, candidate));
+            // Fails only where the simulation would; that failure is reported when it is
+            // simulated.
+            sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
+            return nlohmann::json(bound.ok() ? bound->ToSeconds() : 0.0).dump();
+          });
+      std::map<size_t, double> refined;
+      for (size_t k = 0; k < pending.size(); ++k) {
+        refined[pending[k]] = nlohmann::json::parse(bounds[k]).get<double>();
+      }
+      for (size_t i = next; i < fitting.size(); ++i) {
+        auto it = refined.find(fitting[i].share);
+        if (it == refined.end()) continue;
+        // The compute bound stays where the simulation failed: the failure shows when it runs.
+        fitting[i].lower_bound_s = std::max(fitting[i].lower_bound_s, it->second);
+        fitting[i].bound_refined = true;
+      }
+      std::sort(fitting.begin() + static_cast<std::ptrdiff_t>(next), fitting.end(), by_bound);
+    }
+  };
 
   // Layouts share many collectives; each is rehearsed once for the whole sweep. SimulateTraining
   // runs with the default step options, whose collective model this is.
@@ -312,6 +360,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   size_t next = 0;
   while (next < fitting.size()) {
     const double kth = best.size() >= top ? best[top - 1] : 0;
+    if (!sweep.exhaustive()) refine_next_wave(next, kth);
     // No later layout can make the top: their compute and dependencies alone take longer.
     if (!sweep.exhaustive() && kth > 0 && fitting[next].lower_bound_s > kth) break;
     const size_t end = std::min(fitting.size(), next + kWave);

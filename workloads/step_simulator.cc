@@ -889,6 +889,19 @@ sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
   return step.step_time;
 }
 
+bool DependencyBoundIsComputeBound(const schedule::Schedule& schedule) {
+  for (const schedule::Program& program : schedule.programs()) {
+    const std::string* stream = nullptr;
+    for (const schedule::Op& op : program.ops()) {
+      if (op.kind() == schedule::SEND || op.kind() == schedule::RECV) return false;
+      if (!IsComputeKind(op.kind())) continue;
+      if (stream != nullptr && op.stream() != *stream) return false;
+      stream = &op.stream();
+    }
+  }
+  return true;
+}
+
 OpCost ScheduleOpCost(const ComputeModel& compute, const schedule::Op& op) {
   return CostOf(compute, op);
 }

@@ -205,6 +205,13 @@ sim::StatusOr<sim::Time> DependencyLowerBound(const topology::System& system,
                                               const schedule::Schedule& schedule,
                                               const StepOptions& options = {});
 
+// Whether DependencyLowerBound equals ComputeLowerBound, without simulating: when no program
+// sends or receives and each program's compute ops share one stream, that stream never waits
+// (its ops' other dependencies are collectives, free there), so the bound is the sum of its
+// durations, added in the stream's order as the simulation adds them. A pipeline's stages wait
+// for each other: not there.
+bool DependencyBoundIsComputeBound(const schedule::Schedule& schedule);
+
 }  // namespace podsim::workloads
 
 #endif  // PODSIM_WORKLOADS_STEP_SIMULATOR_H_
