@@ -322,10 +322,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             const workloads::LayoutCandidate& candidate = candidates[pending[k]];
             const schedule::Schedule schedule = workloads::TrainingSchedule(
                 system.name, model, candidate.layout, batch, CandidateOptions(base, candidate));
-            // Fails only where the simulation would; that failure is reported when it is
-            // simulated.
+            // Fails only where the simulation would: -1, so that the layout is simulated next
+            // and the sweep reports that failure.
             sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
-            return nlohmann::json(bound.ok() ? bound->ToSeconds() : 0.0).dump();
+            return nlohmann::json(bound.ok() ? bound->ToSeconds() : -1.0).dump();
           });
       std::map<size_t, double> refined;
       for (size_t k = 0; k < pending.size(); ++k) {
@@ -334,8 +334,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       for (size_t i = next; i < fitting.size(); ++i) {
         auto it = refined.find(fitting[i].share);
         if (it == refined.end()) continue;
-        // The compute bound stays where the simulation failed: the failure shows when it runs.
-        fitting[i].lower_bound_s = std::max(fitting[i].lower_bound_s, it->second);
+        fitting[i].lower_bound_s =
+            it->second < 0 ? 0 : std::max(fitting[i].lower_bound_s, it->second);
         fitting[i].bound_refined = true;
       }
       std::sort(fitting.begin() + static_cast<std::ptrdiff_t>(next), fitting.end(), by_bound);

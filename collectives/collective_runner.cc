@@ -96,20 +96,23 @@ std::string Join(const std::vector<std::string>& names) {
 }
 
 // A line of three or more closes into a ring when the routes from each chip to the next, the
-// last to the first included, are equally long and share no link: a cycle of the fabric, as a
-// line of neighbours along a wrapped axis, or every k-th chip of it (a mesh axis strided by
-// another inside one physical axis), which then uses the wraparound as a ring of its own would.
+// last to the first included, and back, are equally long and share no link: a cycle of the
+// fabric both ways, as a line of neighbours along a wrapped axis, or every k-th chip of it (a mesh
+// axis strided by another inside one physical axis), which then uses the wraparound as a ring of
+// its own would. (Tori route each transfer on one route, Route's.)
 bool ClosesIntoRing(const Fabric& fabric, const std::vector<VertexId>& line) {
   if (line.size() < 3) return false;
   std::set<topology::LinkIndex> used;
   size_t hops = 0;
   for (size_t i = 0; i < line.size(); ++i) {
-    const std::vector<topology::LinkIndex> route =
-        fabric.Route(line[i], line[(i + 1) % line.size()]);
-    if (route.empty() || (i > 0 && route.size() != hops)) return false;
-    hops = route.size();
-    for (topology::LinkIndex link : route) {
-      if (!used.insert(link).second) return false;
+    const VertexId a = line[i], b = line[(i + 1) % line.size()];
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      const std::vector<topology::LinkIndex> route = fabric.Route(from, to);
+      if (route.empty() || (hops != 0 && route.size() != hops)) return false;
+      hops = route.size();
+      for (topology::LinkIndex link : route) {
+        if (!used.insert(link).second) return false;
+      }
     }
   }
   return true;
@@ -134,6 +137,7 @@ std::vector<GridDim> GridDims(const Fabric& fabric, const std::vector<VertexId>&
       // Two ranks send each other their shard: a line of two and a one-way ring of two are the
       // same transfers, and the ring, unlike the line, is unchanged when the ranks swap, which a
       // symmetry of the step may need (RotatableDims).
+      // Every line of a mesh axis is a translate of the first: the first decides.
       dim.pattern = length == 2 ? ForwardingPattern::kUnidirectionalRing
                     : ClosesIntoRing(fabric, dim.lines.front())
                         ? ForwardingPattern::kBidirectionalRing
