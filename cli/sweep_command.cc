@@ -222,15 +222,27 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   CommandIo quiet{silent, silent, io.max_transfers, io.command_line};
   CommandIo& shown = runner->rank() == 0 ? io : quiet;
 
-  const std::vector<workloads::LayoutCandidate> candidates =
+  std::vector<workloads::LayoutCandidate> candidates =
       workloads::EnumerateLayouts(system, model, batch);
+  // When no layout uses every chip, the sweep runs on the largest slice that has one, and says so.
+  std::string whole_system;
   if (candidates.empty()) {
-    return sim::Status::InvalidArgument(
+    const std::string none =
         "no layout of " + model.name + " splits " + std::to_string(batch.sequences) +
-        " sequences over the " + std::to_string(system.fabric.chip_count()) + " chips of " +
-        system.name +
-        ": dp*fsdp must divide the sequences and tp*pp the rest of the chips (tp a power of two "
-        "dividing the heads, pp dividing the layers); change --batch-tokens or the system");
+        " sequences of " + std::to_string(batch.seq) + " tokens over the " +
+        std::to_string(system.fabric.chip_count()) + " chips of " + system.name;
+    sim::StatusOr<workloads::SliceChoice> slice =
+        workloads::LargestSliceWithLayouts(system, model, batch);
+    if (!slice.ok()) {
+      return sim::Status::InvalidArgument(
+          none +
+          ": dp*fsdp (split further by sequence sharding) must divide the tokens and tp*pp the "
+          "rest of the chips (tp a power of two dividing the heads, pp dividing the layers), and " +
+          slice.status().message() + "; change --batch-tokens or the system");
+    }
+    whole_system = system.name + " (" + none + ")";
+    system = std::move(slice->system);
+    candidates = std::move(slice->candidates);
   }
   // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
   // communication the placement of the mesh changes nothing), so each is computed once for the
@@ -447,6 +459,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     reports::Report report("podsim sweep: " + model.name + " on " + system.name, io.command_line);
     report.AddFact("system", system.name + " (" + std::to_string(system.fabric.chip_count()) +
                                  " chips of " + system.chip.name + ")");
+    if (!whole_system.empty()) report.AddFact("slice of", whole_system);
     report.AddFact("model", model.name + ", batch " + std::to_string(batch.sequences) + " x " +
                                 std::to_string(batch.seq) + " tokens");
     report.AddFact("layouts", std::to_string(candidates.size()) + " valid, " +
@@ -491,6 +504,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"beyond_limits", beyond_limits},
                              {"exact", !ranked.empty() && ranked.front()->result->exact},
                              {"layouts", layouts}};
+    if (!whole_system.empty()) j["slice_of"] = whole_system;
     shown.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
@@ -509,6 +523,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     return sim::Status::Ok();
   }
   shown.out << "system      " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
+  if (!whole_system.empty()) {
+    shown.out << "            the largest slice with a layout of " << whole_system << "\n";
+  }
   shown.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
             << " tokens\n";
   shown.out << "options     precision " << base.precision.name

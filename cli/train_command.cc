@@ -498,11 +498,12 @@ Command AddTrainCommand(CLI::App& app) {
   sub->add_option("--model", flags->model, kTrainingModelHelp)->required();
   sub->add_option(
          "--layout", flags->layout,
-         "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=1|tp][,sp=1][,microbatches=N|mbs=N]"
-         "[,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=..]; pp>1 needs "
-         "microbatches= or mbs= (sequences per microbatch per data shard); cp splits each "
-         "sequence over chips; ep (experts split over chips) folds into dp or fsdp, and "
-         "with etp=1 into tp too")
+         "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=1|tp][,seq_shards=..][,sp=1]"
+         "[,microbatches=N|mbs=N][,schedule=gpipe|1f1b|interleaved][,virtual_stages=..]"
+         "[,order=..]; pp>1 needs microbatches= or mbs= (sequences per microbatch per data "
+         "shard); cp splits each sequence over chips; with fewer sequences than dp*fsdp, each "
+         "is split over seq_shards of the data chips (automatic: what the batch needs); ep "
+         "(experts split over chips) folds into dp or fsdp, and with etp=1 into tp too")
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");

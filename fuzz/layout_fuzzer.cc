@@ -74,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t sequences[] = {split, Product({split, 2}), 1024, 0};
   const int64_t seqs[] = {4096, 2048, 1, 3};
   const wl::BatchSpec batch{sequences[(selector >> 4) & 3], seqs[(selector >> 6) & 3]};
-  podsim::sim::StatusOr<wl::Layout> resolved = wl::ResolveMicrobatches(stated, batch);
+  podsim::sim::StatusOr<wl::Layout> resolved = wl::ResolveLayout(stated, batch);
   if (!resolved.ok()) return 0;
   const wl::Layout& layout = *resolved;
   if (!wl::ValidateLayout(layout, model, chips, batch).ok()) return 0;

@@ -384,6 +384,7 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
       {"cp", spec.has_cp(), spec.cp(), &workloads::Layout::cp},
       {"ep", spec.has_ep(), spec.ep(), &workloads::Layout::ep},
       {"etp", spec.has_etp(), spec.etp(), &workloads::Layout::etp},
+      {"seq_shards", spec.has_seq_shards(), spec.seq_shards(), &workloads::Layout::seq_shards},
   };
   if (spec.has_text()) {
     for (const Axis& axis : axes) {
@@ -508,10 +509,11 @@ sim::StatusOr<workloads::Layout> BuildTrainLayout(const Train& train, const Sour
     }
     layout.micro_batch_size = train.micro_batch_size();
   }
-  if (layout.micro_batch_size > 0 && train.seq() > 0 && train.batch_tokens() % train.seq() == 0) {
-    // The count follows from the batch (an invalid batch is the caller's error to report).
+  if (train.seq() > 0 && train.batch_tokens() % train.seq() == 0) {
+    // The sequence shards and the microbatch count follow from the batch (an invalid batch is
+    // the caller's error to report).
     const workloads::BatchSpec batch{train.batch_tokens() / train.seq(), train.seq()};
-    sim::StatusOr<workloads::Layout> resolved = workloads::ResolveMicrobatches(layout, batch);
+    sim::StatusOr<workloads::Layout> resolved = workloads::ResolveLayout(layout, batch);
     if (!resolved.ok()) {
       return source.Annotate(resolved.status(), train.has_micro_batch_size()
                                                     ? "train.micro_batch_size"

@@ -112,6 +112,7 @@ StepOptions Options(SimulatedChips chips) {
 Outcome RunCase(uint32_t seed) {
   std::mt19937 rng(seed);
   std::mt19937 moe_rng(seed ^ 0x9e3779b9u);
+  std::mt19937 sharding_rng(seed ^ 0x5bd1e995u);
   Outcome out;
   const std::string system_text = Systems()[rng() % Systems().size()];
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
@@ -160,10 +161,18 @@ Outcome RunCase(uint32_t seed) {
     EXPECT_TRUE(layout.ok()) << text << ": " << layout.status();
     if (!layout.ok()) return out;
     const int64_t seq = 256;
-    const workloads::BatchSpec batch{int64_t{dp} * fsdp * layout->microbatch_count(), seq};
+    // One in four of the layouts without cp or experts gets half as many sequences as data chips,
+    // which split each sequence over two of them (sequence sharding on the data axes; drawn from
+    // its own stream, so that the other draws stay those of the cases without).
+    const bool halve = cp == 1 && !model->moe() && (dp * fsdp) % 2 == 0 && sharding_rng() % 4 == 0;
+    const workloads::BatchSpec batch{
+        int64_t{dp} * fsdp * layout->microbatch_count() / (halve ? 2 : 1), seq};
+    layout = workloads::ResolveLayout(*layout, batch);
+    if (!layout.ok()) return out;
     if (!workloads::ValidateLayout(*layout, *model, chips, batch).ok()) return out;
-    out.what = "train --system " + system_text + " --model " + model->name + " --layout " + text +
-               " --batch-tokens " + std::to_string(batch.tokens()) + " --seq 256";
+    out.what = "train --system " + system_text + " --model " + model->name + " --layout " +
+               layout->ToString() + " --batch-tokens " + std::to_string(batch.tokens()) +
+               " --seq 256";
     workloads::OpOptions ops;
     // The frameworks' options whose collectives differ: the distributed optimizer's dp gathers
     // and reduce-scatters, and the chunked tp collectives of the tp overlap.

@@ -135,7 +135,10 @@ TEST_F(Issue15CliTest, SweepSearchesContextParallelismForLongSequences) {
   const nlohmann::json ranked = nlohmann::json::parse(run.out);
   for (const nlohmann::json& row : ranked["layouts"]) {
     const std::string layout = row["layout"].get<std::string>();
-    EXPECT_NE(layout.find("dp=1,fsdp=1,"), std::string::npos) << layout;
+    // One sequence: more data chips split it (sequence sharding on the data axes).
+    EXPECT_TRUE(layout.find("dp=1,fsdp=1,") != std::string::npos ||
+                layout.find(",seq_shards=") != std::string::npos)
+        << layout;
     with_cp += layout.find(",cp=") != std::string::npos;
   }
   EXPECT_GT(with_cp, 0) << run.out.substr(0, 2000);
@@ -187,6 +190,58 @@ TEST_F(Issue15CliTest, ContextParallelLongSequenceRuns) {
   EXPECT_EQ(odd.err,
             "podsim: error: --layout: layout dp=1,fsdp=1,tp=2,pp=1,cp=8: cp=8 needs 2*cp = 16 to "
             "divide seq=131080 (each chip holds two of 2*cp equal chunks of every sequence)\n");
+}
+
+// Sequence sharding on the data axes: 32 fsdp chips for 16 sequences split each sequence over
+// two of them, which gather its keys and values (the cp group) and shard the weights over all 32.
+TEST_F(Issue15CliTest, FewerSequencesThanDataChipsShardTheSequences) {
+  const std::vector<std::string> train = {
+      "train",    "--system",     "tpu-v5p:4x4x4",  "--model", "llama3-8b:layers=2",
+      "--layout", "fsdp=32,tp=2", "--batch-tokens", "64Ki",    "--seq",
+      "4096"};
+  Outcome run = Podsim(With(train, {"--json", "--trace", Path("seq.json")}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["layout"], "dp=1,fsdp=32,tp=2,pp=1,seq_shards=2");
+  EXPECT_GT(j["breakdown"]["exposed_cp"].get<double>(), 0) << run.out;
+  EXPECT_NE(ReadFile(Path("seq.json")).find("cp.all-gather.kv"), std::string::npos);
+  // The same step as the layout that states its shards.
+  Outcome stated =
+      Podsim({"train", "--system", "tpu-v5p:4x4x4", "--model", "llama3-8b:layers=2", "--layout",
+              "fsdp=32,tp=2,seq_shards=2", "--batch-tokens", "64Ki", "--seq", "4096", "--json"});
+  ASSERT_EQ(stated.code, 0) << stated.err;
+  EXPECT_EQ(nlohmann::json::parse(stated.out)["step_time_s"], j["step_time_s"]);
+  // A sequence that does not split into the shards' chunks is one error naming the key.
+  Outcome odd = Podsim({"train", "--system", "tpu-v5p:4x4x4", "--model", "llama3-8b:layers=2",
+                        "--layout", "fsdp=64", "--batch-tokens", "16404", "--seq", "1367"});
+  EXPECT_EQ(odd.code, 1);
+  EXPECT_EQ(odd.err,
+            "podsim: error: --layout: layout dp=1,fsdp=64,tp=1,pp=1,seq_shards=16: seq_shards=16 "
+            "(dp*fsdp = 64 chips share 12 sequences a microbatch) needs 2*seq_shards = 32 to "
+            "divide seq=1367 (each chip holds two of 2*seq_shards equal chunks of its "
+            "sequences)\n");
+}
+
+// The book's sweep (1,024 sequences on a v5p pod) in small: 16 sequences on 4x4x6 = 96 chips
+// have no layout (the factor 3 fits neither tp nor pp), so the sweep runs on the largest slice
+// that has one, 4x4x4, and says so; its layouts include sequence-sharded ones.
+TEST_F(Issue15CliTest, SweepRunsOnTheLargestSliceWithALayout) {
+  Outcome run = Podsim({"sweep", "--system", "tpu-v5p:4x4x6", "--model",
+                        "custom:layers=4,d_model=1024,ffn=4096,heads=16,kv_heads=8,head_dim=64,"
+                        "vocab=4096",
+                        "--batch-tokens", "64Ki", "--seq", "4096", "--top", "200", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["system"], "tpu-v5p:4x4x4");
+  EXPECT_EQ(j["slice_of"],
+            "tpu-v5p:4x4x6 (no layout of custom:layers=4,d_model=1024,ffn=4096,heads=16,"
+            "kv_heads=8,head_dim=64,vocab=4096 splits 16 sequences of 4096 tokens over the 96 "
+            "chips of tpu-v5p:4x4x6)");
+  int sharded = 0;
+  for (const nlohmann::json& row : j["layouts"]) {
+    sharded += row["layout"].get<std::string>().find(",seq_shards=") != std::string::npos;
+  }
+  EXPECT_GT(sharded, 0) << run.out.substr(0, 2000);
 }
 
 }  // namespace

@@ -126,11 +126,15 @@ TEST(SweepCliTest, BadInputGetsOneClearError) {
                 "--seq", "2048", "--top", "0"});
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(run.err, "podsim: error: --top: must be >= 1\n");
-  run = Podsim({"sweep", "--system", "h100:16", "--model", kModel, "--batch-tokens", "6Ki", "--seq",
-                "2048"});
+  // Three sequences of 2050 tokens: no split of the data chips divides them or the tokens, and
+  // the slices of a multi-slice system are not searched for a smaller one that would.
+  run = Podsim({"sweep", "--system", "tpu-v5e:4x4,slices=2", "--model", kModel, "--batch-tokens",
+                "6150", "--seq", "2050"});
   EXPECT_EQ(run.code, 1);
   EXPECT_EQ(run.err.substr(0, 60),
             "podsim: error: no layout of " + std::string(kModel).substr(0, 32));
+  EXPECT_NE(run.err.find("the slices of a multi-slice system are not searched"), std::string::npos)
+      << run.err;
 }
 
 // Issue 14: a sweep takes train's framework options for every layout, says so in its JSON, and

@@ -16,7 +16,7 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.tok = D(shape.tokens);
   d.sp_tok = D(shape.sp_tokens);
   d.seqs = D(shape.microbatch_sequences);
-  d.cp = layout.cp;
+  d.cp = layout.context_shards();
   d.T = D(shape.seq);
   d.d = D(model.d_model);
   d.qk_head = D(model.qk_head_dim());

@@ -36,7 +36,7 @@ struct Dims {
   double tok;      // Tokens through the tp-sharded ops.
   double sp_tok;   // Tokens through norms / residuals (tok / tp with sp).
   double seqs;     // Sequences per microbatch (b).
-  double cp;       // Context parallelism: tok holds T/cp of each sequence (layout.h).
+  double cp;       // Chips splitting a sequence (cp or seq_shards): tok holds T/cp of each.
   double T;        // Sequence length.
   double d;        // d_model.
   double q;        // Query width on this chip: heads/tp * qk_head.

@@ -533,9 +533,10 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
 }
 
 sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout) {
-  if (options.attention == AttentionKernel::kMaterialized && layout.cp > 1) {
+  if (options.attention == AttentionKernel::kMaterialized && layout.context_shards() > 1) {
     return sim::Status::InvalidArgument(
-        "materialized attention is not modelled with cp=" + std::to_string(layout.cp) +
+        std::string("materialized attention is not modelled with ") +
+        (layout.cp > 1 ? "cp=" : "seq_shards=") + std::to_string(layout.context_shards()) +
         " (flash attention, the default, is)");
   }
   return sim::Status::Ok();

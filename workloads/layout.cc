@@ -1,6 +1,7 @@
 #include "workloads/layout.h"
 
 #include <cstdio>
+#include <numeric>
 #include <string>
 
 #include "sim/check.h"
@@ -18,7 +19,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..]"
+    "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=..][,seq_shards=..][,sp=true|false]"
+    "[,microbatches=..][,mbs=..]"
     "[,schedule=gpipe|1f1b|interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
 
@@ -42,6 +44,7 @@ std::string Layout::ToString() const {
   if (cp > 1) text += StrCat({",cp=", Str(cp)});
   if (ep > 1) text += StrCat({",ep=", Str(ep)});
   if (etp > 0) text += StrCat({",etp=", Str(etp)});
+  if (seq_shards > 1) text += StrCat({",seq_shards=", Str(seq_shards)});
   if (sp) text += ",sp=1";
   if (microbatches > 0) text += StrCat({",microbatches=", Str(microbatches)});
   if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
@@ -57,23 +60,28 @@ std::string Layout::ToString() const {
 }
 
 std::vector<topology::MeshAxis> Layout::MeshAxes() const {
-  std::vector<topology::MeshAxis> axes = {
-      {"dp", expert_dp()}, {"fsdp", expert_fsdp()}, {"tp", tp}, {"pp", pp}};
-  if (cp > 1) axes.push_back({"cp", cp});
+  const int seq = sequence_shards();
+  std::vector<topology::MeshAxis> axes = {{"dp", expert_dp() / (sequence_in_fsdp() ? 1 : seq)},
+                                          {"fsdp", expert_fsdp() / (sequence_in_fsdp() ? seq : 1)},
+                                          {"tp", tp},
+                                          {"pp", pp}};
+  if (context_shards() > 1) axes.push_back({"cp", context_shards()});
   if (ep_data() > 1) axes.push_back({"ep", ep_data()});
   return axes;
 }
 
 std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
   const bool ep_axis = ep_data() > 1;
+  const bool seq = sequence_shards() > 1;
   if (group == "dp") {
     std::vector<std::string> axes = {"dp"};
     if (ep_axis && ep_in_dp()) axes.push_back("ep");
-    if (cp > 1) axes.push_back("cp");
+    if (cp > 1 || (seq && !sequence_in_fsdp())) axes.push_back("cp");
     return axes;
   }
   if (group == "fsdp") {
     if (ep_axis && !ep_in_dp()) return {"fsdp", "ep"};
+    if (seq && sequence_in_fsdp()) return {"fsdp", "cp"};
     return {"fsdp"};
   }
   if (group == "ep") {
@@ -126,8 +134,9 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp",       "fsdp",           "tp",   "pp", "cp", "ep", "etp", "sp", "microbatches", "mbs",
-      "schedule", "virtual_stages", "order"};
+      "dp",    "fsdp",        "tp",         "pp",  "cp",       "ep",
+      "etp",   "sp",          "seq_shards", "mbs", "schedule", "virtual_stages",
+      "order", "microbatches"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
@@ -192,6 +201,7 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
     if (key == "cp") layout.cp = v;
     if (key == "ep") layout.ep = v;
     if (key == "etp") layout.etp = v;
+    if (key == "seq_shards") layout.seq_shards = v;
     if (key == "microbatches") layout.microbatches = v;
     if (key == "mbs") layout.micro_batch_size = v;
     if (key == "virtual_stages") layout.virtual_stages = v;
@@ -204,14 +214,23 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   return layout;
 }
 
-sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec& batch) {
+sim::StatusOr<Layout> ResolveLayout(const Layout& stated, const BatchSpec& batch) {
+  Layout layout = stated;
+  if (layout.seq_shards == 0 && batch.sequences >= 1) {
+    // The fewest shards per sequence that split each microbatch evenly over the data chips.
+    const int64_t data = layout.data_shards();
+    const int64_t m = layout.microbatch_count();
+    const int64_t sequences = batch.sequences % m == 0 ? batch.sequences / m : batch.sequences;
+    layout.seq_shards = static_cast<int>(data / std::gcd(data, sequences));
+  }
   if (layout.micro_batch_size == 0) return layout;
-  const int64_t per_microbatch = int64_t{layout.data_shards()} * layout.micro_batch_size;
+  const int64_t per_microbatch = int64_t{layout.batch_shards()} * layout.micro_batch_size;
   const std::string where = StrCat({"layout ", layout.ToString()});
   if (batch.sequences < per_microbatch || batch.sequences % per_microbatch != 0) {
     return sim::Status::InvalidArgument(
-        StrCat({where, ": the batch of ", Str(batch.sequences),
-                " sequences must be a multiple of dp*fsdp*mbs = ", Str(per_microbatch)}));
+        StrCat({where, ": the batch of ", Str(batch.sequences), " sequences must be a multiple of ",
+                layout.sequence_shards() > 1 ? "dp*fsdp/seq_shards*mbs = " : "dp*fsdp*mbs = ",
+                Str(per_microbatch)}));
   }
   const int64_t count = batch.sequences / per_microbatch;
   if (layout.microbatches > 0 && layout.microbatches != count) {
@@ -225,9 +244,8 @@ sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec&
         StrCat({where, ": mbs=", Str(layout.micro_batch_size), " gives ", Str(count),
                 " microbatches, over podsim's limit of ", Str(kMaxAxis)}));
   }
-  Layout resolved = layout;
-  resolved.microbatches = static_cast<int>(count);
-  return resolved;
+  layout.microbatches = static_cast<int>(count);
+  return layout;
 }
 
 namespace {
@@ -316,11 +334,34 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
                 "microbatch (Megatron-LM's --micro-batch-size; the batch gives the count)"}));
   }
   const int microbatches = layout.microbatch_count();
+  const int seq_shards = layout.sequence_shards();
+  const std::string data_axes = seq_shards > 1
+                                    ? StrCat({"dp*fsdp/seq_shards=", Str(layout.batch_shards())})
+                                    : StrCat({"dp*fsdp=", Str(layout.data_shards())});
+  if (seq_shards > 1) {
+    const std::string shards = StrCat({"seq_shards=", Str(seq_shards)});
+    if (layout.data_shards() % seq_shards != 0 ||
+        (layout.fsdp % seq_shards != 0 && layout.dp % seq_shards != 0)) {
+      return fail(
+          StrCat({shards, " (each sequence split over that many data chips) must divide fsdp=",
+                  Str(layout.fsdp), " or dp=", Str(layout.dp)}));
+    }
+    if (layout.cp > 1) {
+      return fail(StrCat({shards, " does not combine with cp=", Str(layout.cp),
+                          ": dp*fsdp = ", Str(layout.data_shards()), " must split the ",
+                          Str(batch.sequences), " sequences whole"}));
+    }
+    if (layout.ep > 1) {
+      return fail(StrCat({shards, " does not combine with ep=", Str(layout.ep),
+                          " (not modelled): dp*fsdp = ", Str(layout.data_shards()),
+                          " must split the ", Str(batch.sequences), " sequences whole"}));
+    }
+  }
   if (layout.micro_batch_size > 0 &&
-      int64_t{layout.data_shards()} * layout.micro_batch_size * microbatches != batch.sequences) {
-    return fail(StrCat({"mbs=", Str(layout.micro_batch_size), " x dp*fsdp=",
-                        Str(layout.data_shards()), " x microbatches=", Str(microbatches),
-                        " must equal the batch of ", Str(batch.sequences), " sequences"}));
+      int64_t{layout.batch_shards()} * layout.micro_batch_size * microbatches != batch.sequences) {
+    return fail(StrCat({"mbs=", Str(layout.micro_batch_size), " x ", data_axes,
+                        " x microbatches=", Str(microbatches), " must equal the batch of ",
+                        Str(batch.sequences), " sequences"}));
   }
   if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB && microbatches % layout.pp != 0) {
     // Megatron's interleaved schedule runs microbatches in groups of pp (Narayanan et al. 2021,
@@ -350,22 +391,31 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
         {"layout ", layout.ToString(), ": ", Str(model.layers), " layers x ", Str(microbatches),
          " microbatches make a schedule of ", figures, "; use fewer microbatches"}));
   }
-  const int64_t split = int64_t{layout.data_shards()} * microbatches;
+  const int64_t split = int64_t{layout.batch_shards()} * microbatches;
   if (batch.sequences % split != 0) {
-    return fail(StrCat({"batch of ", Str(batch.sequences),
-                        " sequences must be divisible by dp*fsdp*microbatches = ", Str(split)}));
+    return fail(StrCat({"batch of ", Str(batch.sequences), " sequences must be divisible by ",
+                        data_axes, " x microbatches=", Str(microbatches)}));
+  }
+  if (seq_shards > 1 && batch.seq % (2 * int64_t{seq_shards}) != 0) {
+    return fail(StrCat({"seq_shards=", Str(seq_shards), " (dp*fsdp = ", Str(layout.data_shards()),
+                        " chips share ", Str(batch.sequences / microbatches),
+                        " sequences a microbatch) needs 2*seq_shards = ",
+                        Str(2 * int64_t{seq_shards}), " to divide seq=", Str(batch.seq),
+                        " (each chip holds two of 2*seq_shards equal chunks of its sequences)"}));
   }
   if (layout.cp > 1 && batch.seq % (2 * int64_t{layout.cp}) != 0) {
     return fail(StrCat({"cp=", Str(layout.cp), " needs 2*cp = ", Str(2 * int64_t{layout.cp}),
                         " to divide seq=", Str(batch.seq),
                         " (each chip holds two of 2*cp equal chunks of every sequence)"}));
   }
-  if (layout.sp && tp > 1 && (batch.seq / layout.cp) % tp != 0) {
-    if (layout.cp == 1) {
+  const int context = layout.context_shards();
+  if (layout.sp && tp > 1 && (batch.seq / context) % tp != 0) {
+    if (context == 1) {
       return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide seq=", Str(batch.seq)}));
     }
-    return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide the ", Str(batch.seq / layout.cp),
-                        " tokens of a sequence on each chip (seq/cp)"}));
+    return fail(StrCat({"sp=1 needs tp=", Str(tp), " to divide the ", Str(batch.seq / context),
+                        " tokens of a sequence on each chip (",
+                        layout.cp > 1 ? "seq/cp)" : "seq/seq_shards)"}));
   }
   return ValidateExpertAxes(layout, model, fail);
 }
@@ -374,9 +424,9 @@ ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec
   ShardShape s;
   const int64_t tp = layout.tp;
   s.microbatch_sequences =
-      batch.sequences / (int64_t{layout.data_shards()} * layout.microbatch_count());
+      batch.sequences / (int64_t{layout.batch_shards()} * layout.microbatch_count());
   s.seq = batch.seq;
-  s.tokens = s.microbatch_sequences * batch.seq / layout.cp;
+  s.tokens = s.microbatch_sequences * batch.seq / layout.context_shards();
   s.sp_tokens = layout.sp ? s.tokens / tp : s.tokens;
   s.heads = model.heads / tp;
   s.kv_heads = model.kv_heads % tp == 0 ? model.kv_heads / tp : 1;

@@ -33,9 +33,19 @@
 //         expert data parallelism, over which the experts' gradients are reduced. With tp > 1
 //         a model with experts needs sp (Megatron-LM requires sequence parallelism with MoE
 //         and tp).
+// Sequence sharding on the data axes (the book's "token-level data parallelism", How to Scale
+// Your Model ch. 6): when dp*fsdp is more than the batch's sequences -- LLaMA 3 70B's 1,024
+// sequences on 2,048-way FSDP -- each sequence is split over `seq_shards` of the data chips.
+// They hold its 2 seq_shards chunks as cp's chips do (the same load balancing and the same
+// all-gather of keys and values before attention, over the mesh axis "cp"), but they stay data
+// shards: taken from fsdp when seq_shards divides it, the weights are sharded over all fsdp
+// chips (torchtitan's dp_shard x cp), else taken from dp, their gradients are reduced over all
+// dp chips. `seq_shards` is resolved from the batch (ResolveLayout): dp*fsdp / gcd(dp*fsdp,
+// sequences), 1 when dp*fsdp divides the sequences; a stated value must be at least that. It
+// does not combine with cp or ep.
 // Microbatches: stated as a count (`microbatches=`) or, as Megatron-LM states it, as the
 // sequences per microbatch on one data shard (`mbs=`, its --micro-batch-size; the global batch
-// then gives the count, ResolveMicrobatches). Unstated means 1 when pp == 1 (no gradient
+// then gives the count, ResolveLayout). Unstated means 1 when pp == 1 (no gradient
 // accumulation); with pp > 1 it is an error (ValidateLayout): a pipeline of one microbatch runs
 // one stage at a time, which nobody means by leaving it out.
 // Flags:
@@ -81,11 +91,17 @@ struct Layout {
   int cp = 1;              // Context parallelism (header comment).
   int ep = 1;              // Expert parallelism (header comment).
   int etp = 0;             // Expert tensor parallelism: 1 or tp; 0: not stated (tp).
+  int seq_shards = 0;      // Sequence sharding on the data axes (header); 0: not resolved (1).
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
   // `order`); the others follow by their need of fast links. Empty: the automatic placement.
   std::vector<std::string> order;
 
   int64_t chips() const { return int64_t{dp} * fsdp * tp * pp * cp; }
+  // The data chips that split one sequence (1: none) and whether they are taken from fsdp.
+  int sequence_shards() const { return std::max(1, seq_shards); }
+  bool sequence_in_fsdp() const { return fsdp % sequence_shards() == 0; }
+  // The chips that split one sequence: cp x sequence_shards() (one of them is 1).
+  int context_shards() const { return cp * sequence_shards(); }
   // The chips that hold a replica of the same parameter shard and reduce its gradients: dp x cp;
   // of the routed experts: expert_dp() x cp.
   int grad_dp() const { return dp * cp; }
@@ -106,7 +122,9 @@ struct Layout {
   // "expert-fsdp" (what dp and fsdp keep for the experts; expert-dp with "cp" too). REQUIRES: one
   // of these names.
   std::vector<std::string> GroupAxes(std::string_view group) const;
-  int data_shards() const { return dp * fsdp; }  // Ways the batch is split.
+  int data_shards() const { return dp * fsdp; }  // Chips the batch's tokens are split over.
+  // Ways the batch's sequences are split: data_shards() / sequence_shards().
+  int batch_shards() const { return data_shards() / sequence_shards(); }
   // Microbatches per step: the stated count, or 1. REQUIRES (for mbs= layouts): resolved.
   int microbatch_count() const { return microbatches > 0 ? microbatches : 1; }
 
@@ -116,7 +134,8 @@ struct Layout {
   std::string ToString() const;
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group),
-  // with cp > 1 "cp", and with ep_data() > 1 "ep" (dp or fsdp then keep the rest).
+  // with context_shards() > 1 "cp" (sequence shards taken from dp or fsdp, which keep the
+  // rest), and with ep_data() > 1 "ep" (dp or fsdp then keep the rest).
   std::vector<topology::MeshAxis> MeshAxes() const;
 };
 
@@ -134,13 +153,14 @@ struct BatchSpec {
   int64_t tokens() const { return sequences * seq; }
 };
 
-// `layout` with its microbatch count taken from mbs= and the batch: batch.sequences /
-// (dp * fsdp * mbs), which must divide exactly; a count stated too must agree. Layouts without
-// mbs= come back unchanged. Errors are InvalidArgument naming the figures.
-sim::StatusOr<Layout> ResolveMicrobatches(const Layout& layout, const BatchSpec& batch);
+// `layout` with what the batch decides: its sequence shards (header; a stated value is kept and
+// checked by ValidateLayout) and, with mbs=, its microbatch count, batch.sequences /
+// (batch_shards() * mbs), which must divide exactly; a count stated too must agree. Errors are
+// InvalidArgument naming the figures.
+sim::StatusOr<Layout> ResolveLayout(const Layout& layout, const BatchSpec& batch);
 
 // Checks `layout` against the model, the system's chip count and the batch (an mbs= layout must
-// be resolved: ResolveMicrobatches). Returns the first failure as InvalidArgument, naming the
+// be resolved: ResolveLayout). Returns the first failure as InvalidArgument, naming the
 // axis, what it must satisfy and the values, e.g.
 //   "layout dp=1,fsdp=1,tp=3,pp=1: tp=3 must divide heads=64 of model 'llama3-70b'".
 sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t chip_count,

@@ -1,7 +1,9 @@
 #include "workloads/layout_search.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "topology/mesh_mapping.h"
 
@@ -68,7 +70,7 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   do {
     std::vector<std::string> order;
     if (layout.tp > 1) order.push_back("tp");
-    if (layout.cp > 1) order.push_back("cp");
+    if (layout.context_shards() > 1) order.push_back("cp");
     if (layout.ep_data() > 1) order.push_back("ep");
     for (size_t i : index) order.push_back(others[i]);
     sim::StatusOr<topology::MeshMapping> mapping =
@@ -96,11 +98,13 @@ std::string LayoutCandidate::Name() const {
   return layout.ToString() + " recompute=" + std::string(RecomputeName(recompute));
 }
 
-std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
+namespace {
+
+// The valid layouts of `chips` chips (tp up to `tp_limit`), resolved and unplaced, in
+// EnumerateLayouts' order, in groups that differ only in sp (which adds no mesh axis).
+std::vector<std::vector<Layout>> ValidLayouts(int64_t chips, int64_t tp_limit,
                                               const ModelSpec& model, const BatchSpec& batch) {
-  const int64_t chips = system.fabric.chip_count();
-  const int64_t tp_limit = system.fabric.gpu() != nullptr ? system.fabric.gpus_per_node() : 16;
-  std::vector<LayoutCandidate> out;
+  std::vector<std::vector<Layout>> out;
   for (int tp = 1; tp <= tp_limit && chips % tp == 0; tp *= 2) {
     for (int pp : Divisors(model.layers, 16)) {
       if ((chips / tp) % pp != 0) continue;
@@ -150,17 +154,17 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
           const std::vector<bool> sps = tp == 1       ? std::vector<bool>{false}
                                         : model.moe() ? std::vector<bool>{true}
                                                       : std::vector<bool>{false, true};
-          for (Layout layout : candidates) {
+          for (const Layout& stated : candidates) {
+            sim::StatusOr<Layout> resolved = ResolveLayout(stated, batch);
+            if (!resolved.ok()) continue;
+            Layout layout = *resolved;
+            // Sequences are split only where the data chips outnumber them (header).
+            if (layout.sequence_shards() > 1 && layout.data_shards() <= batch.sequences) continue;
             if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
-            for (std::vector<std::string>& order : MappingOrders(system, layout)) {
-              layout.order = std::move(order);
-              for (bool sp : sps) {
-                layout.sp = sp;
-                // Selective recomputation changes nothing with flash attention (layer_ops.h).
-                for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
-                  out.push_back(LayoutCandidate{layout, recompute});
-                }
-              }
+            std::vector<Layout>& group = out.emplace_back();
+            for (bool sp : sps) {
+              layout.sp = sp;
+              group.push_back(layout);
             }
           }
         }
@@ -168,6 +172,96 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
     }
   }
   return out;
+}
+
+int64_t TpLimit(const topology::System& system) {
+  return system.fabric.gpu() != nullptr ? system.fabric.gpus_per_node() : 16;
+}
+
+}  // namespace
+
+std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
+                                              const ModelSpec& model, const BatchSpec& batch) {
+  std::vector<LayoutCandidate> out;
+  for (const std::vector<Layout>& group :
+       ValidLayouts(system.fabric.chip_count(), TpLimit(system), model, batch)) {
+    for (const std::vector<std::string>& order : MappingOrders(system, group.front())) {
+      for (Layout layout : group) {
+        layout.order = order;
+        // Selective recomputation changes nothing with flash attention (layer_ops.h).
+        for (RecomputePolicy recompute : {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
+          out.push_back(LayoutCandidate{layout, recompute});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+sim::StatusOr<SliceChoice> LargestSliceWithLayouts(const topology::System& system,
+                                                   const ModelSpec& model, const BatchSpec& batch) {
+  const std::string& name = system.name;
+  const size_t colon = name.find(':');
+  const size_t comma = name.find(',', colon);
+  const std::string family = name.substr(0, colon);
+  const std::string size =
+      name.substr(colon + 1, comma == std::string::npos ? std::string::npos : comma - colon - 1);
+  const std::string keys = comma == std::string::npos ? "" : name.substr(comma);
+  // The sizes to try, as SYSTEM size strings with their chip counts, largest first.
+  std::vector<std::tuple<int64_t, std::vector<int>, std::string>> sizes;
+  if (system.kind == topology::SystemKind::kTpu) {
+    if (keys.find("slices=") != std::string::npos) {
+      return sim::Status::InvalidArgument("the slices of a multi-slice system are not searched");
+    }
+    std::vector<int> dims;
+    for (size_t begin = 0; begin < size.size();) {
+      size_t end = size.find('x', begin);
+      if (end == std::string::npos) end = size.size();
+      dims.push_back(std::stoi(size.substr(begin, end - begin)));
+      begin = end + 1;
+    }
+    std::vector<int> box(dims.size(), 1);
+    // Every box inside the shape (odometer over the dimensions).
+    while (true) {
+      int64_t chips = 1;
+      std::string text;
+      for (size_t i = 0; i < box.size(); ++i) {
+        chips *= box[i];
+        if (i > 0) text.push_back('x');
+        text.append(std::to_string(box[i]));
+      }
+      if (chips < system.fabric.chip_count()) sizes.emplace_back(chips, box, text);
+      size_t i = 0;
+      while (i < box.size() && box[i] == dims[i]) box[i++] = 1;
+      if (i == box.size()) break;
+      ++box[i];
+    }
+  } else if (system.kind == topology::SystemKind::kGpu) {
+    const int64_t node = system.fabric.gpus_per_node();
+    for (int64_t n = system.fabric.chip_count() - 1; n >= 1; --n) {
+      // Whole nodes beyond one (topology/system.h's GPU grammar).
+      if (n > node && n % node != 0) continue;
+      sizes.emplace_back(n, std::vector<int>{static_cast<int>(n)}, std::to_string(n));
+    }
+  } else {
+    return sim::Status::InvalidArgument("only TPU and GPU systems have smaller slices to search");
+  }
+  // Largest first; among equal counts the larger first dimensions first.
+  std::sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) {
+    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) > std::get<0>(b);
+    return std::get<1>(a) > std::get<1>(b);
+  });
+  std::map<int64_t, bool> has_layouts;  // By chip count, before any fabric is built.
+  for (const auto& [chips, dims, text] : sizes) {
+    auto [known, inserted] = has_layouts.emplace(chips, false);
+    if (inserted) known->second = !ValidLayouts(chips, TpLimit(system), model, batch).empty();
+    if (!known->second) continue;
+    sim::StatusOr<topology::System> slice = topology::ParseSystem(family + ":" + text + keys);
+    if (!slice.ok()) continue;  // A shape the family does not make.
+    std::vector<LayoutCandidate> candidates = EnumerateLayouts(*slice, model, batch);
+    if (!candidates.empty()) return SliceChoice{std::move(*slice), std::move(candidates)};
+  }
+  return sim::Status::InvalidArgument("no slice of " + name + " has a layout for the batch");
 }
 
 }  // namespace podsim::workloads

@@ -14,7 +14,9 @@
 //           parallelism guide: context parallelism is for sequences of 8K tokens and more) every
 //           cp dividing the chips left by tp and pp whose 2 cp chunks divide the sequence
 //           (layout.h), placed right after tp (Megatron-Core's rank order tp-cp-ep-dp-pp);
-//   dp x fsdp  every split of the remaining chips where both divide the batch;
+//   dp x fsdp  every split of the remaining chips where both divide the batch, and where dp*fsdp
+//           is more than the sequences, sequence sharding on the data axes (layout.h,
+//           seq_shards) wherever it splits them;
 //   recompute  none and full (with flash attention, selective recomputes nothing: layer_ops.h).
 //   mapping  each distinct placement of the mesh on the physical axes (MappingOrders).
 
@@ -56,6 +58,22 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
                                               const ModelSpec& model, const BatchSpec& batch);
 
 std::string_view RecomputeName(RecomputePolicy policy);
+
+// A smaller system of the same family and its candidates.
+struct SliceChoice {
+  topology::System system;
+  std::vector<LayoutCandidate> candidates;
+};
+
+// For a batch that no layout splits over all of `system`'s chips (LLaMA 3 70B's 1,024 sequences
+// on the 8,960 chips of a v5p pod: 2^22 tokens leave the factor 35 to tp or pp, which cannot take
+// it): the largest slice with candidates, as a user would reserve it -- a TPU box inside the
+// shape (its wraparound as ParseSystem gives a slice of that shape), or fewer GPUs (whole nodes
+// beyond one), each with the system's other keys; among equal chip counts the one with the
+// larger leading dimensions. Multi-slice TPU systems and generic fabrics are not searched.
+// InvalidArgument when nothing smaller has a candidate either.
+sim::StatusOr<SliceChoice> LargestSliceWithLayouts(const topology::System& system,
+                                                   const ModelSpec& model, const BatchSpec& batch);
 
 }  // namespace podsim::workloads
 

@@ -59,12 +59,10 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 }
 
 TEST(LayoutTest, ParseErrorsNameTheKey) {
-  EXPECT_EQ(
-      ParseLayout("dp=2,tpp=4").status().message(),
-      "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-      "tp=..,pp=..[,cp=..][,ep=..][,etp=..][,sp=true|false][,microbatches=..][,mbs=..][,schedule="
-      "gpipe|1f1b|interleaved]"
-      "[,virtual_stages=..][,order=AXIS/AXIS/..]");
+  EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
+            "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
+            "tp=..,pp=..[,cp=..][,ep=..][,etp=..][,seq_shards=..][,sp=true|false][,microbatches=..]"
+            "[,mbs=..][,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(
       ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
       "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp, cp, ep) separated "
@@ -124,7 +122,7 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
       "schedule=interleaved needs microbatches=6 to be a multiple of pp=4");
   EXPECT_EQ(Error("dp=3,fsdp=2", "llama3-8b", 6, {256, 4096}),
             "layout dp=3,fsdp=2,tp=1,pp=1: batch of 256 sequences must be divisible by "
-            "dp*fsdp*microbatches = 6");
+            "dp*fsdp=6 x microbatches=1");
   EXPECT_EQ(Error("tp=8,sp=1", "llama3-8b", 8, {8, 4100}),
             "layout dp=1,fsdp=1,tp=8,pp=1,sp=1: sp=1 needs tp=8 to divide seq=4100");
   EXPECT_TRUE(ValidateLayout(L("dp=2,fsdp=8,tp=16"), M("llama3-70b"), 256, batch).ok());
@@ -145,16 +143,16 @@ TEST(LayoutTest, PipelinesStateTheirMicrobatches) {
   EXPECT_EQ(L("dp=2").microbatch_count(), 1);
 
   // mbs=2 on 8 data shards: 256 / (8 * 2) = 16 microbatches.
-  sim::StatusOr<Layout> resolved = ResolveMicrobatches(L("dp=8,pp=4,mbs=2"), batch);
+  sim::StatusOr<Layout> resolved = ResolveLayout(L("dp=8,pp=4,mbs=2"), batch);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_EQ(resolved->microbatches, 16);
   EXPECT_EQ(resolved->ToString(), "dp=8,fsdp=1,tp=1,pp=4,microbatches=16,mbs=2");
   EXPECT_TRUE(ValidateLayout(*resolved, M("llama3-70b"), 32, batch).ok());
   EXPECT_EQ(ParseLayout(resolved->ToString())->ToString(), resolved->ToString());
-  EXPECT_EQ(ResolveMicrobatches(L("dp=8,pp=4,mbs=3"), batch).status().message(),
+  EXPECT_EQ(ResolveLayout(L("dp=8,pp=4,mbs=3"), batch).status().message(),
             "layout dp=8,fsdp=1,tp=1,pp=4,mbs=3: the batch of 256 sequences must be a multiple "
             "of dp*fsdp*mbs = 24");
-  EXPECT_EQ(ResolveMicrobatches(L("dp=8,pp=4,microbatches=8,mbs=2"), batch).status().message(),
+  EXPECT_EQ(ResolveLayout(L("dp=8,pp=4,microbatches=8,mbs=2"), batch).status().message(),
             "layout dp=8,fsdp=1,tp=1,pp=4,microbatches=8,mbs=2: mbs=2 gives 16 microbatches for "
             "a batch of 256 sequences, not 8");
   // An unresolved mbs= layout is not valid: its count is not known yet.
@@ -276,6 +274,72 @@ TEST(LayoutTest, ContextParallelismSplitsTheSequence) {
   EXPECT_EQ(Error("cp=4,tp=2", "llama3-8b", 4, BatchSpec{4, 8192}),
             "layout dp=1,fsdp=1,tp=2,pp=1,cp=4: dp*fsdp*tp*pp*cp = 8 must equal the 4 chips of the "
             "system");
+}
+
+// Issue 15, item 4: a batch of fewer sequences than data chips splits its sequences over them
+// (How to Scale Your Model ch. 6: LLaMA 3 70B, 1,024 sequences of 4,096 on 2,048-way FSDP).
+TEST(LayoutTest, SequenceShardingOnTheDataAxes) {
+  const BatchSpec book{1024, 4096};
+  sim::StatusOr<Layout> resolved = ResolveLayout(L("fsdp=2048,tp=4"), book);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  const Layout& l = *resolved;
+  EXPECT_EQ(l.seq_shards, 2);
+  EXPECT_EQ(l.ToString(), "dp=1,fsdp=2048,tp=4,pp=1,seq_shards=2");
+  EXPECT_EQ(ParseLayout(l.ToString())->ToString(), l.ToString());
+  EXPECT_TRUE(ValidateLayout(l, M("llama3-70b"), 8192, book).ok());
+  EXPECT_EQ(l.chips(), 8192);
+  EXPECT_EQ(l.batch_shards(), 1024);
+  EXPECT_EQ(l.context_shards(), 2);
+  // The shards of a sequence are fsdp chips: the weights are sharded over all 2,048 of them, the
+  // keys and values gathered over the 2.
+  EXPECT_EQ(l.GroupAxes("fsdp"), (std::vector<std::string>{"fsdp", "cp"}));
+  EXPECT_EQ(l.GroupAxes("dp"), (std::vector<std::string>{"dp"}));
+  EXPECT_EQ(l.GroupAxes("cp"), (std::vector<std::string>{"cp"}));
+  EXPECT_EQ(l.grad_dp(), 1);
+  const std::vector<topology::MeshAxis> mesh = l.MeshAxes();
+  ASSERT_EQ(mesh.size(), 5u);
+  EXPECT_EQ(mesh[1].size, 1024);  // fsdp keeps the batch's part
+  EXPECT_EQ(mesh[4].name, "cp");
+  EXPECT_EQ(mesh[4].size, 2);
+  const ShardShape shape = ShapeOf(l, M("llama3-70b"), book);
+  EXPECT_EQ(shape.microbatch_sequences, 1);
+  EXPECT_EQ(shape.tokens, 2048);
+
+  // Taken from dp when it does not divide fsdp: the gradients are reduced over all dp chips.
+  resolved = ResolveLayout(L("dp=4,fsdp=3"), BatchSpec{6, 4096});
+  ASSERT_TRUE(resolved.ok());
+  EXPECT_EQ(resolved->seq_shards, 2);
+  EXPECT_FALSE(resolved->sequence_in_fsdp());
+  EXPECT_EQ(resolved->GroupAxes("dp"), (std::vector<std::string>{"dp", "cp"}));
+  EXPECT_EQ(resolved->GroupAxes("fsdp"), (std::vector<std::string>{"fsdp"}));
+  EXPECT_EQ(resolved->MeshAxes()[0].size, 2);
+  EXPECT_EQ(resolved->grad_dp(), 4);
+  EXPECT_TRUE(ValidateLayout(*resolved, M("llama3-8b"), 12, BatchSpec{6, 4096}).ok());
+
+  // A batch that divides needs none; a stated count is kept.
+  EXPECT_EQ(ResolveLayout(L("fsdp=8"), BatchSpec{16, 4096})->seq_shards, 1);
+  EXPECT_EQ(ResolveLayout(L("fsdp=8,seq_shards=4"), BatchSpec{16, 4096})->seq_shards, 4);
+  // Microbatches split the batch first: 16 sequences in 4 microbatches over 8 chips.
+  EXPECT_EQ(ResolveLayout(L("fsdp=8,pp=2,microbatches=4"), BatchSpec{16, 4096})->seq_shards, 2);
+
+  // What cannot be split gets an error naming the key.
+  const auto error = [](std::string_view text, int64_t chips, BatchSpec batch) {
+    sim::StatusOr<Layout> r = ResolveLayout(L(text), batch);
+    return ValidateLayout(*r, M("llama3-70b"), chips, batch).message();
+  };
+  EXPECT_EQ(error("fsdp=2240,tp=4", 8960, book),
+            "layout dp=1,fsdp=2240,tp=4,pp=1,seq_shards=35: seq_shards=35 (dp*fsdp = 2240 chips "
+            "share 1024 sequences a microbatch) needs 2*seq_shards = 70 to divide seq=4096 (each "
+            "chip holds two of 2*seq_shards equal chunks of its sequences)");
+  EXPECT_EQ(error("dp=2,fsdp=2", 4, BatchSpec{1, 4096}),
+            "layout dp=2,fsdp=2,tp=1,pp=1,seq_shards=4: seq_shards=4 (each sequence split over "
+            "that many data chips) must divide fsdp=2 or dp=2");
+  EXPECT_EQ(error("fsdp=4,cp=2", 8, BatchSpec{2, 4096}),
+            "layout dp=1,fsdp=4,tp=1,pp=1,cp=2,seq_shards=2: seq_shards=2 does not combine with "
+            "cp=2: dp*fsdp = 4 must split the 2 sequences whole");
+  EXPECT_EQ(error("fsdp=8,seq_shards=3", 8, BatchSpec{16, 4096}),
+            "layout dp=1,fsdp=8,tp=1,pp=1,seq_shards=3: seq_shards=3 (each sequence split over "
+            "that many data chips) must divide fsdp=8 or dp=1");
 }
 
 }  // namespace

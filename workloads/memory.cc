@@ -142,10 +142,11 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     m.buffer_bytes += buffer;
   }
   if (layout.tp > 1) m.buffer_bytes += act;
-  if (layout.cp > 1) {
-    // The sequence's keys and values gathered over cp for one layer's attention, and in its
-    // backward also their whole-sequence gradients before the reduce-scatter: twice that.
-    m.buffer_bytes += 2 * e * D(shape.tokens) * layout.cp * D(shape.kv_heads) *
+  if (layout.context_shards() > 1) {
+    // The sequence's keys and values gathered over cp (or its sequence shards) for one layer's
+    // attention, and in its backward also their whole-sequence gradients before the
+    // reduce-scatter: twice that.
+    m.buffer_bytes += 2 * e * D(shape.tokens) * layout.context_shards() * D(shape.kv_heads) *
                       D(model.qk_head_dim() + model.value_head_dim());
   }
   if (layers.moe > 0 && layout.ep > 1) {
