@@ -478,6 +478,49 @@ TEST(NcclBusBandwidthTest, CalibratedH100NodeMatchesVidurMeasurements) {
   }
 }
 
+// Validation: DeepEP's low-latency dispatch and combine (calibration.md G5.3, deepseek-ai/DeepEP
+// docs/legacy.md at commit 0297fc80; H800 with a 400 Gb/s CX7 NIC per GPU, 8 per node): 128
+// tokens per rank, hidden 7168, top-8 of 256 experts, every top-k copy sent (no deduplication),
+// fp8 dispatch (7,168 B plus a 4 B scale per 128 values: 7,392 B a copy), bf16 combine (14,336 B).
+// Each rank moves 1,024 copies; the experts are spread uniformly, so the exchange is podsim's
+// all-to-all of N x (the rank's bytes). From 16 ranks on, the traffic leaves the node through the
+// NIC, which the H800 shares with podsim's h100 (an H800's NVLink is slower: the 8-rank rows,
+// inside one node, are left out). Nothing here sets a constant.
+TEST(AllToAllValidationTest, DeepEpLowLatencyDispatchAndCombine) {
+  struct Row {
+    int ep;
+    double dispatch_s, combine_s;
+  };
+  constexpr double kCopies = 128 * 8;
+  constexpr double kDispatchBytes = 7168 + 4 * 7168 / 128;
+  constexpr double kCombineBytes = 2 * 7168;
+  for (const Row& row : {Row{16, 118e-6, 195e-6}, Row{32, 155e-6, 273e-6}, Row{64, 173e-6, 314e-6},
+                         Row{128, 192e-6, 369e-6}, Row{256, 194e-6, 360e-6}}) {
+    const std::string system_text = "h100:" + std::to_string(row.ep);
+    topology::System system = Sys(system_text);
+    for (const bool dispatch : {true, false}) {
+      const double bytes = row.ep * kCopies * (dispatch ? kDispatchBytes : kCombineBytes);
+      const double measured = dispatch ? row.dispatch_s : row.combine_s;
+      const Case run(CollectiveOp::kAllToAll, bytes, "", true);
+      const double predicted = Seconds(system.fabric, run);
+      ExpectWithin(predicted, measured, kEmpirical, system_text);
+      const std::string kind = dispatch ? "dispatch" : "combine";
+      podsim::testing::RecordValidation(
+          {.case_id = "G5.3 DeepEP low-latency " + kind + " EP" + std::to_string(row.ep),
+           .what = kind + " of 128 tokens x top-8 per rank (" +
+                   (dispatch ? "fp8, 7,392 B" : "bf16, 14,336 B") + " a copy) on " + system_text +
+                   " for H800 + CX7",
+           .predicted = predicted,
+           .published = measured,
+           .unit = "s",
+           .tolerance = kEmpirical,
+           .kind = podsim::testing::RowKind::kValidation,
+           .family = "hopper",
+           .command = CollectiveCommand(system_text, run)});
+    }
+  }
+}
+
 // ---- Algorithms on idle fabrics ----
 
 // Halving-doubling moves the ring's volume: reduce-scatter and all-gather (n-1)/n V / W each.

@@ -44,7 +44,7 @@ std::string Layout::ToString() const {
   if (cp > 1) text += StrCat({",cp=", Str(cp)});
   if (ep > 1) text += StrCat({",ep=", Str(ep)});
   if (etp > 0) text += StrCat({",etp=", Str(etp)});
-  if (seq_shards > 1) text += StrCat({",seq_shards=", Str(seq_shards)});
+  if (seq_shards > 0) text += StrCat({",seq_shards=", Str(seq_shards)});
   if (sp) text += ",sp=1";
   if (microbatches > 0) text += StrCat({",microbatches=", Str(microbatches)});
   if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
@@ -216,12 +216,14 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
 
 sim::StatusOr<Layout> ResolveLayout(const Layout& stated, const BatchSpec& batch) {
   Layout layout = stated;
-  if (layout.seq_shards == 0 && batch.sequences >= 1) {
-    // The fewest shards per sequence that split each microbatch evenly over the data chips.
-    const int64_t data = layout.data_shards();
-    const int64_t m = layout.microbatch_count();
-    const int64_t sequences = batch.sequences % m == 0 ? batch.sequences / m : batch.sequences;
-    layout.seq_shards = static_cast<int>(data / std::gcd(data, sequences));
+  const int64_t data = layout.data_shards();
+  const int64_t m = layout.microbatch_count();
+  const int64_t sequences = batch.sequences % m == 0 ? batch.sequences / m : batch.sequences;
+  if (layout.seq_shards == 0 && sequences >= 1 && data > sequences) {
+    // More data chips than sequences in a microbatch: the fewest shards per sequence that split
+    // it evenly over them (1 stays unstated, 0).
+    const int64_t shards = data / std::gcd(data, sequences);
+    if (shards > 1) layout.seq_shards = static_cast<int>(shards);
   }
   if (layout.micro_batch_size == 0) return layout;
   const int64_t per_microbatch = int64_t{layout.batch_shards()} * layout.micro_batch_size;
@@ -351,10 +353,10 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
                           ": dp*fsdp = ", Str(layout.data_shards()), " must split the ",
                           Str(batch.sequences), " sequences whole"}));
     }
-    if (layout.ep > 1) {
-      return fail(StrCat({shards, " does not combine with ep=", Str(layout.ep),
-                          " (not modelled): dp*fsdp = ", Str(layout.data_shards()),
-                          " must split the ", Str(batch.sequences), " sequences whole"}));
+    if (layout.ep > 1 || model.moe()) {
+      return fail(StrCat({shards, " does not combine with a model with experts (not modelled): ",
+                          "dp*fsdp = ", Str(layout.data_shards()), " must split the ",
+                          Str(batch.sequences), " sequences whole"}));
     }
   }
   if (layout.micro_batch_size > 0 &&
@@ -399,8 +401,9 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   if (seq_shards > 1 && batch.seq % (2 * int64_t{seq_shards}) != 0) {
     return fail(StrCat({"seq_shards=", Str(seq_shards), " (dp*fsdp = ", Str(layout.data_shards()),
                         " chips share ", Str(batch.sequences / microbatches),
-                        " sequences a microbatch) needs 2*seq_shards = ",
-                        Str(2 * int64_t{seq_shards}), " to divide seq=", Str(batch.seq),
+                        batch.sequences / microbatches == 1 ? " sequence" : " sequences",
+                        " a microbatch) needs 2*seq_shards = ", Str(2 * int64_t{seq_shards}),
+                        " to divide seq=", Str(batch.seq),
                         " (each chip holds two of 2*seq_shards equal chunks of its sequences)"}));
   }
   if (layout.cp > 1 && batch.seq % (2 * int64_t{layout.cp}) != 0) {

@@ -40,9 +40,10 @@
 // all-gather of keys and values before attention, over the mesh axis "cp"), but they stay data
 // shards: taken from fsdp when seq_shards divides it, the weights are sharded over all fsdp
 // chips (torchtitan's dp_shard x cp), else taken from dp, their gradients are reduced over all
-// dp chips. `seq_shards` is resolved from the batch (ResolveLayout): dp*fsdp / gcd(dp*fsdp,
-// sequences), 1 when dp*fsdp divides the sequences; a stated value must be at least that. It
-// does not combine with cp or ep.
+// dp chips. `seq_shards` is resolved from the batch (ResolveLayout) when dp*fsdp is more than the
+// sequences of a microbatch: dp*fsdp / gcd(dp*fsdp, those sequences); otherwise it stays 0 (none).
+// A stated value (1 included) is kept and must split the batch. It does not combine with cp or
+// with a model with experts.
 // Microbatches: stated as a count (`microbatches=`) or, as Megatron-LM states it, as the
 // sequences per microbatch on one data shard (`mbs=`, its --micro-batch-size; the global batch
 // then gives the count, ResolveLayout). Unstated means 1 when pp == 1 (no gradient
@@ -91,7 +92,7 @@ struct Layout {
   int cp = 1;              // Context parallelism (header comment).
   int ep = 1;              // Expert parallelism (header comment).
   int etp = 0;             // Expert tensor parallelism: 1 or tp; 0: not stated (tp).
-  int seq_shards = 0;      // Sequence sharding on the data axes (header); 0: not resolved (1).
+  int seq_shards = 0;      // Sequence sharding on the data axes (header); 0: none (as 1).
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
   // `order`); the others follow by their need of fast links. Empty: the automatic placement.
   std::vector<std::string> order;

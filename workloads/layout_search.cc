@@ -160,12 +160,12 @@ std::vector<std::vector<Layout>> ValidLayouts(int64_t chips, int64_t tp_limit,
             Layout layout = *resolved;
             // Sequences are split only where the data chips outnumber them (header).
             if (layout.sequence_shards() > 1 && layout.data_shards() <= batch.sequences) continue;
-            if (!ValidateLayout(layout, model, chips, batch).ok()) continue;
-            std::vector<Layout>& group = out.emplace_back();
+            std::vector<Layout> group;
             for (bool sp : sps) {
               layout.sp = sp;
-              group.push_back(layout);
+              if (ValidateLayout(layout, model, chips, batch).ok()) group.push_back(layout);
             }
+            if (!group.empty()) out.push_back(std::move(group));
           }
         }
       }

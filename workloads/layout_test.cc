@@ -316,8 +316,12 @@ TEST(LayoutTest, SequenceShardingOnTheDataAxes) {
   EXPECT_EQ(resolved->grad_dp(), 4);
   EXPECT_TRUE(ValidateLayout(*resolved, M("llama3-8b"), 12, BatchSpec{6, 4096}).ok());
 
-  // A batch that divides needs none; a stated count is kept.
-  EXPECT_EQ(ResolveLayout(L("fsdp=8"), BatchSpec{16, 4096})->seq_shards, 1);
+  // A batch that divides needs none, nor one of more sequences than data chips (it must divide,
+  // as before); a stated count is kept, 1 included.
+  EXPECT_EQ(ResolveLayout(L("fsdp=8"), BatchSpec{16, 4096})->seq_shards, 0);
+  EXPECT_EQ(ResolveLayout(L("fsdp=64"), BatchSpec{96, 1024})->seq_shards, 0);
+  EXPECT_EQ(ResolveLayout(L("fsdp=64,seq_shards=1"), BatchSpec{8, 1024})->ToString(),
+            "dp=1,fsdp=64,tp=1,pp=1,seq_shards=1");
   EXPECT_EQ(ResolveLayout(L("fsdp=8,seq_shards=4"), BatchSpec{16, 4096})->seq_shards, 4);
   // Microbatches split the batch first: 16 sequences in 4 microbatches over 8 chips.
   EXPECT_EQ(ResolveLayout(L("fsdp=8,pp=2,microbatches=4"), BatchSpec{16, 4096})->seq_shards, 2);
@@ -337,6 +341,10 @@ TEST(LayoutTest, SequenceShardingOnTheDataAxes) {
   EXPECT_EQ(error("fsdp=4,cp=2", 8, BatchSpec{2, 4096}),
             "layout dp=1,fsdp=4,tp=1,pp=1,cp=2,seq_shards=2: seq_shards=2 does not combine with "
             "cp=2: dp*fsdp = 4 must split the 2 sequences whole");
+  sim::StatusOr<Layout> moe = ResolveLayout(L("fsdp=16"), BatchSpec{8, 4096});
+  EXPECT_EQ(ValidateLayout(*moe, M("mixtral-8x7b"), 16, BatchSpec{8, 4096}).message(),
+            "layout dp=1,fsdp=16,tp=1,pp=1,seq_shards=2: seq_shards=2 does not combine with a "
+            "model with experts (not modelled): dp*fsdp = 16 must split the 8 sequences whole");
   EXPECT_EQ(error("fsdp=8,seq_shards=3", 8, BatchSpec{16, 4096}),
             "layout dp=1,fsdp=8,tp=1,pp=1,seq_shards=3: seq_shards=3 (each sequence split over "
             "that many data chips) must divide fsdp=8 or dp=1");

@@ -18,9 +18,10 @@ std::map<std::string, double> MeanBreakdown(const StepResult& step) {
 }
 
 sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
-                                               const ModelSpec& model, const Layout& layout,
+                                               const ModelSpec& model, const Layout& stated,
                                                const BatchSpec& batch, const OpOptions& options,
                                                const StepOptions& step_options) {
+  PODSIM_ASSIGN_OR_RETURN(const Layout layout, ResolveLayout(stated, batch));
   PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
   PODSIM_RETURN_IF_ERROR(ValidateOpOptions(options, layout));
   TrainingResult result;

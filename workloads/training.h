@@ -37,8 +37,9 @@ struct TrainingResult {
   std::map<std::string, double> breakdown;
 };
 
-// Validates the layout against the model, the system and the batch (ValidateLayout's errors),
-// then simulates one step.
+// Resolves the layout against the batch (ResolveLayout: its sequence shards and mbs= count),
+// validates it against the model, the system and the batch (ValidateLayout's errors), then
+// simulates one step.
 sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const ModelSpec& model, const Layout& layout,
                                                const BatchSpec& batch, const OpOptions& options,
