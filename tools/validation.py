@@ -206,7 +206,8 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("V3 T5 ", "V3: Korthikanti Table 5 (iteration time)"),
            ("V7 ", "V7: MaxText on TPU v5e (step time)"),
            ("G6.1 ", "G6.1: Megatron-Core weak scaling on H100 (iteration time)"),
-           ("G6.2 torchtitan CP", "G6.2: torchtitan context parallelism on H100 (step time)")]
+           ("G6.2 torchtitan CP", "G6.2: torchtitan context parallelism on H100 (step time)"),
+           ("G6.4 DeepSeek-V3", "G6.4: DeepSeek-V3 pretraining cost on H800 (step time)")]
 
 
 def sources(rows):
