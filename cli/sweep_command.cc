@@ -243,6 +243,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     whole_system = system.name + " (" + none + ")";
     system = std::move(slice->system);
     candidates = std::move(slice->candidates);
+    // Said on stderr too, so that no output format (--csv included) hides it.
+    shown.err << "podsim: warning: " << none << "; the sweep runs on its largest slice with a "
+              << "layout, " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
   }
   // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
   // communication the placement of the mesh changes nothing), so each is computed once for the

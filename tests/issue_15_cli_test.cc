@@ -237,6 +237,12 @@ TEST_F(Issue15CliTest, SweepRunsOnTheLargestSliceWithALayout) {
             "tpu-v5p:4x4x6 (no layout of custom:layers=4,d_model=1024,ffn=4096,heads=16,"
             "kv_heads=8,head_dim=64,vocab=4096 splits 16 sequences of 4096 tokens over the 96 "
             "chips of tpu-v5p:4x4x6)");
+  EXPECT_EQ(
+      run.err,
+      "podsim: warning: no layout of custom:layers=4,d_model=1024,ffn=4096,heads=16,"
+      "kv_heads=8,head_dim=64,vocab=4096 splits 16 sequences of 4096 tokens over the 96 chips "
+      "of tpu-v5p:4x4x6; the sweep runs on its largest slice with a layout, tpu-v5p:4x4x4 "
+      "(64 chips)\n");
   int sharded = 0;
   for (const nlohmann::json& row : j["layouts"]) {
     sharded += row["layout"].get<std::string>().find(",seq_shards=") != std::string::npos;

@@ -495,12 +495,15 @@ struct G61Row {
   double tflops_per_gpu;
 };
 
+// A breakdown category's share of the step, in percent (0 when absent).
+double SharePercent(const TrainingResult& result, const char* name) {
+  auto it = result.breakdown.find(name);
+  return it == result.breakdown.end() ? 0.0 : 100 * it->second / result.step_time_s;
+}
+
 // Why a G6.1 row misses, from its simulated breakdown.
 std::string G61Note(const TrainingResult& result, int64_t tp) {
-  auto share = [&](const char* name) {
-    auto it = result.breakdown.find(name);
-    return it == result.breakdown.end() ? 0.0 : 100 * it->second / result.step_time_s;
-  };
+  auto share = [&](const char* name) { return SharePercent(result, name); };
   char note[600];
   std::snprintf(note, sizeof note,
                 "compute %.0f%% of the step, exposed dp %.0f%%, tp %.0f%%, pipeline %.0f%%, "
@@ -618,9 +621,7 @@ TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
                   "attention at long context is too cheap (FA3's curve, not torch SDPA's kernel "
                   "in ring attention); fp8 GEMMs and casts and the 500 W HBM2e H100 are not "
                   "modelled",
-                  result.breakdown.count("exposed_cp")
-                      ? 100 * result.breakdown.at("exposed_cp") / result.step_time_s
-                      : 0.0);
+                  SharePercent(result, "exposed_cp"));
     RecordMeasured(
         "G6.2 torchtitan CP" + std::to_string(r.cp) + " " + std::to_string(r.seq / 1024) + "K",
         what, result.step_time_s, measured, "hopper",
@@ -659,10 +660,7 @@ TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
   const TrainingResult result = Train(system, *model, layout, kSequences, options, step, kSeq);
   const double tokens = static_cast<double>(kSequences * kSeq);
   const double measured = 180000.0 * 3600 / 1e12 * tokens / 2048;
-  auto share = [&](const char* name) {
-    auto it = result.breakdown.find(name);
-    return it == result.breakdown.end() ? 0.0 : 100 * it->second / result.step_time_s;
-  };
+  auto share = [&](const char* name) { return SharePercent(result, name); };
   char note[700];
   std::snprintf(note, sizeof note,
                 "compute %.0f%% of the step, exposed ep %.0f%%, pipeline %.0f%%; the run hides "
