@@ -229,8 +229,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (candidates.empty()) {
     const std::string none =
         "no layout of " + model.name + " splits " + std::to_string(batch.sequences) +
-        " sequences of " + std::to_string(batch.seq) + " tokens over the " +
-        std::to_string(system.fabric.chip_count()) + " chips of " + system.name;
+        (batch.sequences == 1 ? " sequence of " : " sequences of ") + std::to_string(batch.seq) +
+        " tokens over the " + std::to_string(system.fabric.chip_count()) + " chips of " +
+        system.name;
     sim::StatusOr<workloads::SliceChoice> slice =
         workloads::LargestSliceWithLayouts(system, model, batch);
     if (!slice.ok()) {

@@ -68,10 +68,12 @@ class SweepMpiTest(unittest.TestCase):
         self.assertEqual(spread, alone)
 
     def test_errors_after_mpi_started_are_printed_once(self):
-        # No layout splits one sequence over 16 chips of this model (tp <= 4 heads, pp | 3).
-        none = ["sweep", "--system", "h100:16", "--model",
+        # No layout splits one sequence of 1026 tokens over the 32 chips of two v5e slices
+        # (tp <= 4 heads, pp | 3; sequence shards in pairs of chunks do not divide 1026), and the
+        # sweep searches no smaller slice of a multi-slice system.
+        none = ["sweep", "--system", "tpu-v5e:4x4,slices=2", "--model",
                 "custom:layers=3,d_model=256,ffn=512,heads=4,kv_heads=4,head_dim=64,vocab=512",
-                "--batch-tokens", "1Ki", "--seq", "1024"]
+                "--batch-tokens", "1026", "--seq", "1026"]
         code, _, err = run([MPIEXEC, "--oversubscribe", "-n", "2", PODSIM] + none)
         self.assertEqual(code, 1)
         self.assertEqual(err.count("podsim: error: no layout"), 1, err)
