@@ -215,6 +215,8 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
 }
 
 sim::StatusOr<Layout> ResolveLayout(const Layout& stated, const BatchSpec& batch) {
+  // Bounded first: the products below are then exact (CheckChipProduct).
+  PODSIM_RETURN_IF_ERROR(CheckChipProduct(stated, StrCat({"layout ", stated.ToString()})));
   Layout layout = stated;
   const int64_t data = layout.data_shards();
   const int64_t m = layout.microbatch_count();
