@@ -10,13 +10,14 @@ namespace podsim::collectives {
 
 namespace {
 
-constexpr std::array<std::pair<CollectiveOp, std::string_view>, 6> kNames = {{
+constexpr std::array<std::pair<CollectiveOp, std::string_view>, 7> kNames = {{
     {CollectiveOp::kAllGather, "all-gather"},
     {CollectiveOp::kReduceScatter, "reduce-scatter"},
     {CollectiveOp::kAllReduce, "all-reduce"},
     {CollectiveOp::kAllToAll, "all-to-all"},
     {CollectiveOp::kBroadcast, "broadcast"},
     {CollectiveOp::kPointToPoint, "p2p"},
+    {CollectiveOp::kShift, "shift"},
 }};
 
 }  // namespace
@@ -53,6 +54,8 @@ double BusBandwidthFactor(CollectiveOp op, int ranks) {
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kPointToPoint:
       return 1;
+    case CollectiveOp::kShift:
+      return 1 / n;
   }
   return 1;
 }

@@ -16,9 +16,13 @@ enum class CollectiveOp {
   kAllToAll,
   kBroadcast,
   kPointToPoint,
+  // Every rank of a group sends its 1/n of `bytes` to the next rank of the group's ring (the
+  // last to the first) and receives the previous rank's: one step of a ring, as context
+  // parallelism's ring attention passes key/value blocks (XLA's collective-permute).
+  kShift,
 };
 
-// "all-gather", "reduce-scatter", "all-reduce", "all-to-all", "broadcast", "p2p".
+// "all-gather", "reduce-scatter", "all-reduce", "all-to-all", "broadcast", "p2p", "shift".
 std::string_view CollectiveOpName(CollectiveOp op);
 // Parses the names above; NotFound with the valid names otherwise.
 sim::StatusOr<CollectiveOp> ParseCollectiveOp(std::string_view name);
@@ -26,7 +30,8 @@ sim::StatusOr<CollectiveOp> ParseCollectiveOp(std::string_view name);
 // Bus bandwidth factor of nccl-tests (doc/PERFORMANCE.md; reference/measured.md V9): busbw =
 // algbw * factor, where algbw = bytes / time and `bytes` is the size of the whole gathered or
 // reduced array. all-reduce 2(n-1)/n; all-gather, reduce-scatter and all-to-all (n-1)/n;
-// broadcast and p2p 1. REQUIRES: ranks >= 1.
+// broadcast and p2p 1; shift 1/n (each rank sends bytes/n, counted as nccl-tests' sendrecv counts
+// its per-rank message). REQUIRES: ranks >= 1.
 double BusBandwidthFactor(CollectiveOp op, int ranks);
 
 }  // namespace podsim::collectives

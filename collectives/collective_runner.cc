@@ -340,7 +340,8 @@ std::vector<ExchangePiece> GroupRingPieces(const GroupPlan& plan, CollectiveOp o
   if (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllReduce) {
     piece.phases.push_back(ExchangePhase{pattern, plan.groups, shard});
   }
-  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kAllReduce) {
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kAllReduce ||
+      op == CollectiveOp::kShift) {
     piece.phases.push_back(ExchangePhase{pattern, plan.groups, shard});
   }
   return {std::move(piece)};
@@ -440,6 +441,8 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
       return {"chain", "pipelined chain, as NCCL's ring broadcast"};
     case CollectiveOp::kAllToAll:
       return {"direct", "every rank sends to every other at once over shortest routes"};
+    case CollectiveOp::kShift:
+      return {"shift", "every rank sends its block to the next rank of the group's ring"};
     default:
       break;
   }
@@ -538,6 +541,9 @@ sim::Status CheckAlgorithm(const std::string& algorithm, CollectiveOp op, const 
   if (algorithm == "chain" && op != CollectiveOp::kBroadcast) return mismatch("is broadcast only");
   if (algorithm == "p2p" && op != CollectiveOp::kPointToPoint) return mismatch("is p2p only");
   if (op == CollectiveOp::kPointToPoint && algorithm != "p2p") return mismatch("cannot run p2p");
+  if ((algorithm == "shift") != (op == CollectiveOp::kShift)) {
+    return algorithm == "shift" ? mismatch("is shift only") : mismatch("cannot run shift");
+  }
   return sim::Status::Ok();
 }
 
@@ -670,7 +676,7 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
       }
     }
     if (algorithm != "ring" && algorithm != "bidi-ring" && algorithm != "line" &&
-        algorithm != "multi-axis" && algorithm != "hierarchical" &&
+        algorithm != "shift" && algorithm != "multi-axis" && algorithm != "hierarchical" &&
         !InNodeSwitch(fabric, algorithm, request.ranks)) {
       return sim::Status::InvalidArgument("rank_reps: the " + algorithm +
                                           " algorithm is not reduced by rotations of its ranks");
@@ -719,7 +725,7 @@ sim::Status CheckDirectAllToAllSize(const Fabric& fabric, const GroupPlan& group
 }
 
 // Transfers of phased pieces: a ring line of L members forwards L-1 shards per member and chunk,
-// a bidirectional ring or a line up to twice that (shard_forwarding.h).
+// a bidirectional ring or a line up to twice that, a shift one (shard_forwarding.h).
 double EstimatedTransfers(const std::vector<ExchangePiece>& pieces) {
   double transfers = 0;
   for (const ExchangePiece& piece : pieces) {
@@ -727,7 +733,10 @@ double EstimatedTransfers(const std::vector<ExchangePiece>& pieces) {
       const double per_member = phase.pattern == ForwardingPattern::kUnidirectionalRing ? 1.0 : 2.0;
       for (const auto& line : phase.lines) {
         const double members = static_cast<double>(line.size());
-        transfers += per_member * members * (members - 1) * phase.chunks;
+        const double steps = phase.pattern == ForwardingPattern::kShift
+                                 ? (members > 1 ? 1.0 : 0.0)
+                                 : per_member * (members - 1);
+        transfers += members * steps * phase.chunks;
       }
     }
   }
@@ -877,6 +886,9 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     collective = std::make_unique<InSwitchReduction>(
         executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
         chunks, std::move(simulated));
+  } else if (algorithm == "shift") {
+    return MakePhased(executor, request, plan,
+                      GroupRingPieces(groups, op, request.bytes, ForwardingPattern::kShift));
   } else if (algorithm == "multi-axis" ||
              (fabric.torus() != nullptr && request.algorithm.empty() && request.ranks.empty())) {
     // A lower bound first, before the pieces are built: each member forwards at least once per
@@ -965,6 +977,9 @@ std::string_view AlgorithmSummary(std::string_view name) {
        "rail's NIC across nodes (NCCL)"},
       {"direct", "all-to-all: every rank sends its piece to every other rank at once"},
       {"chain", "broadcast: a pipelined chain from the root (--src)"},
+      {"shift",
+       "shift: every rank sends its block to the next rank of its group's ring at once (one ring "
+       "step; ring attention's key/value passing, XLA's collective-permute)"},
       {"p2p", "p2p: one transfer from --src to --dst on the fabric's route"},
       {"recursive-doubling",
        "all-reduce of small arrays: log2(n) pairwise exchanges (MPICH's short-message "
@@ -979,7 +994,8 @@ std::string_view AlgorithmSummary(std::string_view name) {
 const std::vector<std::string>& AlgorithmNames() {
   static const std::vector<std::string> kNames = {
       "ring",      "bidi-ring",    "line",   "multi-axis", "tree", "halving-doubling",
-      "in-switch", "hierarchical", "direct", "chain",      "p2p",  "recursive-doubling"};
+      "in-switch", "hierarchical", "direct", "chain",      "p2p",  "recursive-doubling",
+      "shift"};
   return kNames;
 }
 
@@ -1008,7 +1024,7 @@ sim::StatusOr<std::vector<bool>> RotatableOf(const Fabric& fabric, const Plan& p
   std::vector<bool> rotatable(shape.size(), false);
   const std::string& algorithm = plan.choice.algorithm;
   const auto longer = [](int length) { return length > 1; };
-  if (algorithm == "ring" || algorithm == "bidi-ring") {
+  if (algorithm == "ring" || algorithm == "bidi-ring" || algorithm == "shift") {
     if (std::count_if(shape.begin(), shape.end(), longer) == 1) {
       rotatable[std::find_if(shape.begin(), shape.end(), longer) - shape.begin()] = true;
     }
@@ -1053,7 +1069,8 @@ std::optional<TranslationGroup> SymmetryOf(const Fabric& fabric, const Collectiv
     // along one axis does not rotate.
     const bool rotates =
         algorithm == "multi-axis" ||
-        ((algorithm == "ring" || algorithm == "bidi-ring") && plan.groups.axes.size() <= 1);
+        ((algorithm == "ring" || algorithm == "bidi-ring" || algorithm == "shift") &&
+         plan.groups.axes.size() <= 1);
     if (!fabric_symmetry.translates_torus() || !rotates) return std::nullopt;
     return TranslationGroup::OfSteps(&fabric, std::vector<int>(fabric.shape().size(), 1));
   }

@@ -150,6 +150,32 @@ TEST(CollectiveFormulaTest, PointToPointPaysHopLatencyPlusBandwidth) {
   ExpectWithin(result->time.ToSeconds(), 1e9 / kOneWay + 3e-6, 1e-6);
 }
 
+// A shift: every rank sends its 1/n to its next neighbour at once, each over its own link, so it
+// takes one hop and one shard: V/n / W_oneway + 1 us. On a wrapped torus axis the quotient
+// (one rank per orbit of the translations) gives the reference's time exactly.
+TEST(CollectiveFormulaTest, ShiftIsOneRingStep) {
+  topology::Fabric ring = Ring(16, 1e-6);
+  CollectiveRequest request;
+  request.op = CollectiveOp::kShift;
+  request.bytes = 16e8;
+  sim::StatusOr<CollectiveResult> result = SimulateCollective(ring, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->algorithm, "shift");
+  ExpectWithin(result->time.ToSeconds(), 1e8 / kOneWay + 1e-6, 1e-6);
+
+  sim::StatusOr<topology::System> torus = topology::ParseSystem("tpu-v5p:4x4x4");
+  ASSERT_TRUE(torus.ok()) << torus.status();
+  request.axes = {"x"};
+  sim::StatusOr<CollectiveResult> quotient = SimulateCollective(torus->fabric, request);
+  request.reference = true;
+  sim::StatusOr<CollectiveResult> reference = SimulateCollective(torus->fabric, request);
+  ASSERT_TRUE(quotient.ok() && reference.ok()) << quotient.status() << reference.status();
+  EXPECT_LT(quotient->simulated_ranks, reference->simulated_ranks);
+  EXPECT_EQ(quotient->time, reference->time);
+  request.algorithm = "ring";
+  EXPECT_FALSE(SimulateCollective(torus->fabric, request).ok());
+}
+
 // nccl-tests (measured.md V9): on an 8-GPU H100 node the ring's bus bandwidth reaches the GPU's
 // NVLink egress, 18 links x 25 GB/s = 450 GB/s, when nothing else limits it. (The selector runs
 // all-reduce there in-switch, so the ring is requested.)

@@ -15,6 +15,8 @@ std::string_view ForwardingPatternName(ForwardingPattern pattern) {
       return "bidi-ring";
     case ForwardingPattern::kLine:
       return "line";
+    case ForwardingPattern::kShift:
+      return "shift";
   }
   return "?";
 }
@@ -50,6 +52,8 @@ uint32_t ShardForwarding::StepCount(uint32_t index, int direction) const {
       // those of itself and every rank to its right. The end ranks have no neighbour outwards.
       if (direction == 0) return index + 1 < n ? index + 1 : 0;
       return index > 0 ? n - index : 0;
+    case ForwardingPattern::kShift:
+      return direction == 0 && n > 1 ? 1 : 0;
   }
   return 0;
 }

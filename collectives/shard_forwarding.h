@@ -15,6 +15,8 @@
 //     T = max(T_min X/2, V/W_ici), where the book rounds (n-1)/n to 1.
 //   * Line (an axis without wraparound): every shard travels towards both ends; the link next to
 //     an end carries n-1 shards, so it takes about twice the wrapped time (formulas.md).
+//   * Shift: one step of the unidirectional ring: every rank sends its shard to the next and
+//     receives the previous rank's (CollectiveOp::kShift).
 // The bytes of each send are the shard size given; the caller sizes shards per operation.
 //
 // Chunks: with `chunks` C > 1 every step is cut into C sends, and chunk k of step s goes as soon
@@ -37,7 +39,7 @@
 
 namespace podsim::collectives {
 
-enum class ForwardingPattern { kUnidirectionalRing, kBidirectionalRing, kLine };
+enum class ForwardingPattern { kUnidirectionalRing, kBidirectionalRing, kLine, kShift };
 
 std::string_view ForwardingPatternName(ForwardingPattern pattern);
 

@@ -55,6 +55,11 @@ class Exporter {
 
  private:
   Node NodeOf(uint32_t chip, const Op& op, int index);
+  // A shift (schedule::SHIFT), which Chakra has no collective for, as the point-to-point pair it
+  // is on each rank: a send of its bytes/n to the next rank of the group (node `send_id`) and the
+  // receive from the previous one (node `index`, which the op's dependents wait for). Both carry
+  // the op's index as their tag: the group's chips run one program, so sender and receiver agree.
+  std::pair<Node, Node> ShiftNodes(uint32_t chip, const Op& op, int index, uint64_t send_id);
   struct Group {
     std::string name;
     std::string description;  // "<axes>@<first chip>", or the schedule group's name.
@@ -173,6 +178,41 @@ Node Exporter::NodeOf(uint32_t chip, const Op& op, int index) {
   return node;
 }
 
+std::pair<Node, Node> Exporter::ShiftNodes(uint32_t chip, const Op& op, int index,
+                                           uint64_t send_id) {
+  const std::vector<int> set = workloads::CollectiveSet(checked_, op);
+  std::vector<uint32_t> ranks;
+  std::vector<int> shape;
+  workloads::CollectiveGroup(schedule_, checked_, set, chip, &ranks, &shape);
+  const size_t n = ranks.size();
+  const size_t at =
+      static_cast<size_t>(std::find(ranks.begin(), ranks.end(), chip) - ranks.begin());
+  const uint32_t next = ranks[(at + 1) % n];
+  const uint32_t previous = ranks[(at + n - 1) % n];
+  const double bytes = std::ceil(op.bytes() / static_cast<double>(n));
+  std::pair<Node, Node> nodes;
+  for (Node* node : {&nodes.first, &nodes.second}) {
+    const bool send = node == &nodes.first;
+    node->set_id(send ? send_id : static_cast<uint64_t>(index));
+    node->set_name(op.name() + (send ? ".send" : ".recv"));
+    node->set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    AddBoolAttr(node, "is_cpu_op", false);
+    AddInt32Attr(node, "comm_src", static_cast<int32_t>(send ? chip : previous));
+    AddInt32Attr(node, "comm_dst", static_cast<int32_t>(send ? next : chip));
+    AddInt32Attr(node, "comm_tag", static_cast<int32_t>(index));
+    AddIntAttr(node, "comm_size", Rounded(bytes));
+    AddDoubleAttr(node, kPodsimBytes, bytes);
+    AddPodsimAttrs(op, node);
+    // Read back, sends and receives go on streams of their own, as the importer's do: a receive
+    // waiting for its message must not hold back the send beside it.
+    for (ChakraProtoMsg::AttributeProto& attr : *node->mutable_attr()) {
+      if (attr.name() == kPodsimStream)
+        attr.set_string_val(op.stream() + (send ? ".send" : ".recv"));
+    }
+  }
+  return nodes;
+}
+
 ChakraExport Exporter::Run() {
   const uint32_t chips = checked_.grid.chip_count();
   for (uint32_t chip = 0; chip < chips; ++chip) {
@@ -185,15 +225,24 @@ ChakraExport Exporter::Run() {
     ChakraProtoMsg::AttributeProto* system = rank.metadata.add_attr();
     system->set_name("podsim_system");
     system->set_string_val(schedule_.system());
-    std::map<std::string, int> last;  // Per stream: its latest op.
+    std::map<std::string, int> last;                                // Per stream: its latest op.
+    uint64_t extra_id = static_cast<uint64_t>(program.ops_size());  // Shifts' send nodes.
     for (int i = 0; i < program.ops_size(); ++i) {
       const Op& op = program.ops(i);
-      Node node = NodeOf(chip, op, i);
       std::vector<uint64_t> deps(op.deps().begin(), op.deps().end());
       auto [it, first] = last.try_emplace(op.stream(), i);
       if (!first) deps.push_back(static_cast<uint64_t>(std::exchange(it->second, i)));
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      if (op.kind() == schedule::COLLECTIVE && op.collective() == schedule::SHIFT) {
+        auto [send, recv] = ShiftNodes(chip, op, i, extra_id++);
+        for (uint64_t d : deps) send.add_data_deps(d);
+        for (uint64_t d : deps) recv.add_data_deps(d);
+        rank.nodes.push_back(std::move(send));
+        rank.nodes.push_back(std::move(recv));
+        continue;
+      }
+      Node node = NodeOf(chip, op, i);
       for (uint64_t d : deps) node.add_data_deps(d);
       rank.nodes.push_back(std::move(node));
     }
@@ -210,8 +259,11 @@ sim::StatusOr<ChakraExport> ExportChakra(const topology::System& system,
                           workloads::CheckSchedule(system, schedule));
   uint64_t nodes = 0;
   for (int p = 0; p < schedule.programs_size(); ++p) {
-    nodes += static_cast<uint64_t>(checked.chips_of_program[p]) *
-             static_cast<uint64_t>(schedule.programs(p).ops_size());
+    uint64_t per_chip = 0;  // A shift is two nodes (ShiftNodes).
+    for (const Op& op : schedule.programs(p).ops()) {
+      per_chip += op.kind() == schedule::COLLECTIVE && op.collective() == schedule::SHIFT ? 2 : 1;
+    }
+    nodes += static_cast<uint64_t>(checked.chips_of_program[p]) * per_chip;
   }
   if (nodes > kMaxExportNodes) {
     return sim::Status::OutOfRange(

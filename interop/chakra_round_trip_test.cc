@@ -117,5 +117,22 @@ TEST(ChakraRoundTripTest, TorusStepKeepsItsStepTime) {
   EXPECT_EQ(run.imported.step_time, run.original.step_time);
 }
 
+// Ring attention's shifts (Chakra has no such collective) go out as a send to the next rank of
+// the cp group and a receive from the previous one, and come back as podsim sends and receives:
+// the same transfers, so the same step time.
+TEST(ChakraRoundTripTest, RingAttentionShiftsBecomeSendsAndReceives) {
+  const RoundTrip run = Through("h100:8", "cp=4,tp=2", 2);
+  int sends = 0, receives = 0;
+  for (const ChakraProtoMsg::Node& node : run.exported.ranks[0].nodes) {
+    if (node.name().rfind("cp.shift.", 0) != 0) continue;
+    sends += node.type() == ChakraProtoMsg::COMM_SEND_NODE ? 1 : 0;
+    receives += node.type() == ChakraProtoMsg::COMM_RECV_NODE ? 1 : 0;
+  }
+  EXPECT_GT(sends, 0);
+  EXPECT_EQ(sends, receives);
+  EXPECT_GT(run.original.step_time.ToSeconds(), 0);
+  EXPECT_EQ(run.imported.step_time, run.original.step_time);
+}
+
 }  // namespace
 }  // namespace podsim::interop

@@ -393,9 +393,12 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
                        "give the layout as text or as axis fields, not both");
       }
     }
-    if (spec.has_sp()) {
-      return Invalid(source, Join(path, "sp"),
-                     "give the layout as text or as axis fields, not both");
+    for (const auto& [present, field] :
+         {std::pair{spec.has_sp(), "sp"}, std::pair{spec.has_cp_comm(), "cp_comm"}}) {
+      if (present) {
+        return Invalid(source, Join(path, field),
+                       "give the layout as text or as axis fields, not both");
+      }
     }
     sim::StatusOr<workloads::Layout> layout = workloads::ParseLayout(spec.text());
     if (!layout.ok()) return source.Annotate(layout.status(), Join(path, "text"));
@@ -409,6 +412,8 @@ sim::StatusOr<workloads::Layout> BuildLayout(const Layout& spec, std::string_vie
     layout.*axis.member = axis.value;
   }
   layout.sp = spec.sp();
+  if (spec.cp_comm() == Layout::RING) layout.cp_comm = workloads::ContextComm::kRing;
+  if (spec.cp_comm() == Layout::ALL_GATHER) layout.cp_comm = workloads::ContextComm::kAllGather;
   return layout;
 }
 
@@ -580,6 +585,7 @@ constexpr std::pair<Collective::Op, std::string_view> kOpNames[] = {
     {Collective::ALL_GATHER, "all-gather"}, {Collective::REDUCE_SCATTER, "reduce-scatter"},
     {Collective::ALL_REDUCE, "all-reduce"}, {Collective::ALL_TO_ALL, "all-to-all"},
     {Collective::BROADCAST, "broadcast"},   {Collective::P2P, "p2p"},
+    {Collective::SHIFT, "shift"},
 };
 
 }  // namespace

@@ -7,7 +7,8 @@
 //       run.textproto:4:3: unknown field 'bites' in Collective (did you mean 'bytes'?); fields:
 //       op, bytes, axes, algorithm, src, dst, sweep_bytes, ideal
 //       run.textproto:3:7: unknown value 'ALL_REDUCED' for field 'op' (did you mean
-//       'ALL_REDUCE'?); values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P
+//       'ALL_REDUCE'?); values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P,
+//       SHIFT
 //   * semantic errors, naming the field path and what was expected and given:
 //       run.textproto:4:10: collective.bytes: must be > 0 and at most 1e15 (got -3)
 //       run.textproto:2:1: collective.op: missing; expected one of ALL_GATHER, ...

@@ -125,7 +125,7 @@ TEST(ScenarioFileTest, CommandLineSpellingsGetTheSchemaName) {
                     "collective { op: all-reduce }\n"),
             "t.textproto:2:18: unknown value 'all-reduce' for field 'op' (did you mean "
             "'ALL_REDUCE'?); values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, "
-            "BROADCAST, P2P");
+            "BROADCAST, P2P, SHIFT");
 }
 
 TEST(ScenarioFileTest, UnknownFieldInTheWrongMessageSaysWhereItBelongs) {
@@ -144,7 +144,7 @@ TEST(ScenarioFileTest, UnknownEnumValueSuggestsTheNearestValue) {
                     "}\n"),
             "t.textproto:3:7: unknown value 'ALL_REDUCED' for field 'op' (did you mean "
             "'ALL_REDUCE'?); values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, "
-            "BROADCAST, P2P");
+            "BROADCAST, P2P, SHIFT");
   // The command line's spelling, lower case.
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5p:4x4x4\" }\n"
                     "train { recompute: selective }\n"),
@@ -193,7 +193,7 @@ TEST(ScenarioFileTest, MissingRequiredFieldPointsAtItsMessage) {
                     "  bytes: 1e9\n"
                     "}\n"),
             "t.textproto:2:1: collective.op: missing; expected one of ALL_GATHER, "
-            "REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P");
+            "REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P, SHIFT");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
                     "collective { op: ALL_GATHER }\n"),
             "t.textproto:2:1: collective.bytes: missing; give the size of the whole array in "
@@ -293,7 +293,7 @@ TEST(ScenarioFileTest, UnspecifiedEnumValues) {
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
                     "collective { op: OP_UNSPECIFIED bytes: 1e9 }\n"),
             "t.textproto:2:14: collective.op: OP_UNSPECIFIED means not given; expected one of "
-            "ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P");
+            "ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P, SHIFT");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5p:4x4x4\" }\n"
                     "train {\n"
                     "  model { preset: \"llama3-8b\" }\n"

@@ -9,7 +9,7 @@
 //   run.textproto:4:3: unknown field 'bites' in Collective (did you mean 'bytes'?); fields: op,
 //   bytes, axes, algorithm, src, dst, sweep_bytes, ideal
 //   run.textproto:3:7: unknown value 'ALL_REDUCED' for field 'op' (did you mean 'ALL_REDUCE'?);
-//   values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P
+//   values: ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P, SHIFT
 // Other errors keep protobuf's words, starting lower-case ("expected double, got: \"1GiB\"").
 
 #ifndef PODSIM_SCENARIO_TEXT_PROTO_H_

@@ -103,7 +103,7 @@ TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
        "y\n"},
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduse", "--bytes", "1GiB"},
        "podsim: error: --op: unknown collective 'all-reduse'; expected one of all-gather, "
-       "reduce-scatter, all-reduce, all-to-all, broadcast, p2p\n"},
+       "reduce-scatter, all-reduce, all-to-all, broadcast, p2p, shift\n"},
       {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,9", "--dst",
         "1,0,0", "--bytes", "1MiB"},
        "podsim: error: --src: coordinate 2 must be 0..3 (got \"0,0,9\")\n"},

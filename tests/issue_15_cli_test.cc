@@ -172,8 +172,9 @@ TEST_F(Issue15CliTest, ScenarioFieldsMatchTheFlags) {
             nlohmann::json::parse(flags.out)["step_time_s"]);
 }
 
-// The issue's long-sequence case: cp=8 with tp=2 on a 128K sequence, the keys' and values'
-// gathers over cp in the schedule and the trace.
+// The issue's long-sequence case: cp=8 with tp=2 on a 128K sequence, the ring attention's
+// key/value shifts over cp in the trace (and the keys' and values' gathers with
+// cp_comm=all-gather).
 TEST_F(Issue15CliTest, ContextParallelLongSequenceRuns) {
   Outcome run =
       Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout", "cp=8,tp=2",
@@ -182,8 +183,18 @@ TEST_F(Issue15CliTest, ContextParallelLongSequenceRuns) {
   const nlohmann::json j = nlohmann::json::parse(run.out);
   EXPECT_GT(j["breakdown"]["exposed_cp"].get<double>(), 0) << run.out;
   const std::string trace = ReadFile(Path("cp.json"));
-  EXPECT_NE(trace.find("cp.all-gather.kv"), std::string::npos);
-  EXPECT_NE(trace.find("cp.reduce-scatter.dkv"), std::string::npos);
+  EXPECT_NE(trace.find("cp.shift.kv"), std::string::npos);
+  EXPECT_NE(trace.find("cp.shift.kv.dx"), std::string::npos);
+  EXPECT_NE(trace.find("cp.shift.dkv"), std::string::npos);
+  EXPECT_EQ(trace.find("cp.all-gather.kv"), std::string::npos);
+  Outcome gather = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b:layers=2",
+                           "--layout", "cp=8,tp=2,cp_comm=all-gather", "--batch-tokens", "128Ki",
+                           "--seq", "131072", "--trace", Path("cp_gather.json")});
+  ASSERT_EQ(gather.code, 0) << gather.err;
+  const std::string gathered = ReadFile(Path("cp_gather.json"));
+  EXPECT_NE(gathered.find("cp.all-gather.kv"), std::string::npos);
+  EXPECT_NE(gathered.find("cp.reduce-scatter.dkv"), std::string::npos);
+  EXPECT_EQ(gathered.find("cp.shift.kv"), std::string::npos);
   Outcome odd = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
                         "cp=8,tp=2", "--batch-tokens", "131080", "--seq", "131080"});
   EXPECT_EQ(odd.code, 1);

@@ -246,7 +246,7 @@ TEST(ScenarioCliTest, BadScenarioIsOneLineWithItsPositionAndExitOne) {
       {"system { preset: 'h100:8' }\ncollective { op: ALL_REDUSE bytes: 1e9 }\n",
        {},
        "FILE:2:18: unknown value 'ALL_REDUSE' for field 'op' (did you mean 'ALL_REDUCE'?); values: "
-       "ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P"},
+       "ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, ALL_TO_ALL, BROADCAST, P2P, SHIFT"},
       {"system { preset: 'h100:8' }\ncollective {\n  op: ALL_REDUCE\n  bytes: -3\n}\n",
        {},
        "FILE:4:3: collective.bytes: must be > 0 and at most 1e15 (got -3)"},

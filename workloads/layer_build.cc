@@ -32,6 +32,7 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.norm_params = layer_norm ? 2 * d.d : d.d;
   d.tp = layout.tp > 1;
   d.sp = layout.sp && layout.tp > 1;
+  d.ring = layout.ring_attention() && d.cp > 1;
   return d;
 }
 

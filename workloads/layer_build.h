@@ -27,6 +27,8 @@ inline constexpr double kRotaryFlops = 3;
 inline constexpr double kSiluGateFlops = 5;
 inline constexpr double kGeluFlops = 8;
 inline constexpr double kSoftmaxFlops = 5;
+// Softmax statistics a flash kernel keeps per query row and head (log-sum-exp), fp32.
+inline constexpr double kFlashStatBytes = 4;
 
 inline double D(int64_t v) { return static_cast<double>(v); }
 
@@ -49,8 +51,9 @@ struct Dims {
   double heads;    // Heads on this chip.
   double norm_flops;
   double norm_params;
-  bool tp;  // tp > 1.
-  bool sp;  // Sequence parallel collectives (sp and tp > 1).
+  bool tp;    // tp > 1.
+  bool sp;    // Sequence parallel collectives (sp and tp > 1).
+  bool ring;  // Ring attention over the cp chips (Layout::ring_attention() and cp > 1).
 };
 
 Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,

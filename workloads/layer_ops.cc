@@ -6,6 +6,7 @@
 #include "workloads/latent_attention_ops.h"
 #include "workloads/layer_build.h"
 #include "workloads/moe_ops.h"
+#include "workloads/ring_attention_ops.h"
 
 namespace podsim::workloads {
 namespace {
@@ -18,6 +19,8 @@ using layer_build::AppendMlpCore;
 using layer_build::AppendMlpCoreBackward;
 using layer_build::AppendMoeBackward;
 using layer_build::AppendMoeForward;
+using layer_build::AppendRingAttention;
+using layer_build::AppendRingAttentionBackward;
 using layer_build::Builder;
 using layer_build::D;
 using layer_build::DenseGroups;
@@ -31,6 +34,7 @@ using layer_build::GradWireBytes;
 using layer_build::IsRoutedExpertOp;
 using layer_build::kAddFlops;
 using layer_build::kDropoutFlops;
+using layer_build::kFlashStatBytes;
 using layer_build::kGeluFlops;
 using layer_build::kRotaryFlops;
 using layer_build::kSiluGateFlops;
@@ -42,8 +46,6 @@ using layer_build::TpReduce;
 using layer_build::WeightGather;
 
 constexpr double kAdamFlopsPerParam = 14;
-// Softmax statistics a flash kernel keeps per query row and head (log-sum-exp), fp32.
-constexpr double kFlashStatBytes = 4;
 // Dropout masks are one byte per element (Korthikanti et al. 2022, sec. 4.1).
 constexpr double kMaskBytes = 1;
 // Logits are upcast to fp32 for the cross-entropy (Korthikanti et al. 2022, sec. 4.3: 4sbv/t).
@@ -149,7 +151,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   if (materialized) {
     AppendMaterializedCore(b, model, d, phase, model_pairs);
   } else {
-    CpGatherKeysAndValues(b, d, "kv", phase);
+    if (!d.ring) CpGatherKeysAndValues(b, d, "kv", phase);
     Op core = b.Base("attn.core", OpKind::kAttention);
     const double qkv_bytes = d.e * d.tok * (d.q + d.cp * (d.kv + d.v));
     core.hbm_read_bytes = qkv_bytes;
@@ -164,7 +166,11 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
     core.hfu_flops = core.flops;
     core.hbm_write_bytes += kFlashStatBytes * d.tok * d.heads;
     core.saved_bytes += kFlashStatBytes * d.tok * d.heads;
-    b.Add(core);
+    if (d.ring) {
+      AppendRingAttention(b, d, core, phase);
+    } else {
+      b.Add(core);
+    }
   }
   Op out = b.Matmul("attn.out", d.tok, d.o, d.d, d.e, phase);
   out.saved_bytes = d.e * d.tok * d.o;
@@ -368,15 +374,19 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendMaterializedCoreBackward(b, fwd, d);
   } else {
     // Recompute S = QK^T, then the four gradient matmuls (Dao et al. 2022, Alg. 4).
-    const Op& core = Find(fwd, "attn.core");
+    // The forward core's model FLOPs: of its one kernel, or of every ring step's.
+    double core_model_flops = 0;
+    for (const Op& op : fwd) {
+      if (op.name == "attn.core") core_model_flops += op.model_flops;
+    }
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
-    bwd.shape = core.shape;
-    bwd.causal = core.causal;
+    bwd.shape = FlashShape(d);
+    bwd.causal = options.causal;
     // With cp the sequence's keys and values are gathered again, and their gradients
-    // reduce-scattered back to the chips that hold them.
-    CpGatherKeysAndValues(b, d, "kv.dx", Phase::kBackwardInput);
+    // reduce-scattered back to the chips that hold them (ring attention passes them instead).
+    if (!d.ring) CpGatherKeysAndValues(b, d, "kv.dx", Phase::kBackwardInput);
     const double qkv_bytes = d.e * d.tok * (d.q + d.cp * (d.kv + d.v));
-    bwd.model_flops = 2 * core.model_flops;
+    bwd.model_flops = 2 * core_model_flops;
 
     bwd.hbm_read_bytes = qkv_bytes + 2 * d.e * d.tok * d.o;  // Q, K, V, O, dO.
     bwd.hbm_write_bytes = qkv_bytes;                         // dQ, dK, dV.
@@ -384,8 +394,12 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     bwd.flops = 2 * (3 * d.q + 2 * d.o) * Pairs(d, options.causal);
     bwd.hfu_flops = bwd.flops;  // The recomputed scores and the four gradient matmuls.
     bwd.hbm_read_bytes += kFlashStatBytes * d.tok * d.heads;
-    b.Add(bwd);
-    if (d.cp > 1) {
+    if (d.ring) {
+      AppendRingAttentionBackward(b, d, bwd);
+    } else {
+      b.Add(bwd);
+    }
+    if (d.cp > 1 && !d.ring) {
       b.Add(b.Collective("cp.reduce-scatter.dkv", CollectiveOp::kReduceScatter, "cp",
                          d.e * d.tok * d.cp * (d.kv + d.v), /*blocking=*/true,
                          Phase::kBackwardInput));

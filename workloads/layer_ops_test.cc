@@ -289,12 +289,12 @@ TEST(LayerOpsTest, ExpertGradientsReduceOverTheExpertDataAxes) {
   EXPECT_DOUBLE_EQ(CommBytes(bwd, "fsdp"), (param + wire) * dense);
 }
 
-// Context parallelism: each chip computes 1/cp of the sequence's matmuls and causal attention
-// pairs (load-balanced), after gathering the sequence's keys and values over cp; the backward
-// gathers them again and reduce-scatters their gradients.
+// Context parallelism, all-gather variant: each chip computes 1/cp of the sequence's matmuls and
+// causal attention pairs (load-balanced), after gathering the sequence's keys and values over cp;
+// the backward gathers them again and reduce-scatters their gradients.
 TEST(LayerOpsTest, ContextParallelismSplitsTheWorkAndGathersKeysAndValues) {
   const Case whole = Make("llama3-8b", "dp=1", 1, 32768);
-  const Case split = Make("llama3-8b", "cp=4", 1, 32768);
+  const Case split = Make("llama3-8b", "cp=4,cp_comm=all-gather", 1, 32768);
   const OpOptions options;
   const OpList fwd1 = LayerForwardOps(whole.model, whole.layout, whole.shape, options);
   const OpList fwd4 = LayerForwardOps(split.model, split.layout, split.shape, options);
@@ -314,6 +314,56 @@ TEST(LayerOpsTest, ContextParallelismSplitsTheWorkAndGathersKeysAndValues) {
     EXPECT_EQ(op.shape.m, 32768 / 4);  // The chip's queries
     EXPECT_EQ(op.shape.n, 32768);      // against the whole sequence's keys.
   }
+}
+
+// Ring attention (cp's default): the same work split over cp steps of T/cp queries against T/cp
+// keys, causal against the chip's own block only; the key/value blocks go round the ring in
+// cp-1 shifts forward, and in the backward with their gradients: cp-1 block shifts and cp
+// gradient shifts, the last one home. Each step's core waits for the shift that brought its
+// block, and each shift for the previous step's core (double buffering).
+TEST(LayerOpsTest, RingAttentionPassesBlocksRoundTheContextRing) {
+  const Case whole = Make("llama3-8b", "dp=1", 1, 32768);
+  const Case split = Make("llama3-8b", "cp=4", 1, 32768);
+  ASSERT_TRUE(split.layout.ring_attention());
+  const OpOptions options;
+  const OpList fwd1 = LayerForwardOps(whole.model, whole.layout, whole.shape, options);
+  const OpList bwd1 = LayerBackwardOps(whole.model, whole.layout, whole.shape, options);
+  const OpList fwd4 = LayerForwardOps(split.model, split.layout, split.shape, options);
+  const OpList bwd4 = LayerBackwardOps(split.model, split.layout, split.shape, options);
+  for (auto field : {&Op::flops, &Op::model_flops}) {
+    EXPECT_DOUBLE_EQ(4 * Sum(fwd4, OpKind::kAttention, field),
+                     Sum(fwd1, OpKind::kAttention, field));
+    EXPECT_DOUBLE_EQ(4 * Sum(bwd4, OpKind::kAttention, field),
+                     Sum(bwd1, OpKind::kAttention, field));
+  }
+  const double kv = 2.0 * 8 * 128 * 32768 * 2;  // K and V of the whole sequence.
+  EXPECT_DOUBLE_EQ(CommBytes(fwd4, "cp"), 3 * kv);
+  EXPECT_DOUBLE_EQ(CommBytes(bwd4, "cp"), (3 + 4) * kv);
+  int steps = 0, causal = 0;
+  for (size_t i = 0; i < fwd4.size(); ++i) {
+    const Op& op = fwd4[i];
+    if (op.kind == OpKind::kCollective && op.axis == "cp") {
+      EXPECT_EQ(op.collective, collectives::CollectiveOp::kShift) << op.name;
+    }
+    if (op.kind != OpKind::kAttention) continue;
+    EXPECT_EQ(op.shape.m, 32768 / 4);
+    EXPECT_EQ(op.shape.n, 32768 / 4);
+    causal += op.causal ? 1 : 0;
+    if (steps++ == 0) continue;
+    // Steps after the first wait for a shift, which waited for the step before.
+    bool after_shift = false;
+    for (int dep : op.deps) {
+      if (fwd4[dep].kind != OpKind::kCollective) continue;
+      after_shift = true;
+      EXPECT_EQ(fwd4[dep].name, "cp.shift.kv");
+    }
+    EXPECT_TRUE(after_shift) << "step " << steps - 1;
+  }
+  EXPECT_EQ(steps, 4);
+  EXPECT_EQ(causal, 1);
+  EXPECT_EQ(std::count_if(bwd4.begin(), bwd4.end(),
+                          [](const Op& op) { return op.name == "cp.shift.dkv"; }),
+            1);
 }
 
 }  // namespace

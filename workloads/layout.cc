@@ -19,7 +19,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 constexpr int64_t kMaxAxis = 1 << 20;
 
 constexpr std::string_view kLayoutGrammar =
-    "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,ep=..][,etp=..][,seq_shards=..][,sp=true|false]"
+    "dp=..,fsdp=..,tp=..,pp=..[,cp=..][,cp_comm=ring|all-gather][,ep=..][,etp=..]"
+    "[,seq_shards=..][,sp=true|false]"
     "[,microbatches=..][,mbs=..]"
     "[,schedule=gpipe|1f1b|interleaved]"
     "[,virtual_stages=..][,order=AXIS/AXIS/..]";
@@ -45,6 +46,8 @@ std::string Layout::ToString() const {
   if (ep > 1) text += StrCat({",ep=", Str(ep)});
   if (etp > 0) text += StrCat({",etp=", Str(etp)});
   if (seq_shards > 0) text += StrCat({",seq_shards=", Str(seq_shards)});
+  if (cp_comm == ContextComm::kRing) text += ",cp_comm=ring";
+  if (cp_comm == ContextComm::kAllGather) text += ",cp_comm=all-gather";
   if (sp) text += ",sp=1";
   if (microbatches > 0) text += StrCat({",microbatches=", Str(microbatches)});
   if (micro_batch_size > 0) text += StrCat({",mbs=", Str(micro_batch_size)});
@@ -134,9 +137,9 @@ sim::Status CheckChipProduct(const Layout& layout, std::string_view where) {
 
 sim::StatusOr<Layout> ParseLayout(std::string_view text) {
   static const std::vector<std::string_view> kKeys = {
-      "dp",    "fsdp",        "tp",         "pp",  "cp",       "ep",
-      "etp",   "sp",          "seq_shards", "mbs", "schedule", "virtual_stages",
-      "order", "microbatches"};
+      "dp",    "fsdp",         "tp",         "pp",  "cp",       "ep",
+      "etp",   "sp",           "seq_shards", "mbs", "schedule", "virtual_stages",
+      "order", "microbatches", "cp_comm"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) {
     return sim::Status::ParseError(StrCat({where, ": expected ", kLayoutGrammar}));
@@ -177,6 +180,14 @@ sim::StatusOr<Layout> ParseLayout(std::string_view text) {
         layout.order.push_back(axis);
         begin = end + 1;
       }
+      continue;
+    }
+    if (key == "cp_comm") {
+      if (value != "ring" && value != "all-gather") {
+        return sim::Status::InvalidArgument(
+            StrCat({where, ": cp_comm must be ring or all-gather (got '", value, "')"}));
+      }
+      layout.cp_comm = value == "ring" ? ContextComm::kRing : ContextComm::kAllGather;
       continue;
     }
     if (key == "sp") {
@@ -360,6 +371,11 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
                           "dp*fsdp = ", Str(layout.data_shards()), " must split the ",
                           Str(batch.sequences), " sequences whole"}));
     }
+  }
+  if (layout.cp_comm != ContextComm::kDefault && layout.context_shards() == 1) {
+    return fail(StrCat({"cp_comm=", layout.cp_comm == ContextComm::kRing ? "ring" : "all-gather",
+                        " needs chips that split a sequence (cp > 1, or dp*fsdp over more chips "
+                        "than the sequences of a microbatch)"}));
   }
   if (layout.micro_batch_size > 0 &&
       int64_t{layout.batch_shards()} * layout.micro_batch_size * microbatches != batch.sequences) {

@@ -9,9 +9,13 @@
 //   pp    pipeline stages of consecutive layers (LayersOfStage); `microbatches` per step.
 //   cp    context parallelism: each sequence is split over cp chips in 2 cp chunks, chip i
 //         holding chunks i and 2 cp - 1 - i (Megatron-Core's load balancing of causal work), so
-//         every op runs on T/cp of each sequence's tokens; attention gathers the sequence's keys
-//         and values over cp before its core and reduce-scatters their gradients after it (the
-//         all-gather variant of Llama 3, Dubey et al. 2024 sec. 3.3.2, layer_ops.h). The weights
+//         every op runs on T/cp of each sequence's tokens. Attention exchanges keys and values
+//         as `cp_comm` says (layer_ops.h): `ring` (Megatron-Core's default cp_comm_type "p2p",
+//         ring attention: the key/value blocks go round the cp ring one step at a time, each
+//         step overlapped with the attention of the block in hand, and in the backward their
+//         gradients follow them round), or `all-gather` (Llama 3's variant, Dubey et al. 2024
+//         sec. 3.3.2, Megatron's "all_gather": the sequence's keys and values are gathered before
+//         the core and their gradients reduce-scattered after it). The weights
 //         are replicated over cp and their gradients reduced over dp x cp, as Megatron-Core's
 //         data-parallel group includes cp; fsdp shards over fsdp alone (torchtitan shards over
 //         its dp_shard x cp, so its parameters, gradients and optimizer states per chip are cp
@@ -43,7 +47,9 @@
 // dp chips. `seq_shards` is resolved from the batch (ResolveLayout) when dp*fsdp is more than the
 // sequences of a microbatch: dp*fsdp / gcd(dp*fsdp, those sequences); otherwise it stays 0 (none).
 // A stated value (1 included) is kept and must split the batch. It does not combine with cp or
-// with a model with experts.
+// with a model with experts. Its keys and values are all-gathered unless cp_comm=ring says
+// otherwise (torchtitan's default rotate method is "allgather", and XLA's sharded attention
+// gathers them).
 // Microbatches: stated as a count (`microbatches=`) or, as Megatron-LM states it, as the
 // sequences per microbatch on one data shard (`mbs=`, its --micro-batch-size; the global batch
 // then gives the count, ResolveLayout). Unstated means 1 when pp == 1 (no gradient
@@ -79,6 +85,13 @@ enum class PipelineSchedule {
 // "gpipe", "1f1b", "interleaved".
 std::string_view PipelineScheduleName(PipelineSchedule schedule);
 
+// How the chips that split a sequence exchange its keys and values (header comment, cp).
+enum class ContextComm {
+  kDefault,    // Not stated: kRing with cp, kAllGather with seq_shards.
+  kRing,       // "ring".
+  kAllGather,  // "all-gather".
+};
+
 struct Layout {
   int dp = 1;
   int fsdp = 1;
@@ -93,6 +106,7 @@ struct Layout {
   int ep = 1;              // Expert parallelism (header comment).
   int etp = 0;             // Expert tensor parallelism: 1 or tp; 0: not stated (tp).
   int seq_shards = 0;      // Sequence sharding on the data axes (header); 0: none (as 1).
+  ContextComm cp_comm = ContextComm::kDefault;
   // Mesh axes that take the fastest physical axes first, in this order (topology::MapMesh's
   // `order`); the others follow by their need of fast links. Empty: the automatic placement.
   std::vector<std::string> order;
@@ -103,6 +117,10 @@ struct Layout {
   bool sequence_in_fsdp() const { return fsdp % sequence_shards() == 0; }
   // The chips that split one sequence: cp x sequence_shards() (one of them is 1).
   int context_shards() const { return cp * sequence_shards(); }
+  // Whether the context shards pass key/value blocks round a ring (else they all-gather them).
+  bool ring_attention() const {
+    return cp_comm == ContextComm::kRing || (cp_comm == ContextComm::kDefault && cp > 1);
+  }
   // The chips that hold a replica of the same parameter shard and reduce its gradients: dp x cp;
   // of the routed experts: expert_dp() x cp.
   int grad_dp() const { return dp * cp; }

@@ -61,8 +61,9 @@ TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
 TEST(LayoutTest, ParseErrorsNameTheKey) {
   EXPECT_EQ(ParseLayout("dp=2,tpp=4").status().message(),
             "layout 'dp=2,tpp=4': unknown key 'tpp' (did you mean 'tp'?); form: dp=..,fsdp=..,"
-            "tp=..,pp=..[,cp=..][,ep=..][,etp=..][,seq_shards=..][,sp=true|false][,microbatches=..]"
-            "[,mbs=..][,schedule=gpipe|1f1b|interleaved][,virtual_stages=..][,order=AXIS/AXIS/..]");
+            "tp=..,pp=..[,cp=..][,cp_comm=ring|all-gather][,ep=..][,etp=..][,seq_shards=..]"
+            "[,sp=true|false][,microbatches=..][,mbs=..][,schedule=gpipe|1f1b|interleaved][,"
+            "virtual_stages=..][,order=AXIS/AXIS/..]");
   EXPECT_EQ(
       ParseLayout("dp=2,tp=4,order=tp/sp").status().message(),
       "layout 'dp=2,tp=4,order=tp/sp': order lists mesh axes (dp, fsdp, tp, pp, cp, ep) separated "
@@ -274,6 +275,22 @@ TEST(LayoutTest, ContextParallelismSplitsTheSequence) {
   EXPECT_EQ(Error("cp=4,tp=2", "llama3-8b", 4, BatchSpec{4, 8192}),
             "layout dp=1,fsdp=1,tp=2,pp=1,cp=4: dp*fsdp*tp*pp*cp = 8 must equal the 4 chips of the "
             "system");
+}
+
+// cp_comm: ring by default with cp, all-gather by default with sequence shards, either stated;
+// a bad value or one with no chips splitting a sequence is an error naming the key.
+TEST(LayoutTest, ContextCommunicationIsRingOrAllGather) {
+  EXPECT_TRUE(L("cp=4").ring_attention());
+  EXPECT_FALSE(L("cp=4,cp_comm=all-gather").ring_attention());
+  EXPECT_EQ(L("cp=4,cp_comm=all-gather").ToString(),
+            "dp=1,fsdp=1,tp=1,pp=1,cp=4,cp_comm=all-gather");
+  EXPECT_FALSE(L("fsdp=8,seq_shards=2").ring_attention());
+  EXPECT_TRUE(L("fsdp=8,seq_shards=2,cp_comm=ring").ring_attention());
+  EXPECT_EQ(ParseLayout("cp=2,cp_comm=p2p").status().message(),
+            "layout 'cp=2,cp_comm=p2p': cp_comm must be ring or all-gather (got 'p2p')");
+  EXPECT_EQ(Error("fsdp=4,cp_comm=ring", "llama3-8b", 4, BatchSpec{4, 4096}),
+            "layout dp=1,fsdp=4,tp=1,pp=1,cp_comm=ring: cp_comm=ring needs chips that split a "
+            "sequence (cp > 1, or dp*fsdp over more chips than the sequences of a microbatch)");
 }
 
 // Issue 15, item 4: a batch of fewer sequences than data chips splits its sequences over them

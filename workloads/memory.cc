@@ -143,10 +143,12 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   }
   if (layout.tp > 1) m.buffer_bytes += act;
   if (layout.context_shards() > 1) {
-    // The sequence's keys and values gathered over cp (or its sequence shards) for one layer's
-    // attention, and in its backward also their whole-sequence gradients before the
-    // reduce-scatter: twice that.
-    m.buffer_bytes += 2 * e * D(shape.tokens) * layout.context_shards() * D(shape.kv_heads) *
+    // All-gathered: the sequence's keys and values gathered over cp (or its sequence shards) for
+    // one layer's attention, and in its backward also their whole-sequence gradients before the
+    // reduce-scatter: twice that. Ring attention (ring_attention_ops.h): two blocks of the
+    // chip's size in flight, and in the backward two of their gradients too: four blocks.
+    const double blocks = layout.ring_attention() ? 4 : 2 * D(layout.context_shards());
+    m.buffer_bytes += blocks * e * D(shape.tokens) * D(shape.kv_heads) *
                       D(model.qk_head_dim() + model.value_head_dim());
   }
   if (layers.moe > 0 && layout.ep > 1) {

@@ -34,6 +34,8 @@ schedule::CollectiveKind CollectiveOf(collectives::CollectiveOp op) {
       return schedule::REDUCE_SCATTER;
     case collectives::CollectiveOp::kAllToAll:
       return schedule::ALL_TO_ALL;
+    case collectives::CollectiveOp::kShift:
+      return schedule::SHIFT;
     default:
       return schedule::ALL_REDUCE;
   }

@@ -14,6 +14,8 @@ collectives::CollectiveOp ToCollectiveOp(schedule::CollectiveKind kind) {
       return collectives::CollectiveOp::kAllToAll;
     case schedule::BROADCAST:
       return collectives::CollectiveOp::kBroadcast;
+    case schedule::SHIFT:
+      return collectives::CollectiveOp::kShift;
     default:
       return collectives::CollectiveOp::kAllReduce;
   }
