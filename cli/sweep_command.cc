@@ -501,6 +501,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"precision", base.precision.name},
                              {"distributed_optimizer", base.distributed_optimizer},
                              {"tp_comm_overlap", base.tp_comm_overlap},
+                             {"fp8", base.fp8},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
@@ -534,7 +535,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << " tokens\n";
   shown.out << "options     precision " << base.precision.name
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
-            << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "") << "\n";
+            << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
+            << (base.fp8 ? ", fp8 linear layers" : "") << "\n";
   shown.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
   if (too_big > 0)
     shown.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";

@@ -311,6 +311,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"precision", options.precision.name},
                              {"distributed_optimizer", options.distributed_optimizer},
                              {"tp_comm_overlap", options.tp_comm_overlap},
+                             {"fp8", options.fp8},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -342,7 +343,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << (all_pairs ? "all T^2 query-key pairs, which a causal kernel halves, so it can exceed "
                          "HFU"
                        : "the causal T(T+1)/2 query-key pairs")
-         << "; HFU counts the matmul and attention work executed, recomputation included)\n";
+         << "; HFU counts the matmul and attention work executed, recomputation included"
+         << (options.fp8 ? "; both against the bf16 peak, though the linear layers run in fp8" : "")
+         << ")\n";
   io.out << "breakdown   (mean per chip)\n";
   double waiting_on_stages = 0;
   for (const auto& [name, seconds] : result.breakdown) {

@@ -23,6 +23,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
                 "overlap their GEMMs; needs sp=1 with tp > 1" +
                     std::string(tp_overlap_note));
+  sub->add_flag("--fp8", flags->fp8,
+                "Float8 training (torchtitan's float8 converter, torchao tensorwise scaling): the "
+                "transformer layers' linear layers run at the chip's fp8 peak with its fp8 GEMM "
+                "curve, their operands cast by kernels of their own; attention, the router and "
+                "the output head stay bf16 (h100, h200, b200, gb200)");
 }
 
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
@@ -49,6 +54,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".precision", "--precision");
   sources->AddFlag(p + ".distributed_optimizer", "--distributed-optimizer");
   sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
+  sources->AddFlag(p + ".fp8", "--fp8");
 }
 
 }  // namespace podsim::cli

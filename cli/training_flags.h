@@ -1,5 +1,5 @@
 // The options of a training step that train and sweep share, defined once: the flags
-// (--precision, --distributed-optimizer, --tp-comm-overlap), their checks and their scenario
+// (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8), their checks and their scenario
 // fields.
 
 #ifndef PODSIM_CLI_TRAINING_FLAGS_H_
@@ -28,6 +28,7 @@ struct TrainingFlags {
   std::string precision;  // "": the default recipe.
   bool distributed_optimizer = false;
   bool tp_comm_overlap = false;
+  bool fp8 = false;
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -49,6 +50,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.precision.empty()) message->set_precision(flags.precision);
   if (flags.distributed_optimizer) message->set_distributed_optimizer(true);
   if (flags.tp_comm_overlap) message->set_tp_comm_overlap(true);
+  if (flags.fp8) message->set_fp8(true);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

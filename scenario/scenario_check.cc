@@ -10,6 +10,7 @@
 #include "scenario/scenario_file.h"
 #include "topology/names.h"
 #include "workloads/precision.h"
+#include "workloads/training.h"
 
 namespace podsim::scenario {
 
@@ -216,6 +217,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
                                          "train.attention"));
+  PODSIM_RETURN_IF_ERROR(
+      source.Annotate(workloads::ValidateFp8(OpOptionsOf(t), system.chip), "train.fp8"));
   return source.Annotate(workloads::ValidateTpCommOverlap(OpOptionsOf(t), layout),
                          "train.tp_comm_overlap");
 }
@@ -305,7 +308,8 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
   return sim::Status::Ok();
 }
 
-sim::Status CheckSweep(const Sweep& sweep, const SourceMap& source) {
+sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
+                       const SourceMap& source) {
   PODSIM_RETURN_IF_ERROR(BuildModel(sweep.model(), "sweep.model", source).status());
   PODSIM_RETURN_IF_ERROR(CheckTokens("sweep", sweep.has_batch_tokens(), sweep.batch_tokens(),
                                      sweep.has_seq(), sweep.seq(), source));
@@ -319,7 +323,9 @@ sim::Status CheckSweep(const Sweep& sweep, const SourceMap& source) {
     PODSIM_RETURN_IF_ERROR(source.Annotate(
         workloads::PrecisionRecipeNamed(sweep.precision()).status(), "sweep.precision"));
   }
-  return sim::Status::Ok();
+  workloads::OpOptions fp8;
+  fp8.fp8 = sweep.fp8();
+  return source.Annotate(workloads::ValidateFp8(fp8, system.chip), "sweep.fp8");
 }
 
 // "all", or chip indices and ranges like "0-15,32" below the chip count.
@@ -447,7 +453,7 @@ sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source) 
       PODSIM_RETURN_IF_ERROR(CheckInfer(scenario.infer(), source));
       break;
     case Scenario::kSweep:
-      PODSIM_RETURN_IF_ERROR(CheckSweep(scenario.sweep(), source));
+      PODSIM_RETURN_IF_ERROR(CheckSweep(scenario.sweep(), system, source));
       break;
     default:
       return Invalid(source, "",

@@ -15,20 +15,34 @@ GEMM model (workloads/compute_model.h), for `batch` independent [m,k] x [k,n] pr
   t = overhead + max(2*b*m*n*k / (peak * e), bytes / (hbm_bw * HBM_FRACTION))
   e = e_max * f(m, h_mn) * f(n, h_mn) * f(k, h_k),   f(x, h) = x / (x + h)
   bytes = 2 * b * (m*k + k*n + m*n)                    (16-bit A, B read once, C written once)
+  fp8 rows (dtype fp8, fp8_e4m3: e4m3 x e4m3 -> bf16): peak = the chip's fp8 peak (FP8_PEAKS),
+  bytes = b * (m*k + k*n) + 2 * b * m*n                (1-byte A and B, 2-byte C)
 Fitted: e_max, h_mn, h_k, overhead, minimizing sum(log(t_predicted / t_measured)^2), per family:
   a100     isolated  V13 + MAMF (G1.2)
   h100     isolated  XLA sm_90 table (G1.1) + MAMF; sustained: our H200 rows (700 W cap)
+           fp8       MAMF H100 and H200 fp8 best shapes: e_max only; h_mn, h_k, overhead
+                     borrowed from h100/sustained (the fit compute_model.cc uses)
   b200     isolated  XLA sm_100_B200 table + MAMF B200 and GB200
+           fp8       XLA sm_100_B200 fp8 table + MAMF B200 fp8: e_max, h_mn, h_k; overhead
+                     borrowed from b200/anchored; MAMF GB200 fp8 compared only
   tpu-v5e  isolated  3 points: e_max and overhead only, half-points A100's (GEMM_FITS says why)
-An isolated fit whose e_max lands above MAMF's best kernel efficiency is also refitted with e_max
-fixed there ("anchored", anchored_spec). A half-point that fits below HALF_POINT_FLOOR is 0.
+The 16-bit fits take bf16 and fp16 rows only, the fp8 fits fp8 rows only (FitSpec.dtype).
+An isolated fit, or b200/fp8, whose e_max lands above MAMF's best kernel efficiency (against the
+peak of the row's dtype) is also refitted with e_max fixed there ("anchored", "fp8-anchored";
+anchored_spec). A half-point that fits below HALF_POINT_FLOOR is 0.
 
 Attention model (a proposal; podsim today prices attention as attention_fraction x a GEMM):
   eff = a * f(S, s_half[direction, causal]) * g(D)       (fraction of the bf16 dense peak)
   g(D) = min(1, f(D, d_half) / f(128, d_half))           (1 at the usual head dim 128)
-Fitted on log(eff_predicted / eff_measured), FLOPs by the FA convention (calibration.md G2): h100
-from FA3 (a, four half-points), b200 from FA4 (a only; half-points FA3's); a100 and tpu-v5e have no
-fittable rows (ATTENTION_NOT_FITTED).
+Fitted on log(eff_predicted / eff_measured), FLOPs by the FA convention (calibration.md G2), one
+fit per kernel (ATTENTION_FITS says which rows and why):
+  h100  fa3    FA3 (G2): a, s_fwd_nc, s_fwd_c, s_bwd_c, d_half; s_bwd_nc derived
+        fa2    FA2, as PyTorch SDPA's flash backend runs it (our H200; causal only): a, s_fwd_c,
+               s_bwd_c; d_half and the full/causal ratio s_fwd_nc / s_fwd_c borrowed from
+               h100/fa3, the full-mask half-points derived from it
+        cudnn  cuDNN fused attention (SDPA's cuDNN backend; our H200; causal only): as fa2
+  b200  fa4    FA4 (G2.2): a only; half-points FA3's
+a100 and tpu-v5e have no fittable rows (ATTENTION_NOT_FITTED).
 
 Only the standard library: Nelder-Mead is written out below and run on the logarithms of the
 parameters (all are positive; the log makes 1e-6 s overheads and 1e3-element half-points
@@ -56,6 +70,11 @@ CHIPS = {
     "tpu-v5e": (1.97e14, 8.2e11),  # TpuV5e(): 197 TFLOP/s, 8.2e11 B/s.
 }
 
+# FP8 dense peaks (FLOP/s), topology/chip_spec.cc fp8_flops_per_s: H100() 1.979e15 (MFU table
+# "1979"), B200() 4.5e15 (1.2 table); h200 takes h100's compute, gb200 b200's. A100 and TPU v5e
+# have no fp8 peak (A100() sets 0; no fp8 rows for either).
+FP8_PEAKS = {"h100": 1.979e15, "h200": 1.979e15, "b200": 4.5e15, "gb200": 4.5e15}
+
 # HBM fraction, fixed, not fitted: workloads/compute_model.cc kHbmFraction, from
 # docs/measurements/h200.md (large copies, reads and HBM-bound GEMMs reach 0.88-0.90 of the
 # preset bandwidth). No reference measures a TPU's.
@@ -63,6 +82,13 @@ HBM_FRACTION = 0.90
 # bf16 and fp16 run at the same tensor-core / MXU peak on every chip here; 2 bytes per element.
 SIXTEEN_BIT = ("bf16", "fp16")
 BYTES_PER_ELEMENT = 2
+# fp8 rows (gemm.csv dtype fp8, fp8_e4m3) are "f8e4m3fn x f8e4m3fn -> bf16": 1-byte A and B,
+# a 2-byte C.
+FP8_INPUT_BYTES = 1
+FP8_OUTPUT_BYTES = 2
+# A FitSpec's dtype selector -> which row dtypes it takes.
+DTYPE_SELECTORS = {"16-bit": lambda dtype: dtype in SIXTEEN_BIT,
+                   "fp8": lambda dtype: dtype.startswith("fp8")}
 # The head dim at which g(D) = 1: every fitted attention row but issue #1438's has D = 128.
 REFERENCE_HEAD_DIM = 128
 # Sources whose time column is derived from their TF column (calibration.md G1.1: "Time (us) =
@@ -214,13 +240,32 @@ def gemm_efficiency(params, m, n, k):
             saturation(k, params["h_k"]))
 
 
+def is_fp8(point):
+    return point.dtype.startswith("fp8")
+
+
+def peak_flops(point):
+    """The dense peak a GemmPoint's FLOPs are measured against: its chip's fp8 peak for an fp8
+    row (FP8_PEAKS), the bf16 one otherwise (CHIPS)."""
+    return FP8_PEAKS[point.chip] if is_fp8(point) else CHIPS[point.chip][0]
+
+
+def gemm_bytes(point):
+    """HBM bytes of one GemmPoint: A and B read once, C written once; 2 bytes each for 16-bit
+    rows, 1-byte A and B and a 2-byte (bf16) C for fp8 ones."""
+    if is_fp8(point):
+        return point.batch * (FP8_INPUT_BYTES * (point.m * point.k + point.k * point.n) +
+                              FP8_OUTPUT_BYTES * point.m * point.n)
+    return BYTES_PER_ELEMENT * point.batch * (
+        point.m * point.k + point.k * point.n + point.m * point.n)
+
+
 def gemm_time(params, point):
     """Predicted seconds for one GemmPoint on its chip (module docstring's GEMM model)."""
-    peak, hbm = CHIPS[point.chip]
-    compute_s = point.flops / (peak * gemm_efficiency(params, point.m, point.n, point.k))
-    bytes_moved = BYTES_PER_ELEMENT * point.batch * (
-        point.m * point.k + point.k * point.n + point.m * point.n)
-    memory_s = bytes_moved / (hbm * HBM_FRACTION)
+    hbm = CHIPS[point.chip][1]
+    compute_s = point.flops / (peak_flops(point) *
+                               gemm_efficiency(params, point.m, point.n, point.k))
+    memory_s = gemm_bytes(point) / (hbm * HBM_FRACTION)
     return params["overhead_s"] + max(compute_s, memory_s)
 
 
@@ -398,8 +443,9 @@ def dominant_rows(log_error, params, points, name, count=4):
 class FitSpec:
     """One fit: which rows (the family's chips and sources; for attention its kernels), which
     parameters are free, which are fixed (a value, or borrowed from an earlier fit's result) or
-    derived, where the search starts, and why. `anchor` asks for the plateau-anchored variant
-    too (anchored_spec)."""
+    derived, where the search starts, and why. `dtype` names a DTYPE_SELECTORS entry (16-bit
+    rows unless "fp8"); `check_chips` are chips whose rows of the spec's sources and dtype are
+    only compared. `anchor` asks for the plateau-anchored variant too (anchored_spec)."""
     family: str
     variant: str
     chips: tuple
@@ -409,13 +455,15 @@ class FitSpec:
     why: str
     fixed: dict = field(default_factory=dict)      # name -> value
     fixed_notes: dict = field(default_factory=dict)  # name -> where the fixed value comes from
-    borrowed: dict = field(default_factory=dict)   # name -> (fit key, its name, scale)
+    borrowed: dict = field(default_factory=dict)   # name -> (fit key, its name or "x/y", scale)
     derived: dict = field(default_factory=dict)    # name -> (description, function of params)
     kernels: tuple = ()                            # attention: kernels fitted
     check_kernels: tuple = ()                      # attention: kernels only compared
     upper: dict = field(default_factory=dict)
     grid: tuple = ()                               # parameters started from several values
     anchor: bool = False
+    dtype: str = "16-bit"                          # DTYPE_SELECTORS key
+    check_chips: tuple = ()                        # chips only compared, never fitted
 
     @property
     def key(self):
@@ -470,6 +518,33 @@ GEMM_FITS = [
             borrowed={"h_mn": ("a100/isolated", "h_mn", TPU_V5E_MXU / GPU_REFERENCE_TILE),
                       "h_k": ("a100/isolated", "h_k", TPU_V5E_MXU / GPU_REFERENCE_TILE)},
             upper={"e_max": 1.0}),
+    # FP8 (e4m3 inputs, bf16 output) against the fp8 peaks (FP8_PEAKS). After the 16-bit fits:
+    # they borrow from the ones workloads/compute_model.cc uses (hopper h100/sustained,
+    # blackwell b200/anchored). No H100 row of XLA's sm_90 fp8 column is in gemm.csv
+    # (calibration.md: entries above the 1979 TF dense peak, not physical; README "Left out"),
+    # and the sources here exclude G1.1 for h100 anyway.
+    FitSpec("h100", "fp8", ("h100", "h200"), ("G1.2",), ("e_max",), GEMM_START,
+            "MAMF's H100 SXM fp8_e4m3 and H200 fp8 best shapes (two rows, both large: they set "
+            "only the plateau) against the 1979 TF fp8 preset. The shape ramp and overhead are "
+            "assumed to be bf16's: borrowed from h100/sustained, the hopper fit "
+            "workloads/compute_model.cc uses (no fp8 row at another shape; XLA's sm_90 fp8 column "
+            "is not physical and is not in gemm.csv). The plateau is an isolated one (MAMF, "
+            "default clocks): no fp8 row measures a Hopper GPU held at its power cap.",
+            borrowed={"h_mn": ("h100/sustained", "h_mn", 1.0),
+                      "h_k": ("h100/sustained", "h_k", 1.0),
+                      "overhead_s": ("h100/sustained", "overhead_s", 1.0)},
+            upper={"e_max": 1.0}, dtype="fp8"),
+    FitSpec("b200", "fp8", ("b200",), ("G1.1", "G1.2"), ("e_max", "h_mn", "h_k"), GEMM_START,
+            "XLA's sm_100_B200 fp8_e4m3 table (19 shapes, f8e4m3fn x f8e4m3fn -> bf16; time "
+            "from TF/s as G1.1's bf16 rows) and MAMF's B200 SXM fp8 best shape, against the "
+            "4500 TF fp8 preset. The overhead is assumed to be bf16's: borrowed from "
+            "b200/anchored, the blackwell fit workloads/compute_model.cc uses (the fp8 table's "
+            "smallest rows would otherwise trade it against h_mn). MAMF's GB200 fp8 row is "
+            "compared only: MAMF counts that GPU's fp8 peak as 5000 TF, above the 4500 of the "
+            "b200 preset gb200 shares.",
+            borrowed={"overhead_s": ("b200/anchored", "overhead_s", 1.0)},
+            upper={"e_max": 1.0}, grid=GEMM_GRID, anchor=True, dtype="fp8",
+            check_chips=("gb200",)),
 ]
 
 # Search starts (not results); the sequence half-points are also started at 0.1x and 10x.
@@ -488,6 +563,32 @@ def _assumed_bwd_full_half(params):
 BWD_FULL_HALF = {"s_bwd_nc": ("s_bwd_c * s_fwd_nc / s_fwd_c (assumed: no rows measure "
                               "non-causal backward at more than one S)", _assumed_bwd_full_half)}
 
+
+def _assumed_fwd_full_half(params):
+    """s_fwd_nc of a kernel measured causal only: its s_fwd_c times h100/fa3's full/causal
+    forward ratio (the borrowed nc_over_c)."""
+    return params["s_fwd_c"] * params["nc_over_c"]
+
+
+def _assumed_bwd_full_half_by_ratio(params):
+    """s_bwd_nc of a kernel measured causal only: _assumed_bwd_full_half's rule, s_bwd_c *
+    s_fwd_nc / s_fwd_c, written as s_bwd_c * nc_over_c (defined when s_fwd_c fits to 0)."""
+    return params["s_bwd_c"] * params["nc_over_c"]
+
+
+# Kernels whose rows are all causal (our H200 SDPA rows): the full-mask half-points follow from
+# the causal ones by h100/fa3's ratio s_fwd_nc / s_fwd_c, borrowed as nc_over_c.
+FULL_FROM_CAUSAL_HALVES = {
+    "s_fwd_nc": ("s_fwd_c * nc_over_c (assumed: no fitted row is non-causal; h100/fa3's "
+                 "full/causal forward ratio)", _assumed_fwd_full_half),
+    "s_bwd_nc": ("s_bwd_c * nc_over_c = s_bwd_c * s_fwd_nc / s_fwd_c (h100/fa3's rule; no "
+                 "fitted row is non-causal)", _assumed_bwd_full_half_by_ratio),
+}
+# What a causal-only Hopper kernel borrows from h100/fa3: the head-dim term (every such row has
+# D = 128) and the full/causal ratio of the forward half-points.
+FROM_FA3_FOR_CAUSAL_ONLY = {"d_half": ("h100/fa3", "d_half", 1.0),
+                            "nc_over_c": ("h100/fa3", "s_fwd_nc/s_fwd_c", 1.0)}
+
 ATTENTION_FITS = [
     FitSpec("h100", "fa3", ("h100", "h200"), ("G2.1", "G2.2"), ("a",) + SEQ_AND_HEAD_HALVES,
             ATTENTION_START,
@@ -500,6 +601,41 @@ ATTENTION_FITS = [
             "per (direction, mask) the rows cover.",
             kernels=("fa3",), check_kernels=("cudnn",), upper={"a": 1.0}, grid=ATTENTION_GRID,
             derived=BWD_FULL_HALF),
+    FitSpec("h100", "fa2", ("h100", "h200"), ("G2.1", "G2.2", "h200-ours"),
+            ("a", "s_fwd_c", "s_bwd_c"), ATTENTION_START,
+            "PyTorch SDPA's flash backend (FlashAttention-2's CUDA kernels, written for Ampere's "
+            "mma, not Hopper's wgmma) on our H200 (H100 compute): bf16, causal, D = 128, fwd and "
+            "bwd (bwd by difference) at S = 2k, 4k, 8k; its fwd+bwd rows are not fitted (no such "
+            "direction in the model). Kernel fa2 (the FA2 package on H100, whose kernels PyTorch "
+            "vendors) would enter this fit too, but all its rows are flagged (FA3-paper chart "
+            "transcriptions, mask not captured; a statement) and skipped: read as non-causal, "
+            "one curve fits both kernels at D = 128 (mean error 3.8% fa2-pytorch, 2.5% fa2), "
+            "while this fit predicts them 12.6% low on average. One plateau a for both "
+            "directions (separate ones, 0.336 fwd and 0.338 bwd, fit no better: mean 1.47% vs "
+            "1.46%). No row is non-causal or has D != 128, so d_half is FA3's and the full-mask "
+            "half-points are the causal ones times FA3's s_fwd_nc / s_fwd_c (nc_over_c), "
+            "borrowed from h100/fa3 (an assumption; FA3's s_fwd_nc of 450 itself would ramp "
+            "FA2's full mask slower than its causal one, 238, and predicts the chart rows 24% "
+            "low).",
+            kernels=("fa2-pytorch", "fa2"), upper={"a": 1.0}, grid=ATTENTION_GRID,
+            borrowed=FROM_FA3_FOR_CAUSAL_ONLY, derived=FULL_FROM_CAUSAL_HALVES),
+    FitSpec("h100", "cudnn", ("h100", "h200"), ("G2.1", "G2.2", "h200-ours"),
+            ("a", "s_fwd_c", "s_bwd_c"), ATTENTION_START,
+            "cuDNN's fused flash attention (PyTorch SDPA's cuDNN backend, and its default pick, "
+            "profiled: cuDNN's sm90 kernels) on our H200 (H100 compute): bf16, causal, D = 128, "
+            "fwd and bwd (bwd by difference) at S = 2k, 4k, 8k, two runs each (backend=default "
+            "and backend=cudnn; their S = 8k bwd rows, attention.csv:147 and :153, are 19% "
+            "apart). The H100 cudnn rows (FA3-paper chart transcriptions, tritonbench issue #141) "
+            "are flagged and skipped. One plateau a for both directions fits poorly: the forward "
+            "rises to 0.65 of peak at S = 8k while the backward stays at 0.41-0.49, so a lands "
+            "between them and s_fwd_c at 0 (forward flat at a); separate plateaus (0.673 fwd, "
+            "0.456 bwd, s_fwd_c 418, s_bwd_c 64) would fit to mean 2.8%, max 11%, but the "
+            "model has one. The fwd+bwd rows (not fitted) are predicted within -6.5% to +3.0%, "
+            "but for attention.csv:154 (+18%). No row is non-causal or has D != 128: d_half and "
+            "the full/causal half-point ratio nc_over_c are borrowed from h100/fa3, as for "
+            "h100/fa2 (an assumption).",
+            kernels=("cudnn",), upper={"a": 1.0}, grid=ATTENTION_GRID,
+            borrowed=FROM_FA3_FOR_CAUSAL_ONLY, derived=FULL_FROM_CAUSAL_HALVES),
     FitSpec("b200", "fa4", ("b200", "gb200"), ("G2.2",), ("a",), ATTENTION_START,
             "flash-attention PR #2280 only: FA4 at one shape (S = 8192, D = 128), fwd and the "
             "faster (2CTA) bwd, causal and not. One S cannot set a ramp, so the half-points are "
@@ -522,12 +658,18 @@ FAMILIES = ("a100", "h100", "b200", "tpu-v5e")
 RATIO_SHAPE = (8192, 8192, 8192)
 
 
+def dtype_selected(point, spec):
+    """Whether a point's dtype is one spec.dtype selects (DTYPE_SELECTORS)."""
+    return DTYPE_SELECTORS[spec.dtype](point.dtype)
+
+
 def usable(point, spec):
     """Whether a point enters the fit `spec`: one of the family's chips and the spec's sources,
-    16-bit, no flag, and (attention) one of the spec's kernels in a direction the model has."""
+    of the spec's dtype (16-bit unless it says fp8), no flag, and (attention) one of the spec's
+    kernels in a direction the model has."""
     if point.chip not in spec.chips or point.source not in spec.sources or point.flag:
         return False
-    if point.dtype not in SIXTEEN_BIT:
+    if not dtype_selected(point, spec):
         return False
     if isinstance(point, AttentionPoint):
         return point.kernel in spec.kernels and point.direction in ("fwd", "bwd")
@@ -535,9 +677,11 @@ def usable(point, spec):
 
 
 def checked(point, spec):
-    """Rows only compared with the fit `spec`: the family's chips, 16-bit, not fitted because of
-    a flag or (attention) because they are of a kernel in spec.check_kernels."""
-    if point.chip not in spec.chips or point.dtype not in SIXTEEN_BIT or usable(point, spec):
+    """Rows only compared with the fit `spec`: the family's chips (or spec.check_chips), the
+    spec's dtype, not fitted because of a flag, because their chip is in spec.check_chips or
+    (attention) because they are of a kernel in spec.check_kernels."""
+    if (point.chip not in spec.chips + spec.check_chips or not dtype_selected(point, spec) or
+            usable(point, spec)):
         return False
     if isinstance(point, AttentionPoint):
         return (point.direction in ("fwd", "bwd") and
@@ -545,11 +689,21 @@ def checked(point, spec):
     return point.source in spec.sources
 
 
+def borrowed_value(result, other):
+    """A constant of an earlier fit's result: its rounded `other`, or for "x/y" the ratio of its
+    rounded x and y (h100/fa2 and h100/cudnn borrow h100/fa3's s_fwd_nc/s_fwd_c)."""
+    rounded = result["rounded"]
+    if "/" in other:
+        numerator, denominator = other.split("/")
+        return rounded[numerator] / rounded[denominator]
+    return rounded[other]
+
+
 def resolve_fixed(spec, results):
     """spec.fixed plus the borrowed values, read from earlier results (fit key -> result)."""
     fixed = dict(spec.fixed)
     for name, (key, other, scale) in spec.borrowed.items():
-        fixed[name] = results[key]["rounded"][other] * scale
+        fixed[name] = borrowed_value(results[key], other) * scale
     return fixed
 
 
@@ -648,9 +802,9 @@ ANCHOR_SOURCES = ("G1.2",)
 
 
 def kernel_efficiency(point, overhead_s):
-    """The fraction of its chip's bf16 peak a GEMM row's FLOPs reached once a per-call
-    `overhead_s` is taken off its time."""
-    return point.flops / ((point.time_s - overhead_s) * CHIPS[point.chip][0])
+    """The fraction of its chip's peak for its dtype (peak_flops: bf16, or fp8 for fp8 rows) a
+    GEMM row's FLOPs reached once a per-call `overhead_s` is taken off its time."""
+    return point.flops / ((point.time_s - overhead_s) * peak_flops(point))
 
 
 def anchored_spec(spec, result, points):
@@ -658,7 +812,8 @@ def anchored_spec(spec, result, points):
     Needed when the free fit's e_max is above the best kernel efficiency (time less the fitted
     overhead) of the fit's ANCHOR_SOURCES rows, MAMF's brute-force searches for the best shape:
     the shape terms then climb toward a plateau no shape reached, and GEMMs larger than the rows
-    would be overpredicted. The variant fixes e_max at that efficiency and refits the rest.
+    would be overpredicted. The variant fixes e_max at that efficiency and refits the rest; it is
+    named "anchored" for an "isolated" fit, "<variant>-anchored" for another (b200/fp8-anchored).
     Only rows of the family's first chip anchor it: a GB200 GPU runs at a higher power and peak
     than the b200 preset it shares (MAMF's own GB200 peak is 2500 TF against the preset's 2250),
     so its row would put B200's plateau above what a B200 reached."""
@@ -672,8 +827,9 @@ def anchored_spec(spec, result, points):
     if result["rounded"]["e_max"] <= ceiling:
         return None
     shape = f"{best.m}x{best.n}x{best.k}" + (f" b={best.batch}" if best.batch != 1 else "")
+    variant = "anchored" if spec.variant == "isolated" else f"{spec.variant}-anchored"
     return FitSpec(
-        spec.family, "anchored", spec.chips, spec.sources,
+        spec.family, variant, spec.chips, spec.sources,
         tuple(n for n in spec.free if n != "e_max"), spec.start,
         f"As {spec.key}, but e_max fixed at the best kernel efficiency of its MAMF rows ("
         f"{best.row_id}, {best.source} {best.chip} {shape}, time less {spec.key}'s overhead): "
@@ -681,7 +837,8 @@ def anchored_spec(spec, result, points):
         f"search found, so GEMMs larger than the rows would be overpredicted.",
         fixed={**spec.fixed, "e_max": ceiling},
         fixed_notes={"e_max": f"best MAMF kernel efficiency ({best.row_id})"},
-        borrowed=spec.borrowed, upper=spec.upper, grid=spec.grid)
+        borrowed=spec.borrowed, upper=spec.upper, grid=spec.grid, dtype=spec.dtype,
+        check_chips=spec.check_chips)
 
 
 def sustained_ratio(results):
@@ -709,8 +866,8 @@ def sustained_ratio(results):
 
 def calibrate(data_dir=DATA_DIR):
     """Runs every fit on the CSVs in data_dir and returns the JSON-ready result: settings,
-    per-family GEMM fits (isolated, anchored where needed, sustained where measured) and
-    attention fits (or why not), and the sustained/isolated ratios."""
+    per-family GEMM fits (isolated, anchored where needed, sustained where measured, fp8 where
+    fp8 rows exist) and attention fits (or why not), and the sustained/isolated ratios."""
     gemm = load_gemm(pathlib.Path(data_dir) / "gemm.csv")
     attention = load_attention(pathlib.Path(data_dir) / "attention.csv")
     results = {}
@@ -729,7 +886,7 @@ def calibrate(data_dir=DATA_DIR):
             "attention": ({r["variant"]: r for r in mine if r["kind"] == "attention"} or
                           ATTENTION_NOT_FITTED.get(family, "not fitted")),
         }
-    return {"settings": {"hbm_fraction": HBM_FRACTION, "chips": CHIPS,
+    return {"settings": {"hbm_fraction": HBM_FRACTION, "chips": CHIPS, "fp8_peaks": FP8_PEAKS,
                          "round_digits": ROUND_DIGITS, "sensitivity_step": SENSITIVITY_STEP,
                          "half_point_floor": HALF_POINT_FLOOR},
             "families": families, "sustained_over_isolated": sustained_ratio(results)}
@@ -767,7 +924,9 @@ def print_fit(result, out):
     if result["checks"]:
         out.write("  not fitted, compared only:\n")
         for r in result["checks"]:
-            out.write(_table_line(r, r["flag"] or "compared kernel"))
+            # Unflagged compared rows: another kernel (attention) or a check_chips chip (GEMM).
+            compared = "compared kernel" if result["kind"] == "attention" else "compared chip"
+            out.write(_table_line(r, r["flag"] or compared))
 
 
 def _table_line(row, why=""):

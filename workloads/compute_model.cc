@@ -53,6 +53,18 @@ constexpr double kBlackwellKHalf = 220;   // XLA's k sweep (gemm.csv:36-38).
 // XLA's m = 256 rows at ~10 us pull it above the smallest rows' time (+27% and +18% on those two).
 constexpr sim::Time kBlackwellMatmulOverhead = sim::Time::Nanoseconds(6'200);
 
+// hopper fp8 GEMMs: fit h100/fp8 -- MAMF's fp8 best shapes on H100 SXM and H200 (gemm.csv:69,
+// 70, 0.709 and 0.734 of the 1979 TF fp8 peak); mean error 2.9%. Two best shapes set only the
+// plateau: the ramp and the per-kernel overhead are the bf16 sustained fit's (an assumption), and
+// the plateau is isolated, at default clocks without the power cap the bf16 rows ran at (no fp8
+// row measures a Hopper GPU at its cap), so fp8 GEMMs may be a little optimistic.
+constexpr Fp8MatmulCurve kHopperFp8Matmul = {0.749, kHopperMnHalf, kHopperKHalf};
+// blackwell fp8 GEMMs: fit b200/fp8-anchored -- OpenXLA's sm_100_B200 f8e4m3fn table (gemm.csv:
+// 43-61) with the plateau fixed at MAMF's B200 fp8 best shape (gemm.csv:72, 3432 TF, less the bf16
+// overhead): the free fit's 0.909 is above what a shape search reached. Mean error 7.2%, max 28%
+// (XLA's 256^3 row, below the bf16 fit's per-kernel overhead, which is kept).
+constexpr Fp8MatmulCurve kBlackwellFp8Matmul = {0.807, 68.1, 324};
+
 // A100 kernels inside a step: no reference times an A100 kernel without a harness; the hopper
 // CUDA-graph cost is assumed (an assumption, not a fit).
 constexpr sim::Time kA100MatmulOverhead = kHopperMatmulOverhead;
@@ -120,12 +132,14 @@ int MxuWidth(const topology::ChipSpec& chip) {
 }
 
 ComputeEfficiency Gpu(std::string family, double plateau, double mn_half, double k_half,
-                      sim::Time matmul_overhead, const AttentionCurve& attention) {
+                      sim::Time matmul_overhead, const AttentionCurve& attention,
+                      const Fp8MatmulCurve& fp8 = {}) {
   ComputeEfficiency efficiency;
   efficiency.family = std::move(family);
   efficiency.matmul_peak_fraction = plateau;
   efficiency.mn_half = mn_half;
   efficiency.k_half = k_half;
+  efficiency.fp8 = fp8;
   efficiency.attention_fraction = kUncalibratedAttentionFraction;
   efficiency.attention = attention;
   efficiency.hbm_fraction = kHbmFraction;
@@ -151,10 +165,12 @@ std::string_view CalibrationSource(std::string_view family) {
        "data/calibration/gemm.csv:62,75,85-102; attention from attention.csv"},
       {"hopper",
        "fit h100/sustained: 76 H200 GEMMs at the 700 W cap, data/calibration/gemm.csv:103-178 "
-       "(docs/measurements/h200.md); FA3 attention fit h100/fa3 on attention.csv"},
+       "(docs/measurements/h200.md); FA3 attention fit h100/fa3 on attention.csv; fp8 GEMMs fit "
+       "h100/fp8 (MAMF's fp8 best shapes, gemm.csv:69-70; bf16 ramp)"},
       {"blackwell",
        "fit b200/anchored: OpenXLA's sm_100 B200 table, data/calibration/gemm.csv:24-42, plateau "
-       "at MAMF's B200 best shape (gemm.csv:66); attention from attention.csv"},
+       "at MAMF's B200 best shape (gemm.csv:66); attention from attention.csv; fp8 GEMMs fit "
+       "b200/fp8-anchored (OpenXLA's B200 fp8 table, gemm.csv:43-61, at MAMF's plateau, :72)"},
       {"tpu-v5e",
        "fit tpu-v5e/isolated: XLA matmuls on one v5e, data/calibration/gemm.csv:79-81 "
        "(docs/reference/calibration.md G1.3); half-points and attention not calibrated"},
@@ -173,12 +189,12 @@ ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
     case topology::ChipFamily::kGpu:
       if (chip.name == "b200" || chip.name == "gb200") {
         return Gpu("blackwell", kBlackwellMatmulPeakFraction, kBlackwellMnHalf, kBlackwellKHalf,
-                   kBlackwellMatmulOverhead, kBlackwellAttention);
+                   kBlackwellMatmulOverhead, kBlackwellAttention, kBlackwellFp8Matmul);
       }
       if (chip.name == "a100") return A100();
       // h100, h200 and any other GPU preset.
       return Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
-                 kHopperMatmulOverhead, kHopperAttention);
+                 kHopperMatmulOverhead, kHopperAttention, kHopperFp8Matmul);
     case topology::ChipFamily::kTpu: {
       const double scale = MxuWidth(chip) / kMxuReferenceWidth;
       ComputeEfficiency efficiency;
@@ -227,6 +243,7 @@ ComputeModel::ComputeModel(const topology::ChipSpec& chip)
 ComputeModel::ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency efficiency)
     : efficiency_(std::move(efficiency)),
       peak_flops_per_s_(chip.bf16_flops_per_s),
+      fp8_flops_per_s_(chip.fp8_flops_per_s),
       hbm_bytes_per_s_(chip.hbm_bytes_per_s) {
   PODSIM_CHECK(peak_flops_per_s_ > 0 && hbm_bytes_per_s_ > 0)
       << "chip '" << chip.name << "' has no bf16 peak or HBM bandwidth";
@@ -252,7 +269,18 @@ OpCost ComputeModel::Cost(const Op& op) const {
   sim::Time overhead = efficiency_.kernel_overhead;
   switch (op.kind) {
     case OpKind::kMatmul:
-      cost.efficiency = MatmulEfficiency(op.shape, efficiency_);
+      if (op.fp8) {
+        PODSIM_CHECK(fp8_flops_per_s_ > 0) << op.name << ": an fp8 matmul on a chip without fp8";
+        ComputeEfficiency curve = efficiency_;
+        if (efficiency_.fp8.plateau > 0) {
+          curve.matmul_peak_fraction = efficiency_.fp8.plateau;
+          curve.mn_half = efficiency_.fp8.mn_half;
+          curve.k_half = efficiency_.fp8.k_half;
+        }
+        cost.efficiency = MatmulEfficiency(op.shape, curve);
+      } else {
+        cost.efficiency = MatmulEfficiency(op.shape, efficiency_);
+      }
       overhead = efficiency_.matmul_overhead;
       break;
     case OpKind::kAttention:
@@ -271,7 +299,8 @@ OpCost ComputeModel::Cost(const Op& op) const {
       break;
   }
   if (cost.efficiency > 0 && op.flops > 0) {
-    cost.compute_s = op.flops / (peak_flops_per_s_ * cost.efficiency);
+    const double peak = op.fp8 ? fp8_flops_per_s_ : peak_flops_per_s_;
+    cost.compute_s = op.flops / (peak * cost.efficiency);
   }
   cost.memory_s =
       (op.hbm_read_bytes + op.hbm_write_bytes) / (hbm_bytes_per_s_ * efficiency_.hbm_fraction);

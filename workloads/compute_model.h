@@ -6,7 +6,10 @@
 // matmul_overhead for kMatmul and kAttention (library kernels), kernel_overhead for the rest. Peak
 // is the chip's bf16 dense peak (the op lists are bf16, precision.h); HBM bytes are the op's reads
 // plus writes.
-//   kMatmul       efficiency = MatmulEfficiency(shape): the saturating curve below.
+//   kMatmul       efficiency = MatmulEfficiency(shape): the saturating curve below. An fp8 matmul
+//                 (op.fp8, fp8_training.h) runs at the chip's fp8 peak with the family's fp8
+//                 curve (the same form, its own plateau and half-points), or, where the family
+//                 has none, with the bf16 curve (an assumption the family's source states).
 //   kAttention    with a calibrated AttentionCurve and an op shape (layer_ops.h sets one on the
 //                 flash kernels): AttentionEfficiency below; otherwise attention_fraction x
 //                 matmul_peak_fraction.
@@ -60,6 +63,13 @@
 
 namespace podsim::workloads {
 
+// An fp8 GEMM curve (header comment): plateau 0 means not calibrated.
+struct Fp8MatmulCurve {
+  double plateau = 0;
+  double mn_half = 0;
+  double k_half = 0;
+};
+
 // Flash attention's efficiency curve (header comment). plateau == 0: not calibrated.
 struct AttentionCurve {
   double plateau = 0;
@@ -79,6 +89,7 @@ struct ComputeEfficiency {
   // Half-points of the saturating curve, in elements; 0 turns the dimension's term off.
   double mn_half = 0;
   double k_half = 0;
+  Fp8MatmulCurve fp8;
   // Attention kernel efficiency relative to the large-matmul plateau, where `attention` is not
   // calibrated or the op has no shape; in (0, 1].
   double attention_fraction = 1;
@@ -143,7 +154,8 @@ class ComputeModel {
   explicit ComputeModel(const topology::ChipSpec& chip);
   ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency efficiency);
 
-  // REQUIRES: op.kind != kCollective, op.flops and HBM bytes >= 0 (aborts otherwise).
+  // REQUIRES: op.kind != kCollective, op.flops and HBM bytes >= 0, and op.fp8 only on a chip
+  // with an fp8 peak (aborts otherwise).
   OpCost Cost(const Op& op) const;
   sim::Time Duration(const Op& op) const { return Cost(op).duration; }
 
@@ -157,6 +169,7 @@ class ComputeModel {
  private:
   ComputeEfficiency efficiency_;
   double peak_flops_per_s_;
+  double fp8_flops_per_s_;
   double hbm_bytes_per_s_;
 };
 

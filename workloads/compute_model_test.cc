@@ -345,6 +345,53 @@ TEST(ComputeModelTest, FamiliesReproduceTheirCalibrationRows) {
   }
 }
 
+// The fp8 GEMM rows of data/calibration against the compiled fp8 curves (tools/fit_calibration.py
+// h100/fp8 and b200/fp8-anchored): MAMF's Hopper best shapes within the fit's 3%, OpenXLA's B200
+// table and MAMF's B200 row no worse than that fit's mean and worst error, rounded up. The rows
+// give TF/s only: their time is the FLOPs at that rate.
+TEST(ComputeModelTest, Fp8CurvesReproduceTheirCalibrationRows) {
+  std::ifstream in(PODSIM_CALIBRATION_DIR "/gemm.csv");
+  ASSERT_TRUE(in.good());
+  struct Tally {
+    double sum = 0, worst = 0;
+    int n = 0;
+  } hopper, blackwell;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',') && cells.size() < 12;) {
+      cells.push_back(cell);
+    }
+    if (cells.size() < 12 || !cells[3].starts_with("fp8") || !cells[11].empty()) continue;
+    const std::string& chip = cells[2];
+    const bool is_hopper = (chip == "h100" || chip == "h200") && cells[0] == "G1.2";
+    const bool is_blackwell = chip == "b200" && (cells[0] == "G1.1" || cells[0] == "G1.2");
+    if (!is_hopper && !is_blackwell) continue;
+    const int64_t batch = std::stoll(cells[4]), m = std::stoll(cells[5]), n = std::stoll(cells[6]),
+                  k = std::stoll(cells[7]);
+    Op op = Gemm(m, k, n);
+    op.fp8 = true;
+    op.shape.batch = batch;
+    op.flops *= static_cast<double>(batch);
+    op.hbm_read_bytes = static_cast<double>(batch) * static_cast<double>(m * k + k * n);
+    op.hbm_write_bytes *= static_cast<double>(batch);
+    const double measured_s = op.flops / (std::stod(cells[9]) * 1e12);
+    const ComputeModel model(Chip(chip.c_str()));
+    const double error = std::abs(std::log(model.Duration(op).ToSeconds() / measured_s));
+    Tally& t = is_hopper ? hopper : blackwell;
+    t.sum += error;
+    t.worst = std::max(t.worst, error);
+    ++t.n;
+  }
+  ASSERT_EQ(hopper.n, 2);
+  ASSERT_EQ(blackwell.n, 20);
+  EXPECT_LE(hopper.worst, 0.035);
+  EXPECT_LE(blackwell.sum / blackwell.n, 0.08);
+  EXPECT_LE(blackwell.worst, 0.34);
+}
+
 TEST(ComputeModelTest, GenericChipsGetTheIdealRooflineAndTimesRoundUp) {
   topology::ChipSpec chip;
   chip.name = "generic";

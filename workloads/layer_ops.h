@@ -83,6 +83,9 @@ struct OpOptions {
   // all-gathers and reduce-scatters of the layers overlap their GEMMs (tp_comm_overlap.h).
   // REQUIRES (with tp > 1): sequence parallelism, as Megatron-LM requires.
   bool tp_comm_overlap = false;
+  // Float8 training of the transformer layers' linear layers (fp8_training.h). REQUIRES: a chip
+  // with an fp8 peak (training.h checks it).
+  bool fp8 = false;
 };
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1

@@ -70,6 +70,7 @@ struct Op {
   // sequence, n = key tokens, k = head dimension, batch = sequences x heads; unset elsewhere.
   MatmulShape shape;
   bool causal = false;  // kAttention: a causal kernel (skips the masked pairs).
+  bool fp8 = false;     // kMatmul: operands in fp8, at the chip's fp8 peak (fp8_training.h).
 
   // Activation bytes this forward op keeps for the backward pass when nothing is recomputed
   // (Korthikanti et al. 2022, sec. 4.1 enumeration); `quadratic_saved_bytes` is the part that

@@ -58,6 +58,7 @@ OpCost CostOf(const ComputeModel& compute, const schedule::Op& op) {
   cost_op.shape = MatmulShape{op.shape().m(), op.shape().k(), op.shape().n(),
                               op.shape().batch() > 0 ? op.shape().batch() : 1};
   cost_op.causal = op.causal();
+  cost_op.fp8 = op.fp8();
   if (op.phase() == PhaseName(Phase::kBackwardInput)) cost_op.phase = Phase::kBackwardInput;
   return compute.Cost(cost_op);
 }

@@ -17,6 +17,13 @@ std::map<std::string, double> MeanBreakdown(const StepResult& step) {
   return breakdown;
 }
 
+sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip) {
+  if (!options.fp8 || chip.fp8_flops_per_s > 0) return sim::Status::Ok();
+  return sim::Status::InvalidArgument("chip " + chip.name +
+                                      " has no fp8 peak (fp8 training needs h100, h200, b200 or "
+                                      "gb200)");
+}
+
 sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const ModelSpec& model, const Layout& stated,
                                                const BatchSpec& batch, const OpOptions& options,
@@ -24,6 +31,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   PODSIM_ASSIGN_OR_RETURN(const Layout layout, ResolveLayout(stated, batch));
   PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
   PODSIM_RETURN_IF_ERROR(ValidateOpOptions(options, layout));
+  PODSIM_RETURN_IF_ERROR(ValidateFp8(options, system.chip));
   TrainingResult result;
   result.schedule = TrainingSchedule(system.name, model, layout, batch, options);
   PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));

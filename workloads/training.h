@@ -37,6 +37,10 @@ struct TrainingResult {
   std::map<std::string, double> breakdown;
 };
 
+// InvalidArgument when options.fp8 asks for fp8 on a chip without an fp8 peak (callers name
+// the flag or field).
+sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip);
+
 // Resolves the layout against the batch (ResolveLayout: its sequence shards and mbs= count),
 // validates it against the model, the system and the batch (ValidateLayout's errors), then
 // simulates one step.

@@ -5,6 +5,7 @@
 
 #include "sim/check.h"
 #include "topology/chip_spec.h"
+#include "workloads/fp8_training.h"
 #include "workloads/memory.h"
 #include "workloads/schedule_builder.h"
 #include "workloads/tp_comm_overlap.h"
@@ -205,6 +206,11 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     layer_bwd[moe] = LayerBackwardOps(model, layout, shape, options, mlp);
     layer_fwd_run[moe] = OverlapTpCommunication(layer_fwd[moe], overlap_tp);
     layer_bwd_run[moe] = OverlapTpCommunication(layer_bwd[moe], overlap_tp);
+    if (options.fp8) {
+      const double e = options.precision.activation_bytes;
+      layer_fwd_run[moe] = Float8Linears(layer_fwd_run[moe], e);
+      layer_bwd_run[moe] = Float8Linears(layer_bwd_run[moe], e);
+    }
     layer_saved[moe] = LayerActivationBytes(layer_fwd[moe], options);
   }
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);

@@ -1,0 +1,37 @@
+// FP8 training of the transformer layers' linear layers, as torchtitan runs it (--model.converters
+// float8: torchao's Float8Linear with tensorwise dynamic scaling; pytorch/ao torchao/float8) and
+// as Transformer Engine's fp8 recipes do in spirit, as a rewrite of a layer's op list:
+//   * every GEMM of a linear layer (forward, input gradient, weight gradient; recomputed ones
+//     too) reads its two operands in fp8 (1 byte) and runs at the chip's fp8 peak with the
+//     family's fp8 GEMM curve (compute_model.h); it writes its output in the working precision.
+//     The attention core, the router of a mixture of experts and the layers outside the
+//     transformer blocks (embedding, output head) stay in bf16, as torchtitan's float8 filter
+//     leaves the output layer;
+//   * operands are cast before their GEMM by elementwise kernels: each GEMM casts its left
+//     operand (the forward's input, the input gradient's output gradient, the weight gradient's
+//     transposed input, which torchao casts again), and each forward GEMM its weights once per
+//     list (chunks of one GEMM, tp_comm_overlap.h, share them; the input gradient reuses them).
+//     Dynamic scaling costs a cast two passes over the tensor: one for the absolute maximum (the
+//     amax bookkeeping) and one to scale and cast, reading the working precision twice and
+//     writing one byte per element (an assumption: torch.compile can fuse the amax into the op
+//     that produced the tensor);
+//   * activations saved for the backward stay in the working precision (torchao saves the
+//     high-precision input and casts it again), and the fp8 copies are transient: memory is
+//     unchanged. Weights are all-gathered in the working precision (torchao's fp8 all-gather for
+//     FSDP is not modelled).
+
+#ifndef PODSIM_WORKLOADS_FP8_TRAINING_H_
+#define PODSIM_WORKLOADS_FP8_TRAINING_H_
+
+#include "workloads/op.h"
+
+namespace podsim::workloads {
+
+// `ops` (a transformer layer's forward or backward list, deps pointing backwards) with its linear
+// layers' GEMMs in fp8 and their casts before them, as above; `activation_bytes` is the working
+// precision's element size. An op that depended on a GEMM still does.
+OpList Float8Linears(const OpList& ops, double activation_bytes);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_FP8_TRAINING_H_
