@@ -128,7 +128,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(size_t recompute, ChooseFlagValue("--recompute", flags.recompute,
                                                             {"none", "selective", "full"}));
   PODSIM_ASSIGN_OR_RETURN(
-      size_t attention, ChooseFlagValue("--attention", flags.attention, {"flash", "materialized"}));
+      size_t attention,
+      ChooseFlagValue("--attention", flags.attention, {"flash", "materialized", "fa2", "cudnn"}));
   PODSIM_ASSIGN_OR_RETURN(
       size_t convention,
       ChooseFlagValue("--flops-convention", flags.flops_convention, {"causal", "full"}));
@@ -144,7 +145,10 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   constexpr scenario::Train::Recompute kRecompute[] = {
       scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
   if (recompute != 0) train->set_recompute(kRecompute[recompute]);
-  if (attention != 0) train->set_attention(scenario::Train::MATERIALIZED);
+  constexpr scenario::Train::Attention kAttention[] = {
+      scenario::Train::FLASH, scenario::Train::MATERIALIZED, scenario::Train::FA2,
+      scenario::Train::CUDNN};
+  if (attention != 0) train->set_attention(kAttention[attention]);
   if (convention != 0) train->set_flops_convention(scenario::Train::ALL_PAIRS);
   if (flags.every_chip) train->set_every_chip(true);
   if (flags.flows) train->set_flows(true);
@@ -510,7 +514,11 @@ Command AddTrainCommand(CLI::App& app) {
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
-  sub->add_option("--attention", flags->attention, "flash (default) or materialized");
+  sub->add_option("--attention", flags->attention,
+                  "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
+                  "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "
+                  "cudnn (cuDNN fused attention: Transformer Engine, SDPA's cuDNN backend; "
+                  "hopper) or materialized (Megatron's separate kernels)");
   sub->add_option("--flops-convention", flags->flops_convention,
                   "How MFU counts attention: causal (default; the T(T+1)/2 pairs a causal "
                   "kernel executes, as MaxText) or full (all T^2 pairs, as PaLM, Megatron-LM and "

@@ -572,7 +572,9 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   options.saved_ops.assign(train.saved_ops().begin(), train.saved_ops().end());
   options.attention = train.attention() == Train::MATERIALIZED
                           ? workloads::AttentionKernel::kMaterialized
-                          : workloads::AttentionKernel::kFlash;
+                      : train.attention() == Train::FA2   ? workloads::AttentionKernel::kFlash2
+                      : train.attention() == Train::CUDNN ? workloads::AttentionKernel::kCudnn
+                                                          : workloads::AttentionKernel::kFlash;
   if (train.flops_convention() == Train::ALL_PAIRS) {
     options.model_flops_count = workloads::AttentionCount::kFull;
   }

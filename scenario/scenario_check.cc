@@ -219,6 +219,10 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
                                          "train.attention"));
   PODSIM_RETURN_IF_ERROR(
       source.Annotate(workloads::ValidateFp8(OpOptionsOf(t), system.chip), "train.fp8"));
+  PODSIM_RETURN_IF_ERROR(
+      source.Annotate(workloads::ValidateAttentionKernel(
+                          OpOptionsOf(t), workloads::DefaultComputeEfficiency(system.chip)),
+                      "train.attention"));
   return source.Annotate(workloads::ValidateTpCommOverlap(OpOptionsOf(t), layout),
                          "train.tp_comm_overlap");
 }

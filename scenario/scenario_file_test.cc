@@ -355,7 +355,7 @@ TEST(ScenarioFileTest, TrainOptionsOfTheCommandLine) {
             "");
   EXPECT_EQ(ErrorOf(train + "  attention: ATTENTION_UNSPECIFIED\n}\n"),
             "t.textproto:6:3: train.attention: ATTENTION_UNSPECIFIED means not given; expected "
-            "one of FLASH, MATERIALIZED");
+            "one of FLASH, MATERIALIZED, FA2, CUDNN");
   EXPECT_EQ(ErrorOf(train + "}\noutputs { write_schedule: \"\" }\n"),
             "t.textproto:7:11: outputs.write_schedule: must not be empty");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"

@@ -96,6 +96,18 @@ constexpr sim::Time kGpuKernelOverhead = sim::Time::Nanoseconds(1'250);
 // max 9.7%. No row measures a non-causal backward at more than one S: its half-point is derived as
 // s_bwd_causal x s_fwd_full / s_fwd_causal.
 constexpr AttentionCurve kHopperAttention = {0.744, 450, 863, 1520, 2920, 105};
+// hopper FlashAttention-2 (PyTorch SDPA's flash backend, which vendors FA2's kernels): fit
+// h100/fa2 -- our H200 `F.scaled_dot_product_attention` runs pinned to the flash backend, causal,
+// D = 128, fwd and bwd at S = 1k-8k (attention.csv:125, 126, 137, 138, 149, 150); mean error 1.5%,
+// max 3.2%. The published H100 FA2 rows have no known mask (flagged, not fitted). The head-dim
+// half-point and the non-causal over causal ramp ratio are FA3's (an assumption).
+constexpr AttentionCurve kHopperFa2Attention = {0.337, 124, 238, 467, 897, 105};
+// hopper cuDNN fused attention (Transformer Engine's FusedAttention, SDPA's cuDNN backend): fit
+// h100/cudnn -- our H200 SDPA runs on cuDNN's sm90 kernels, causal, D = 128, S = 1k-8k
+// (attention.csv:122-153, the default and cudnn backends); mean error 7.7%, max 28%: one plateau
+// sits between the forward's 0.65 and the backward's 0.41-0.49. Forward ramp fitted to 0 (term
+// off); head-dim half-point and non-causal ratio FA3's (an assumption).
+constexpr AttentionCurve kHopperCudnnAttention = {0.577, 0, 0, 446, 857, 105};
 // blackwell: fit b200/fa4 -- FA4 on SM100 (flash-attention PR #2280, S = 8192, D = 128, forward
 // and 2-CTA backward, causal and not): one S sets only the plateau; the ramp is FA3's (an
 // assumption). Mean error 1.3%.
@@ -156,6 +168,14 @@ ComputeEfficiency A100() {
 
 }  // namespace
 
+const AttentionCurve* ComputeEfficiency::AttentionCurveOf(std::string_view name) const {
+  if (name.empty()) return &attention;
+  for (const auto& [kernel, curve] : attention_kernels) {
+    if (kernel == name) return &curve;
+  }
+  return nullptr;
+}
+
 ComputeEfficiency IdealRoofline() { return ComputeEfficiency{}; }
 
 std::string_view CalibrationSource(std::string_view family) {
@@ -192,9 +212,14 @@ ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
                    kBlackwellMatmulOverhead, kBlackwellAttention, kBlackwellFp8Matmul);
       }
       if (chip.name == "a100") return A100();
-      // h100, h200 and any other GPU preset.
-      return Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
-                 kHopperMatmulOverhead, kHopperAttention, kHopperFp8Matmul);
+      {
+        // h100, h200 and any other GPU preset.
+        ComputeEfficiency hopper =
+            Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
+                kHopperMatmulOverhead, kHopperAttention, kHopperFp8Matmul);
+        hopper.attention_kernels = {{"fa2", kHopperFa2Attention}, {"cudnn", kHopperCudnnAttention}};
+        return hopper;
+      }
     case topology::ChipFamily::kTpu: {
       const double scale = MxuWidth(chip) / kMxuReferenceWidth;
       ComputeEfficiency efficiency;
@@ -284,10 +309,13 @@ OpCost ComputeModel::Cost(const Op& op) const {
       overhead = efficiency_.matmul_overhead;
       break;
     case OpKind::kAttention:
-      if (efficiency_.attention.plateau > 0 && HasShape(op.shape)) {
+      if (const AttentionCurve* curve = efficiency_.AttentionCurveOf(op.kernel);
+          curve == nullptr || (curve->plateau > 0 && HasShape(op.shape))) {
+        PODSIM_CHECK(curve != nullptr) << op.name << ": no curve for attention kernel '"
+                                       << op.kernel << "' in family " << efficiency_.family;
         // Flash kernel shape (op.h): m = query tokens per sequence, k = head dimension.
-        cost.efficiency = AttentionEfficiency(efficiency_.attention, op.shape.m, op.shape.k,
-                                              op.causal, op.phase == Phase::kBackwardInput);
+        cost.efficiency = AttentionEfficiency(*curve, op.shape.m, op.shape.k, op.causal,
+                                              op.phase == Phase::kBackwardInput);
       } else {
         // No calibrated curve: a fraction of the large-matmul plateau, whatever the shape (a
         // flash kernel's head dimension is not a GEMM's k).

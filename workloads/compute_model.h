@@ -11,8 +11,9 @@
 //                 curve (the same form, its own plateau and half-points), or, where the family
 //                 has none, with the bf16 curve (an assumption the family's source states).
 //   kAttention    with a calibrated AttentionCurve and an op shape (layer_ops.h sets one on the
-//                 flash kernels): AttentionEfficiency below; otherwise attention_fraction x
-//                 matmul_peak_fraction.
+//                 flash kernels): AttentionEfficiency below, on the curve of the op's named
+//                 kernel (Op::kernel) or the family's flash kernel; otherwise attention_fraction x
+//                 matmul_peak_fraction. REQUIRES: a named kernel the family has a curve for.
 //   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
 //                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
 //   kCollective   not a compute op (REQUIRES: never passed here).
@@ -56,6 +57,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/time.h"
 #include "topology/chip_spec.h"
@@ -94,6 +97,11 @@ struct ComputeEfficiency {
   // calibrated or the op has no shape; in (0, 1].
   double attention_fraction = 1;
   AttentionCurve attention;
+  // Other calibrated flash kernels of the family by name ("fa2", "cudnn"): an attention op naming
+  // one (Op::kernel) is timed on its curve.
+  std::vector<std::pair<std::string, AttentionCurve>> attention_kernels;
+  // The curve of kernel `name` ("" : `attention`); nullptr when the family has none.
+  const AttentionCurve* AttentionCurveOf(std::string_view name) const;
   // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].
   double hbm_fraction = 1;
   // Fixed cost of one compute op (launch, prologue, tail), added to its roofline time:

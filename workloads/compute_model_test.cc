@@ -259,6 +259,20 @@ TEST(ComputeModelTest, AttentionFollowsTheFamilysFlashCurve) {
   EXPECT_DOUBLE_EQ(AttentionEfficiency(curve, 8192, 256, true, false),
                    AttentionEfficiency(curve, 8192, 128, true, false));
 
+  // Named kernels run on their own curves: PyTorch SDPA's FA2 well below FA3, cuDNN's between
+  // (fits h100/fa2 and h100/cudnn); Blackwell has neither.
+  attention.kernel = "fa2";
+  const double fa2 = h100.Cost(attention).efficiency;
+  EXPECT_DOUBLE_EQ(fa2, AttentionEfficiency(*h100.efficiency().AttentionCurveOf("fa2"), 8192, 128,
+                                            false, false));
+  attention.kernel = "cudnn";
+  const double cudnn = h100.Cost(attention).efficiency;
+  EXPECT_LT(fa2, 0.6 * forward);
+  EXPECT_GT(cudnn, fa2);
+  EXPECT_LT(cudnn, forward);
+  EXPECT_EQ(ComputeModel(Chip("b200")).efficiency().AttentionCurveOf("fa2"), nullptr);
+  attention.kernel.clear();
+
   // TPUs have no attention calibration: a fraction of the plateau, whatever the shape.
   const ComputeModel v5e(Chip("tpu-v5e"));
   const ComputeEfficiency& e = v5e.efficiency();

@@ -153,6 +153,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   } else {
     if (!d.ring) CpGatherKeysAndValues(b, d, "kv", phase);
     Op core = b.Base("attn.core", OpKind::kAttention);
+    core.kernel = AttentionKernelName(options.attention);
     const double qkv_bytes = d.e * d.tok * (d.q + d.cp * (d.kv + d.v));
     core.hbm_read_bytes = qkv_bytes;
     core.hbm_write_bytes = d.e * d.tok * d.o;
@@ -380,6 +381,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
       if (op.name == "attn.core") core_model_flops += op.model_flops;
     }
     Op bwd = b.Base("attn.core.dx", OpKind::kAttention, Phase::kBackwardInput);
+    bwd.kernel = AttentionKernelName(options.attention);
     bwd.shape = FlashShape(d);
     bwd.causal = options.causal;
     // With cp the sequence's keys and values are gathered again, and their gradients
@@ -544,6 +546,28 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   AppendGradientReduction(b, layout, HeadReducedParams(model, shape, d), dws, options, "head",
                           DenseGroups(layout));
   return b.Take();
+}
+
+std::string_view AttentionKernelName(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash2:
+      return "fa2";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+    case AttentionKernel::kFlash:
+    case AttentionKernel::kMaterialized:
+      break;
+  }
+  return "";
+}
+
+sim::Status ValidateAttentionKernel(const OpOptions& options, const ComputeEfficiency& efficiency) {
+  const std::string_view name = AttentionKernelName(options.attention);
+  if (name.empty() || efficiency.AttentionCurveOf(name) != nullptr) return sim::Status::Ok();
+  return sim::Status::InvalidArgument("attention " + std::string(name) +
+                                      " is calibrated for the hopper family (h100, h200) "
+                                      "only, not for " +
+                                      efficiency.family + " (flash, the family's own kernel, is)");
 }
 
 sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout) {

@@ -18,6 +18,7 @@
 // producer consumes the list's input (the previous piece's output).
 //
 // Attention. kFlash (default; Dao et al. 2022), one fused kernel: never writes the T x T scores;
+// kFlash2 and kCudnn are the same ops timed on another kernel's curve (the enum below);
 // a causal kernel skips masked tiles, so it computes the T(T+1)/2 unmasked query-key pairs per
 // sequence (counted exactly, ignoring the partial tiles on the diagonal); its backward recomputes
 // the scores (5 matmul-sized passes instead of 4). kMaterialized (Megatron 2022, the baseline of
@@ -46,9 +47,11 @@
 #define PODSIM_WORKLOADS_LAYER_OPS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/status.h"
+#include "workloads/compute_model.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
@@ -59,7 +62,13 @@ namespace podsim::workloads {
 enum class RecomputePolicy { kNone, kSelective, kFull, kSaveNamed };
 // A layer's MLP: dense, or a mixture of experts (model_spec.h; moe_ops.h has its ops).
 enum class MlpKind { kDense, kMoe };
-enum class AttentionKernel { kFlash, kMaterialized };
+// kFlash: the chip family's calibrated flash kernel (FA3 on Hopper, FA4 on Blackwell); kFlash2
+// and kCudnn: FlashAttention-2 (PyTorch SDPA's flash backend) and cuDNN's fused attention
+// (Transformer Engine's FusedAttention, SDPA's cuDNN backend), each a flash kernel with its own
+// fitted curve (compute_model.h; Hopper only); kMaterialized: separate kernels (header comment).
+enum class AttentionKernel { kFlash, kMaterialized, kFlash2, kCudnn };
+// "" for kFlash and kMaterialized, "fa2", "cudnn": the name an op's kernel carries.
+std::string_view AttentionKernelName(AttentionKernel kernel);
 
 struct OpOptions {
   RecomputePolicy recompute = RecomputePolicy::kNone;
@@ -94,6 +103,8 @@ struct OpOptions {
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
 // The part of ValidateOpOptions about options.attention: cp > 1 needs flash attention.
 sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout);
+// InvalidArgument when options.attention names a kernel `efficiency` has no curve for.
+sim::Status ValidateAttentionKernel(const OpOptions& options, const ComputeEfficiency& efficiency);
 // The part about options.tp_comm_overlap (the sp requirement above).
 sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout);
 

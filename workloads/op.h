@@ -71,6 +71,9 @@ struct Op {
   MatmulShape shape;
   bool causal = false;  // kAttention: a causal kernel (skips the masked pairs).
   bool fp8 = false;     // kMatmul: operands in fp8, at the chip's fp8 peak (fp8_training.h).
+  // kAttention: the named kernel whose curve times it ("fa2", "cudnn"; layer_ops.h
+  // AttentionKernel); "": the family's flash kernel.
+  std::string kernel;
 
   // Activation bytes this forward op keeps for the backward pass when nothing is recomputed
   // (Korthikanti et al. 2022, sec. 4.1 enumeration); `quadratic_saved_bytes` is the part that

@@ -62,6 +62,7 @@ schedule::Op* AddScheduleOp(schedule::Program* program, const Op& op, const std:
   out->set_hbm_bytes(op.hbm_read_bytes + op.hbm_write_bytes);
   if (op.kind == OpKind::kAttention) out->set_causal(op.causal);
   if (op.fp8) out->set_fp8(true);
+  if (!op.kernel.empty()) out->set_kernel(op.kernel);
   if (op.kind == OpKind::kMatmul || (op.kind == OpKind::kAttention && op.shape.m > 0)) {
     out->mutable_shape()->set_m(op.shape.m);
     out->mutable_shape()->set_k(op.shape.k);

@@ -59,6 +59,7 @@ OpCost CostOf(const ComputeModel& compute, const schedule::Op& op) {
                               op.shape().batch() > 0 ? op.shape().batch() : 1};
   cost_op.causal = op.causal();
   cost_op.fp8 = op.fp8();
+  cost_op.kernel = op.kernel();
   if (op.phase() == PhaseName(Phase::kBackwardInput)) cost_op.phase = Phase::kBackwardInput;
   return compute.Cost(cost_op);
 }

@@ -32,6 +32,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
   PODSIM_RETURN_IF_ERROR(ValidateOpOptions(options, layout));
   PODSIM_RETURN_IF_ERROR(ValidateFp8(options, system.chip));
+  PODSIM_RETURN_IF_ERROR(ValidateAttentionKernel(options, DefaultComputeEfficiency(system.chip)));
   TrainingResult result;
   result.schedule = TrainingSchedule(system.name, model, layout, batch, options);
   PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));
