@@ -196,10 +196,14 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
        "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]"
        "[,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]\n"},
-      {{"infer", "--system", "h100:8", "--model", "mixtral-8x7b", "--layout", "tp=8", "--phase",
+      {{"infer", "--system", "h100:8", "--model", "deepseek-v2", "--layout", "tp=8", "--phase",
         "decode", "--batch", "1", "--context", "10"},
-       "podsim: error: --layout: model 'mixtral-8x7b' has experts: podsim simulates its "
+       "podsim: error: --layout: model 'deepseek-v2' has latent attention: podsim simulates its "
        "training (podsim train) but not yet its inference\n"},
+      {{"infer", "--system", "h100:16", "--model", "mixtral-8x7b", "--layout", "tp=4,tp2=4",
+        "--phase", "decode", "--batch", "1", "--context", "10"},
+       "podsim: error: --layout: layout tp=4,tp2=4,dp=1: model 'mixtral-8x7b' has experts: its "
+       "inference runs 1D tensor parallelism (tp2=1), not tp2=4\n"},
       {{"infer", "--system", "ring:16", "--model", "llama3-70b", "--layout", "tp=16", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --system: 'ring:16' has no compute or HBM figures to simulate a step on "

@@ -21,15 +21,27 @@ int64_t BatchGranule(const InferenceLayout& layout) {
 
 }  // namespace
 
-double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout& layout) {
+double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout& layout,
+                                   bool moe) {
   InferenceOptions any;  // The weight shards do not depend on batch or phase.
   any.batch = BatchGranule(layout);
   const InferenceShape s = InferenceShapeOf(layout, model, any);
   const double h = D(model.head_dim);
   const double q = D(s.heads) * h, kv = D(s.kv_heads) * h, d_in = D(s.d_in), f = D(s.ffn);
   double params = d_in * (q + 2 * kv) + q * d_in;  // QKV and O.
-  params += (model.gated_mlp ? 3 : 2) * d_in * f;  // MLP.
-  params += 2 * GainsPerWidth(model) * d_in;       // Two norms, split over tp2.
+  if (moe) {
+    // The router on every chip; every routed expert's and the shared experts' tp shards.
+    params += D(model.RouterParamsPerLayer());
+    params += (model.gated_mlp ? 3 : 2) * d_in *
+              (D(model.experts) * D(model.expert_ffn) + D(model.shared_ffn)) / layout.tp;
+    if (model.linear_biases) {
+      params +=
+          D(model.experts) * ((model.gated_mlp ? 2 : 1) * D(model.expert_ffn) / layout.tp + d_in);
+    }
+  } else {
+    params += (model.gated_mlp ? 3 : 2) * d_in * f;  // MLP.
+  }
+  params += 2 * GainsPerWidth(model) * d_in;  // Two norms, split over tp2.
   if (model.linear_biases) {
     params += (q + 2 * kv) + d_in + (model.gated_mlp ? 2 : 1) * f + d_in;
   }
@@ -41,7 +53,9 @@ double InferenceParamsPerChip(const ModelSpec& model, const InferenceLayout& lay
   InferenceOptions any;
   any.batch = BatchGranule(layout);
   const InferenceShape s = InferenceShapeOf(layout, model, any);
-  const double layers = D(model.layers) * InferenceLayerParamsPerChip(model, layout);
+  const double layers =
+      D(model.layers - model.MoeLayers()) * InferenceLayerParamsPerChip(model, layout) +
+      D(model.MoeLayers()) * InferenceLayerParamsPerChip(model, layout, /*moe=*/true);
   const double table = D(s.vocab) * D(s.d_in);
   double other = table + D(model.learned_positions) * D(s.d_residual);
   other += GainsPerWidth(model) * D(s.d_in);  // Final norm.
@@ -71,7 +85,13 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
   m.residual_bytes = e * tok * D(s.d_residual);
   const double attention =
       e * tok * (d_in + D(s.heads + 2 * s.kv_heads) * h) + e * tok_a * D(s.attn_heads) * h;
-  const double mlp = e * tok * (d_in + (model.gated_mlp ? 3 : 2) * f);
+  double mlp = e * tok * (d_in + (model.gated_mlp ? 3 : 2) * f);
+  if (model.moe()) {
+    // The routed copies: their input, gate/up outputs (or up) and expert outputs.
+    const double fe = D(model.expert_ffn / layout.tp);
+    const double routed = e * tok * D(model.top_k) * (2 * d_in + (model.gated_mlp ? 2 : 1) * fe);
+    mlp = std::max(mlp, routed + e * tok * D(model.experts));
+  }
   const double head =
       e * rows * (d_in + vocab + full_vocab) + kProbabilityBytes * rows * full_vocab;
   m.activation_bytes = m.residual_bytes + std::max({attention, mlp, head});
@@ -79,6 +99,7 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
   double largest = 0;
   for (const OpList& ops :
        {InferenceEmbeddingOps(model, layout, options), InferenceLayerOps(model, layout, options),
+        model.moe() ? InferenceMoeLayerOps(model, layout, options) : OpList{},
         InferenceHeadOps(model, layout, options)}) {
     for (const Op& op : ops) largest = std::max(largest, op.comm_bytes);
   }

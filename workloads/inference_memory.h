@@ -26,8 +26,10 @@
 
 namespace podsim::workloads {
 
-// Parameters of one layer held by one chip (REQUIRES: the layout validates for the model).
-double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout& layout);
+// Parameters of one layer held by one chip, a dense one or, with `moe`, one with experts (every
+// expert's tp shard; inference_ops.h). REQUIRES: the layout validates for the model.
+double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout& layout,
+                                   bool moe = false);
 // Parameters held by one chip: all layers, the embedding shard, final norm and unembedding
 // shard. `layer_params` (optional) receives the layers' part.
 double InferenceParamsPerChip(const ModelSpec& model, const InferenceLayout& layout,

@@ -1,8 +1,11 @@
 #include "workloads/inference_ops.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 
+#include "sim/check.h"
 #include "topology/names.h"
 
 namespace podsim::workloads {
@@ -206,8 +209,65 @@ void ReduceOutput(Builder& b, const Dims& d, const std::string& what) {
   }
 }
 
+// A mixture of experts in place of the MLP (1D; inference_ops.h): the router and its top-k on every
+// chip, the routed experts as grouped GEMMs over the chip's tp shard of every expert (each reading
+// the weights of the experts the step's tokens touch), the shared experts as a dense MLP, and one
+// tp all-reduce of their sum.
+void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout, const Dims& d) {
+  const int input = b.last();
+  const double experts = D(model.experts), k = D(model.top_k);
+  b.Add(b.Matmul("moe.router", d.tok, d.d_in, experts, /*bias=*/false));
+  b.Add(b.Elementwise("moe.topk", OpKind::kElementwise, d.tok * experts, kSoftmaxFlops, 1, 0));
+  const int routed_in = b.last();
+  // Routed copies of the tokens, and the experts at least one of them reaches when routing is
+  // uniform: E (1 - (1 - k/E)^tokens) (an assumption: real routers are skewed, which touches
+  // fewer experts with more tokens each).
+  const double rows = d.tok * k;
+  const double touched = experts * (1 - std::pow(1 - k / experts, d.tok));
+  const double fe = D(model.expert_ffn / layout.tp);
+  auto grouped = [&](std::string name, double in, double out) {
+    Op op = b.Matmul(std::move(name), rows, in, out, d.bias);
+    op.shape.m = std::max<int64_t>(1, std::llround(rows / touched));
+    op.shape.batch = std::max<int64_t>(1, std::llround(touched));
+    op.hbm_read_bytes = d.w * touched * (in * out + (d.bias ? out : 0)) + d.e * rows * in;
+    return op;
+  };
+  std::vector<int> pre_act;
+  if (d.gated) {
+    pre_act.push_back(b.Add(grouped("moe.experts.gate", d.d_in, fe)));
+    b.set_last(routed_in);
+  }
+  pre_act.push_back(b.Add(grouped("moe.experts.up", d.d_in, fe)));
+  b.Add(b.Elementwise("moe.experts.act", OpKind::kElementwise, rows * fe,
+                      d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
+        pre_act);
+  b.Add(grouped("moe.experts.down", fe, d.d_in));
+  // Each token's top_k outputs weighted by its router scores and summed.
+  Op combine = b.Elementwise("moe.combine", OpKind::kElementwise, rows * d.d_in, 2, 1, 0);
+  combine.hbm_write_bytes = d.e * d.tok * d.d_in;
+  combine.output_bytes = combine.hbm_write_bytes;
+  std::vector<int> sum = {b.Add(combine)};
+  if (model.shared_ffn > 0) {
+    const double fs = D(model.shared_ffn / layout.tp);
+    b.set_last(input);
+    std::vector<int> shared_pre;
+    if (d.gated) {
+      shared_pre.push_back(b.Add(b.Matmul("moe.shared.gate", d.tok, d.d_in, fs, d.bias)));
+      b.set_last(input);
+    }
+    shared_pre.push_back(b.Add(b.Matmul("moe.shared.up", d.tok, d.d_in, fs, d.bias)));
+    b.Add(b.Elementwise("moe.shared.act", OpKind::kElementwise, d.tok * fs,
+                        d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
+          shared_pre);
+    sum.push_back(b.Add(b.Matmul("moe.shared.down", d.tok, fs, d.d_in, d.bias)));
+  }
+  b.Add(b.Elementwise("moe.sum", OpKind::kElementwise, d.tok * d.d_in, kAddFlops,
+                      static_cast<double>(sum.size()), 1),
+        sum);
+}
+
 OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, InferenceOptions options,
-                InferencePhase phase) {
+                InferencePhase phase, bool moe) {
   options.phase = phase;
   const Dims d = DimsOf(model, layout, options);
   const bool prefill = phase == InferencePhase::kPrefill;
@@ -293,6 +353,12 @@ OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, Inference
   GatherInput(b, d, d.tok, "mlp");
   b.Add(b.Norm("mlp.norm", d.tok, d.d_in));
   NormStats(b, d, d.tok, "mlp");
+  if (moe) {
+    AppendMoe(b, model, layout, d);
+    ReduceOutput(b, d, "mlp");
+    b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.tok * d.d_res, kAddFlops, 2, 1));
+    return b.Take();
+  }
   const int input = b.last();
   std::vector<int> pre_act;
   if (d.gated) {
@@ -422,10 +488,11 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
     return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
   };
   const std::string of_model = StrCat({" of model '", model.name, "'"});
-  if (model.moe() || model.mla()) {
+  if (model.mla()) {
     return sim::Status::InvalidArgument(
-        StrCat({"model '", model.name, "' has ", model.moe() ? "experts" : "latent attention",
-                ": podsim simulates its training (podsim train) but not yet its inference"}));
+        StrCat({"model '", model.name,
+                "' has latent attention: podsim simulates its training (podsim train) but not yet "
+                "its inference"}));
   }
   const bool prefill = options.phase == InferencePhase::kPrefill;
   if (options.batch < 1 || options.batch > kMaxInferenceBatch) {
@@ -465,6 +532,19 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
   // 2D: the MLP activation is split over both axes, the residual stream too.
   if (model.ffn % m != 0) {
     return fail(StrCat({group, " must divide ffn=", Str(model.ffn), of_model}));
+  }
+  if (model.moe() && two_d) {
+    return fail(StrCat({"model '", model.name,
+                        "' has experts: its inference runs 1D tensor parallelism (tp2=1), not tp2=",
+                        Str(layout.tp2)}));
+  }
+  if (model.moe() && model.expert_ffn % tp != 0) {
+    return fail(StrCat({"tp=", Str(tp), " must divide expert_ffn=", Str(model.expert_ffn), of_model,
+                        " (each expert's ffn is split over tp)"}));
+  }
+  if (model.moe() && model.shared_ffn % tp != 0) {
+    return fail(
+        StrCat({"tp=", Str(tp), " must divide shared_ffn=", Str(model.shared_ffn), of_model}));
   }
   if (two_d && model.d_model % m != 0) {
     return fail(StrCat({group, " must divide d_model=", Str(model.d_model), of_model,
@@ -513,17 +593,23 @@ InferenceShape InferenceShapeOf(const InferenceLayout& layout, const ModelSpec& 
 
 OpList PrefillLayerOps(const ModelSpec& model, const InferenceLayout& layout,
                        const InferenceOptions& options) {
-  return LayerOps(model, layout, options, InferencePhase::kPrefill);
+  return LayerOps(model, layout, options, InferencePhase::kPrefill, false);
 }
 
 OpList DecodeLayerOps(const ModelSpec& model, const InferenceLayout& layout,
                       const InferenceOptions& options) {
-  return LayerOps(model, layout, options, InferencePhase::kDecode);
+  return LayerOps(model, layout, options, InferencePhase::kDecode, false);
 }
 
 OpList InferenceLayerOps(const ModelSpec& model, const InferenceLayout& layout,
                          const InferenceOptions& options) {
-  return LayerOps(model, layout, options, options.phase);
+  return LayerOps(model, layout, options, options.phase, false);
+}
+
+OpList InferenceMoeLayerOps(const ModelSpec& model, const InferenceLayout& layout,
+                            const InferenceOptions& options) {
+  PODSIM_CHECK(model.moe()) << "model '" << model.name << "' has no experts";
+  return LayerOps(model, layout, options, options.phase, true);
 }
 
 OpList InferenceEmbeddingOps(const ModelSpec& model, const InferenceLayout& layout,
@@ -584,13 +670,21 @@ OpList InferenceHeadOps(const ModelSpec& model, const InferenceLayout& layout,
 OpTotals InferenceStepTotals(const ModelSpec& model, const InferenceLayout& layout,
                              const InferenceOptions& options) {
   OpTotals total = Totals(InferenceEmbeddingOps(model, layout, options));
-  const OpTotals layer = Totals(InferenceLayerOps(model, layout, options));
   const OpTotals head = Totals(InferenceHeadOps(model, layout, options));
-  const double layers = D(model.layers);
-  total.flops += layers * layer.flops + head.flops;
-  total.model_flops += layers * layer.model_flops + head.model_flops;
-  total.hbm_bytes += layers * layer.hbm_bytes + head.hbm_bytes;
-  total.comm_bytes += layers * layer.comm_bytes + head.comm_bytes;
+  for (const bool moe : {false, true}) {
+    const double layers = D(moe ? model.MoeLayers() : model.layers - model.MoeLayers());
+    if (layers == 0) continue;
+    const OpTotals layer = Totals(moe ? InferenceMoeLayerOps(model, layout, options)
+                                      : InferenceLayerOps(model, layout, options));
+    total.flops += layers * layer.flops;
+    total.model_flops += layers * layer.model_flops;
+    total.hbm_bytes += layers * layer.hbm_bytes;
+    total.comm_bytes += layers * layer.comm_bytes;
+  }
+  total.flops += head.flops;
+  total.model_flops += head.model_flops;
+  total.hbm_bytes += head.hbm_bytes;
+  total.comm_bytes += head.comm_bytes;
   return total;
 }
 

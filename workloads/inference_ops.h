@@ -44,6 +44,14 @@
 // bf16 on dequantized weights (the book's "int8 weights + bf16 FLOPs", Ch7); activations are
 // bf16 in HBM; collective payloads are `collective` bytes per element (the book's int8 TP, Ch7
 // App. C). The cache holds K and V at `kv_cache` bytes.
+// Mixture of experts (models with experts, 1D layouts; vLLM's tensor-parallel MoE without expert
+// parallelism): the layers after the dense ones replace the MLP by the router ([D, E], replicated
+// on every chip of a replica) and its top-k, the routed experts with each expert's ffn split over
+// tp, run as grouped GEMMs over the step's tokens x top_k routed copies, and the shared experts
+// as a dense tp-split MLP; one tp all-reduce sums them. Routing is taken uniform: a step of T
+// tokens reaches E (1 - (1 - k/E)^T) experts in expectation, and only their weights are read (a
+// decode step of a small batch reads few experts). Expert parallelism in inference is not
+// modelled.
 // FLOPs: matmuls 2mkn; attention 4 x head_dim x query heads x query-key pairs (causal pairs in
 // prefill, as a causal flash kernel computes; model_flops by `model_flops_count`); elementwise
 // counts as in layer_ops.h.
@@ -149,7 +157,10 @@ InferenceShape InferenceShapeOf(const InferenceLayout& layout, const ModelSpec& 
 // One transformer layer on one chip (REQUIRES: ValidateInferenceLayout ok; options.phase is
 // ignored, the function says the phase). Op names: attn.norm, attn.qkv, attn.rotary,
 // attn.kv_write, attn.core, attn.out, attn.residual, mlp.norm, mlp.gate, mlp.up, mlp.act,
-// mlp.down, mlp.residual; collectives "<axis>.<collective>.<what>" on axes tp and tp2.
+// mlp.down, mlp.residual; collectives "<axis>.<collective>.<what>" on axes tp and tp2. In a layer
+// with a mixture of experts (InferenceMoeLayerOps) the MLP's ops are moe.router,
+// moe.topk, moe.experts.gate/up/act/down, moe.combine, the shared experts' moe.shared.* and
+// moe.sum (header comment, "Mixture of experts").
 OpList PrefillLayerOps(const ModelSpec& model, const InferenceLayout& layout,
                        const InferenceOptions& options);
 OpList DecodeLayerOps(const ModelSpec& model, const InferenceLayout& layout,
@@ -157,6 +168,9 @@ OpList DecodeLayerOps(const ModelSpec& model, const InferenceLayout& layout,
 // PrefillLayerOps or DecodeLayerOps by options.phase.
 OpList InferenceLayerOps(const ModelSpec& model, const InferenceLayout& layout,
                          const InferenceOptions& options);
+// The same for a layer with experts (REQUIRES: model.moe()).
+OpList InferenceMoeLayerOps(const ModelSpec& model, const InferenceLayout& layout,
+                            const InferenceOptions& options);
 
 // Token (and learned position) embedding of the step's tokens: embed.lookup, then the tp
 // all-reduce (1D) or reduce-scatter (2D) of the vocab-parallel rows; embed.positions.

@@ -70,6 +70,13 @@ const Op& Find(const OpList& ops, std::string_view name) {
   return ops.front();
 }
 
+bool HasOp(const OpList& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return true;
+  }
+  return false;
+}
+
 double Sum(const OpList& ops, OpKind kind, double Op::*field) {
   double total = 0;
   for (const Op& op : ops) {
@@ -431,6 +438,36 @@ TEST(InferenceOpsTest, WeightsReadOncePerStep) {
       EXPECT_REL(intercept(InferenceHeadOps), (s.vocab + 1.0) * s.d_in * bytes, 1e-9) << text;
     }
   }
+}
+
+// Mixture of experts in inference (issue 15, item 6): a layer with experts runs the router, the
+// routed experts' grouped GEMMs over tokens x top_k rows with each expert's ffn split over tp, and
+// the tp all-reduce; a decode step reads the weights of the experts its tokens reach (uniform
+// routing: E (1 - (1 - k/E)^T)), all of them once the batch is large, and the chip holds every
+// expert's shard.
+TEST(InferenceOpsTest, ExpertsRunOnTheRoutedTokensAndReadTheExpertsTheyReach) {
+  const ModelSpec m = M("mixtral-8x7b");  // 8 experts, top 2, expert ffn 14336, D 4096.
+  const InferenceLayout l = L("tp=8");
+  const OpList ops = InferenceMoeLayerOps(m, l, Decode(64, 4095));
+  for (const char* name : {"moe.router", "moe.topk", "moe.experts.gate", "moe.experts.up",
+                           "moe.experts.down", "moe.combine", "tp.all-reduce.mlp"}) {
+    EXPECT_TRUE(HasOp(ops, name)) << name;
+  }
+  const double fe = 14336.0 / 8, d = 4096, rows = 64 * 2;
+  EXPECT_DOUBLE_EQ(Find(ops, "moe.experts.up").flops, 2 * rows * d * fe);
+  EXPECT_DOUBLE_EQ(Find(ops, "moe.router").flops, 2 * 64 * d * 8);
+  // Weights read: one token reaches 2 experts; 64 tokens all but 8 (6/8)^64 of them.
+  auto expert_weights = [&](int64_t batch) {
+    return Find(InferenceMoeLayerOps(m, l, Decode(batch, 4095)), "moe.experts.up").hbm_read_bytes -
+           2.0 * batch * 2 * d;
+  };
+  EXPECT_REL(expert_weights(1), 2 * 2 * d * fe, 1e-9);
+  EXPECT_REL(expert_weights(64), 8 * (1 - std::pow(6.0 / 8, 64)) * 2 * d * fe, 1e-9);
+  // The chip holds the router and every expert's tp shard; a dense layer holds neither.
+  EXPECT_REL(InferenceLayerParamsPerChip(m, l, true) - InferenceLayerParamsPerChip(m, l),
+             8 * d + 3 * d * (8 * 14336.0 - 14336) / 8, 1e-12);
+  // Without experts, the same model's layer is the dense one.
+  EXPECT_FALSE(HasOp(InferenceLayerOps(m, l, Decode(64, 4095)), "moe.router"));
 }
 
 // Prefill: logits for the last token of each sequence only (the next-token distribution is all

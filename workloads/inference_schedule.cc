@@ -41,9 +41,12 @@ schedule::Schedule InferenceSchedule(const std::string& system, const ModelSpec&
 
   schedule::Program* program = out.add_programs();
   program->set_name("replica");  // No `where`: every chip runs it.
-  const OpList layer = InferenceLayerOps(model, layout, options);
+  const OpList dense = InferenceLayerOps(model, layout, options);
+  const OpList moe = model.moe() ? InferenceMoeLayerOps(model, layout, options) : OpList{};
   int last = Append(program, InferenceEmbeddingOps(model, layout, options), -1, -1);
-  for (int l = 0; l < model.layers; ++l) last = Append(program, layer, last, l);
+  for (int l = 0; l < model.layers; ++l) {
+    last = Append(program, model.IsMoeLayer(l) ? moe : dense, last, l);
+  }
   Append(program, InferenceHeadOps(model, layout, options), last, -1);
   return out;
 }
