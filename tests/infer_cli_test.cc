@@ -196,10 +196,11 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"
        "[,experts=E,top_k=K[,expert_ffn=F][,shared_ffn=F][,dense_layers=N]]"
        "[,kv_lora=..,rope_dim=..,v_head_dim=..[,q_lora=..]]\n"},
-      {{"infer", "--system", "h100:8", "--model", "deepseek-v2", "--layout", "tp=8", "--phase",
-        "decode", "--batch", "1", "--context", "10"},
-       "podsim: error: --layout: model 'deepseek-v2' has latent attention: podsim simulates its "
-       "training (podsim train) but not yet its inference\n"},
+      {{"infer", "--system", "h100:8", "--model", "deepseek-v2", "--layout", "tp=8,kv_shard=batch",
+        "--phase", "decode", "--batch", "8", "--context", "10"},
+       "podsim: error: --layout: layout tp=8,tp2=1,dp=1,kv_shard=batch: model 'deepseek-v2' has "
+       "latent attention: its inference runs 1D tensor parallelism with the cache by heads "
+       "(tp2=1, kv_shard=heads)\n"},
       {{"infer", "--system", "h100:16", "--model", "mixtral-8x7b", "--layout", "tp=4,tp2=4",
         "--phase", "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --layout: layout tp=4,tp2=4,dp=1: model 'mixtral-8x7b' has experts: its "

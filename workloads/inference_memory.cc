@@ -29,6 +29,15 @@ double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout
   const double h = D(model.head_dim);
   const double q = D(s.heads) * h, kv = D(s.kv_heads) * h, d_in = D(s.d_in), f = D(s.ffn);
   double params = d_in * (q + 2 * kv) + q * d_in;  // QKV and O.
+  if (model.mla()) {
+    // Latent attention (inference_ops.h): the down projections and latent norms on every chip,
+    // the up projections and the output split by heads.
+    const double heads = D(s.heads), lora = D(model.kv_lora), rope = D(model.rope_dim);
+    const double v = D(model.v_head_dim), nope = D(model.head_dim);
+    params = d_in * (lora + rope) + lora + D(model.q_input_dim()) * heads * (nope + rope) +
+             lora * heads * (nope + v) + heads * v * d_in;
+    if (model.q_lora > 0) params += d_in * D(model.q_lora) + D(model.q_lora);
+  }
   if (moe) {
     // The router on every chip; every routed expert's and the shared experts' tp shards.
     params += D(model.RouterParamsPerLayer());
@@ -76,8 +85,11 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
   InferenceMemoryBreakdown m;
   m.params = InferenceParamsPerChip(model, layout);
   m.weight_bytes = m.params * DTypeBytes(options.weights);
-  m.kv_cache_bytes = D(model.layers) * D(s.attn_sequences) * D(s.cache_tokens) * 2 *
-                     D(s.attn_kv_heads) * h * DTypeBytes(options.kv_cache);
+  // Latent attention caches kv_lora + rope_dim per token, whole on every chip (inference_ops.h).
+  const double cached_per_token =
+      model.mla() ? D(model.kv_lora + model.rope_dim) : 2 * D(s.attn_kv_heads) * h;
+  m.kv_cache_bytes = D(model.layers) * D(s.attn_sequences) * D(s.cache_tokens) * cached_per_token *
+                     DTypeBytes(options.kv_cache);
 
   const double tok = D(s.tokens), rows = D(s.sequences);
   const double tok_a = D(s.attn_sequences * s.query_tokens);

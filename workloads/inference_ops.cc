@@ -209,6 +209,86 @@ void ReduceOutput(Builder& b, const Dims& d, const std::string& what) {
   }
 }
 
+// Multi-head latent attention (1D, heads sharded; inference_ops.h "Latent attention") from the
+// normed input to attn.out, as vLLM's DeepseekV2 MLA runs it under tensor parallelism: the down
+// projections replicated on every chip, the up projections and the output split by heads.
+void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLayout& layout,
+                           const Dims& d, bool prefill, const InferenceOptions& options) {
+  const double heads = D(model.heads / layout.tp);
+  const double nope = D(model.head_dim), rope = D(model.rope_dim), lora = D(model.kv_lora);
+  const double v = D(model.v_head_dim), qk = nope + rope;
+  const int input = b.last();
+  if (model.q_lora > 0) {
+    b.Add(b.Matmul("attn.q_down", d.tok, d.d, D(model.q_lora), false));
+    b.Add(b.Norm("attn.q_norm", d.tok, D(model.q_lora)));
+  }
+  const int q = b.Add(b.Matmul("attn.q_up", d.tok, D(model.q_input_dim()), heads * qk, false));
+  b.set_last(input);
+  b.Add(b.Matmul("attn.kv_down", d.tok, d.d, lora + rope, false));
+  b.Add(b.Norm("attn.kv_norm", d.tok, lora));
+  const int latent = b.last();
+  // The queries' rotary dims and the one shared rotary key per token.
+  b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (heads + 1) * rope, kRotaryFlops,
+                      1, 1),
+        {q, latent});
+  const int rotated = b.last();
+  {
+    // The latent and the rotary key appended to the cache: kv_lora + rope_dim per token, shared
+    // by every head (each chip of the tp group keeps the whole latent cache).
+    const double elements = d.tok * (lora + rope);
+    Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
+                             d.c < d.e ? kQuantizeFlops : 0, 1, 0);
+    write.hbm_write_bytes = d.c * elements;
+    write.output_bytes = write.hbm_write_bytes;
+    b.Add(write, {rotated});
+  }
+  const int written = b.last();
+  Op core;
+  core.name = "attn.core";
+  core.kind = OpKind::kAttention;
+  core.phase = Phase::kForward;
+  const double seqs = D(d.s.sequences);
+  if (prefill) {
+    // The prompt's keys and values from the latent, then causal flash attention over qk dims
+    // (scores) and v dims (values).
+    b.Add(b.Matmul("attn.kv_up", d.tok, lora, heads * (nope + v), false), {written});
+    const double t = D(d.s.query_tokens);
+    const double causal = seqs * t * (t + 1) / 2, full = seqs * t * t;
+    core.flops = 2 * heads * (qk + v) * causal;
+    core.model_flops =
+        2 * heads * (qk + v) * (options.model_flops_count == AttentionCount::kFull ? full : causal);
+    core.hbm_read_bytes = d.e * d.tok * heads * (2 * qk + v);
+  } else {
+    // Decode with the up projections absorbed (DeepSeek-V2 sec. 2.1.2): each head's query is
+    // taken into the latent space, attends over the cached latents (scores over kv_lora +
+    // rope_dim, values over kv_lora) and comes back out through the value projection.
+    Op absorb = b.Matmul("attn.q_absorb", d.tok, nope, lora, false);
+    absorb.shape.batch = static_cast<int64_t>(heads);
+    absorb.flops *= heads;
+    absorb.model_flops = absorb.flops;
+    absorb.hbm_read_bytes = d.w * heads * nope * lora + d.e * d.tok * heads * nope;
+    absorb.hbm_write_bytes = d.e * d.tok * heads * lora;
+    b.Add(absorb, {written});
+    const double keys = D(d.s.keys);
+    core.flops = 2 * heads * (2 * lora + rope) * seqs * keys;
+    core.model_flops = core.flops;
+    core.hbm_read_bytes = d.e * d.tok * heads * (lora + rope) + d.c * seqs * keys * (lora + rope);
+  }
+  core.hbm_write_bytes = d.e * d.tok * heads * (prefill ? v : lora);
+  core.output_bytes = core.hbm_write_bytes;
+  b.Add(core);
+  if (!prefill) {
+    Op out = b.Matmul("attn.v_absorb", d.tok, lora, v, false);
+    out.shape.batch = static_cast<int64_t>(heads);
+    out.flops *= heads;
+    out.model_flops = out.flops;
+    out.hbm_read_bytes = d.w * heads * lora * v + d.e * d.tok * heads * lora;
+    out.hbm_write_bytes = d.e * d.tok * heads * v;
+    b.Add(out);
+  }
+  b.Add(b.Matmul("attn.out", d.tok, heads * v, d.d, false));
+}
+
 // A mixture of experts in place of the MLP (1D; inference_ops.h): the router and its top-k on every
 // chip, the routed experts as grouped GEMMs over the chip's tp shard of every expert (each reading
 // the weights of the experts the step's tokens touch), the shared experts as a dense MLP, and one
@@ -277,75 +357,79 @@ OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, Inference
   GatherInput(b, d, d.tok, "attn");
   b.Add(b.Norm("attn.norm", d.tok, d.d_in));
   NormStats(b, d, d.tok, "attn");
-  const int qkv = b.Add(b.Matmul("attn.qkv", d.tok, d.d_in, d.qp + 2 * d.kvp, d.bias));
-  if (d.two_d) {
-    // Partial sums over tp2, split by heads. Kv heads that do not split over tp2 are summed
-    // whole (each chip keeps the one its query heads use).
-    if (d.kv_split) {
-      b.Add(b.Collective("tp2.reduce-scatter.attn.qkv", CollectiveOp::kReduceScatter, "tp2",
-                         d.x * d.tok * (d.qp + 2 * d.kvp)));
-    } else {
-      const int q = b.Add(b.Collective("tp2.reduce-scatter.attn.q", CollectiveOp::kReduceScatter,
-                                       "tp2", d.x * d.tok * d.qp));
-      const int kv = b.Add(b.Collective("tp2.all-reduce.attn.kv", CollectiveOp::kAllReduce, "tp2",
-                                        d.x * d.tok * 2 * d.kvp),
-                           {qkv});
-      b.Join({q, kv});
+  if (model.mla()) {
+    AppendLatentAttention(b, model, layout, d, prefill, options);
+  } else {
+    const int qkv = b.Add(b.Matmul("attn.qkv", d.tok, d.d_in, d.qp + 2 * d.kvp, d.bias));
+    if (d.two_d) {
+      // Partial sums over tp2, split by heads. Kv heads that do not split over tp2 are summed
+      // whole (each chip keeps the one its query heads use).
+      if (d.kv_split) {
+        b.Add(b.Collective("tp2.reduce-scatter.attn.qkv", CollectiveOp::kReduceScatter, "tp2",
+                           d.x * d.tok * (d.qp + 2 * d.kvp)));
+      } else {
+        const int q = b.Add(b.Collective("tp2.reduce-scatter.attn.q", CollectiveOp::kReduceScatter,
+                                         "tp2", d.x * d.tok * d.qp));
+        const int kv = b.Add(b.Collective("tp2.all-reduce.attn.kv", CollectiveOp::kAllReduce, "tp2",
+                                          d.x * d.tok * 2 * d.kvp),
+                             {qkv});
+        b.Join({q, kv});
+      }
     }
-  }
-  if (d.rotary) {
-    // Queries and keys of this chip's heads (before the all-to-all with kv_shard=batch).
-    const double width = d.two_d ? d.qa + d.kva : d.qp + d.kvp;
-    b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * width, kRotaryFlops, 1, 1));
-  }
-  if (d.batch) {
-    // Head-sharded [tok, N+2K heads] to batch-sharded: the whole array is every head once.
-    b.Add(b.Collective("tp.all-to-all.attn.qkv", CollectiveOp::kAllToAll, "tp",
-                       d.x * d.tok * D(model.q_dim() + 2 * model.kv_dim())));
-  }
-  {
-    // The new tokens' K and V appended to the cache.
-    const double elements = d.tok_a * 2 * d.kva;
-    Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
-                             d.c < d.e ? kQuantizeFlops : 0, 1, 0);
-    write.hbm_write_bytes = d.c * elements;
-    write.output_bytes = write.hbm_write_bytes;
-    b.Add(write);
-  }
-  {
-    Op core;
-    core.name = "attn.core";
-    core.kind = OpKind::kAttention;
-    core.phase = Phase::kForward;
-    const double seqs = D(d.s.attn_sequences);
-    if (prefill) {
-      // Causal flash attention over the prompt: Q, K, V from the projection, no cache read.
-      const double t = D(d.s.query_tokens);
-      const double causal = seqs * t * (t + 1) / 2, full = seqs * t * t;
-      core.flops = 4 * d.qa * causal;
-      core.model_flops =
-          4 * d.qa * (options.model_flops_count == AttentionCount::kFull ? full : causal);
-      core.hbm_read_bytes = d.e * d.tok_a * (d.qa + 2 * d.kva);
-    } else {
-      // One query per sequence against every cached position, the new one included.
-      const double keys = D(d.s.keys);
-      core.flops = 4 * d.qa * seqs * keys;
-      core.model_flops = core.flops;
-      core.hbm_read_bytes = d.e * seqs * d.qa + d.c * seqs * keys * 2 * d.kva;
+    if (d.rotary) {
+      // Queries and keys of this chip's heads (before the all-to-all with kv_shard=batch).
+      const double width = d.two_d ? d.qa + d.kva : d.qp + d.kvp;
+      b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * width, kRotaryFlops, 1, 1));
     }
-    core.hbm_write_bytes = d.e * d.tok_a * d.qa;
-    core.output_bytes = core.hbm_write_bytes;
-    b.Add(core);
+    if (d.batch) {
+      // Head-sharded [tok, N+2K heads] to batch-sharded: the whole array is every head once.
+      b.Add(b.Collective("tp.all-to-all.attn.qkv", CollectiveOp::kAllToAll, "tp",
+                         d.x * d.tok * D(model.q_dim() + 2 * model.kv_dim())));
+    }
+    {
+      // The new tokens' K and V appended to the cache.
+      const double elements = d.tok_a * 2 * d.kva;
+      Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
+                               d.c < d.e ? kQuantizeFlops : 0, 1, 0);
+      write.hbm_write_bytes = d.c * elements;
+      write.output_bytes = write.hbm_write_bytes;
+      b.Add(write);
+    }
+    {
+      Op core;
+      core.name = "attn.core";
+      core.kind = OpKind::kAttention;
+      core.phase = Phase::kForward;
+      const double seqs = D(d.s.attn_sequences);
+      if (prefill) {
+        // Causal flash attention over the prompt: Q, K, V from the projection, no cache read.
+        const double t = D(d.s.query_tokens);
+        const double causal = seqs * t * (t + 1) / 2, full = seqs * t * t;
+        core.flops = 4 * d.qa * causal;
+        core.model_flops =
+            4 * d.qa * (options.model_flops_count == AttentionCount::kFull ? full : causal);
+        core.hbm_read_bytes = d.e * d.tok_a * (d.qa + 2 * d.kva);
+      } else {
+        // One query per sequence against every cached position, the new one included.
+        const double keys = D(d.s.keys);
+        core.flops = 4 * d.qa * seqs * keys;
+        core.model_flops = core.flops;
+        core.hbm_read_bytes = d.e * seqs * d.qa + d.c * seqs * keys * 2 * d.kva;
+      }
+      core.hbm_write_bytes = d.e * d.tok_a * d.qa;
+      core.output_bytes = core.hbm_write_bytes;
+      b.Add(core);
+    }
+    if (d.batch) {
+      b.Add(b.Collective("tp.all-to-all.attn.out", CollectiveOp::kAllToAll, "tp",
+                         d.x * d.tok * D(model.q_dim())));
+    }
+    if (d.two_d) {
+      b.Add(b.Collective("tp2.all-gather.attn.out", CollectiveOp::kAllGather, "tp2",
+                         d.x * d.tok * d.qp));
+    }
+    b.Add(b.Matmul("attn.out", d.tok, d.qp, d.d_in, d.bias));
   }
-  if (d.batch) {
-    b.Add(b.Collective("tp.all-to-all.attn.out", CollectiveOp::kAllToAll, "tp",
-                       d.x * d.tok * D(model.q_dim())));
-  }
-  if (d.two_d) {
-    b.Add(b.Collective("tp2.all-gather.attn.out", CollectiveOp::kAllGather, "tp2",
-                       d.x * d.tok * d.qp));
-  }
-  b.Add(b.Matmul("attn.out", d.tok, d.qp, d.d_in, d.bias));
   ReduceOutput(b, d, "attn");
   b.Add(b.Elementwise("attn.residual", OpKind::kElementwise, d.tok * d.d_res, kAddFlops, 2, 1));
 
@@ -488,12 +572,6 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
     return sim::Status::InvalidArgument(StrCat({where, ": ", what}));
   };
   const std::string of_model = StrCat({" of model '", model.name, "'"});
-  if (model.mla()) {
-    return sim::Status::InvalidArgument(
-        StrCat({"model '", model.name,
-                "' has latent attention: podsim simulates its training (podsim train) but not yet "
-                "its inference"}));
-  }
   const bool prefill = options.phase == InferencePhase::kPrefill;
   if (options.batch < 1 || options.batch > kMaxInferenceBatch) {
     return fail(StrCat({"batch must be in [1, ", Str(kMaxInferenceBatch), "] sequences (got ",
@@ -532,6 +610,11 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
   // 2D: the MLP activation is split over both axes, the residual stream too.
   if (model.ffn % m != 0) {
     return fail(StrCat({group, " must divide ffn=", Str(model.ffn), of_model}));
+  }
+  if (model.mla() && (two_d || batch)) {
+    return fail(StrCat({"model '", model.name,
+                        "' has latent attention: its inference runs 1D tensor parallelism with the "
+                        "cache by heads (tp2=1, kv_shard=heads)"}));
   }
   if (model.moe() && two_d) {
     return fail(StrCat({"model '", model.name,

@@ -52,6 +52,15 @@
 // tokens reaches E (1 - (1 - k/E)^T) experts in expectation, and only their weights are read (a
 // decode step of a small batch reads few experts). Expert parallelism in inference is not
 // modelled.
+// Latent attention (models with kv_lora; 1D, cache by heads; vLLM's DeepseekV2 MLA under tensor
+// parallelism): the down projections (q_lora, kv_lora + rope_dim) and their norms run on every
+// chip, the up projections and the output are split by heads. The cache holds the latent and the
+// rotary key, kv_lora + rope_dim per token and layer, whole on every chip of the tp group.
+// Prefill up-projects the prompt's keys and values and runs flash attention (scores over
+// head_dim + rope_dim, values over v_head_dim); decode absorbs the up projections (DeepSeek-V2
+// sec. 2.1.2): attn.q_absorb takes each head's query into the latent space, attn.core attends
+// over the cached latents (scores over kv_lora + rope_dim, values over kv_lora) and
+// attn.v_absorb maps the result out per head before attn.out.
 // FLOPs: matmuls 2mkn; attention 4 x head_dim x query heads x query-key pairs (causal pairs in
 // prefill, as a causal flash kernel computes; model_flops by `model_flops_count`); elementwise
 // counts as in layer_ops.h.

@@ -470,6 +470,35 @@ TEST(InferenceOpsTest, ExpertsRunOnTheRoutedTokensAndReadTheExpertsTheyReach) {
   EXPECT_FALSE(HasOp(InferenceLayerOps(m, l, Decode(64, 4095)), "moe.router"));
 }
 
+// Latent attention in inference (issue 15, item 6): decode absorbs the up projections and reads
+// the cached latents, kv_lora + rope_dim per token shared by the heads; the dense layer's weights
+// are read once per step like any layer's; the cache per chip is the whole latent cache.
+TEST(InferenceOpsTest, LatentAttentionCachesTheLatentAndAbsorbsTheUpProjections) {
+  const ModelSpec m = M("deepseek-v2");  // kv_lora 512, rope 64, 128 heads of 128 + 64, v 128.
+  const InferenceLayout l = L("tp=8");
+  const OpList decode = InferenceLayerOps(m, l, Decode(32, 4095));
+  for (const char* name :
+       {"attn.q_down", "attn.kv_down", "attn.q_absorb", "attn.core", "attn.v_absorb", "attn.out"}) {
+    EXPECT_TRUE(HasOp(decode, name)) << name;
+  }
+  EXPECT_FALSE(HasOp(decode, "attn.kv_up"));
+  const double heads = 128.0 / 8, keys = 4096;
+  const Op& core = Find(decode, "attn.core");
+  EXPECT_DOUBLE_EQ(core.flops, 2 * heads * (2 * 512 + 64) * 32 * keys);
+  EXPECT_DOUBLE_EQ(core.hbm_read_bytes, 2 * 32 * heads * 576 + 2 * 32 * keys * 576);
+  EXPECT_DOUBLE_EQ(Find(decode, "attn.kv_write").hbm_write_bytes, 2 * 32 * 576);
+  EXPECT_TRUE(HasOp(InferenceLayerOps(m, l, Prefill(2, 1024)), "attn.kv_up"));
+  // Weights once per step (the dense first layer), latent cache whole on each chip.
+  auto hbm = [&](int64_t batch) { return Hbm(InferenceLayerOps(m, l, Decode(batch, 2047))); };
+  EXPECT_REL(2 * hbm(1) - hbm(2), InferenceLayerParamsPerChip(m, l) * 2, 1e-9);
+  const topology::ChipSpec chip = topology::ChipPreset("h100").value();
+  EXPECT_DOUBLE_EQ(InferenceMemory(m, l, Decode(32, 4095), chip).kv_cache_bytes,
+                   60.0 * 32 * 4096 * 576 * 2);
+  EXPECT_EQ(Error("tp=4,tp2=2", "deepseek-v2", 8, Decode(32, 4095)),
+            "layout tp=4,tp2=2,dp=1: model 'deepseek-v2' has latent attention: its inference runs "
+            "1D tensor parallelism with the cache by heads (tp2=1, kv_shard=heads)");
+}
+
 // Prefill: logits for the last token of each sequence only (the next-token distribution is all
 // generation needs), so the head's matmul has `batch` rows in both phases.
 TEST(InferenceOpsTest, HeadUnembedsLastTokensOnly) {
