@@ -278,7 +278,7 @@ std::vector<std::pair<std::string, double>> Breakdown(const InferenceResult& r) 
       {"compute_mxu", r.time.compute_mxu_s},
       {"compute_overhead", r.time.compute_overhead_s},
       {"interference", r.time.interference_s}};
-  for (const char* axis : {"tp", "tp2"}) {
+  for (const char* axis : {"tp", "tp2", "ep"}) {
     auto it = r.time.exposed_s.find(axis);
     parts.emplace_back(std::string("exposed_") + axis,
                        it == r.time.exposed_s.end() ? 0.0 : it->second);
@@ -689,7 +689,9 @@ Command AddInferCommand(CLI::App& app) {
   sub->add_option("--system", flags->system, "SYSTEM, e.g. tpu-v5e:4x4, h100:8")->required();
   sub->add_option("--model", flags->model, "llama3-70b, ..., or custom:layers=..,d_model=..")
       ->required();
-  sub->add_option("--layout", flags->layout, "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]")
+  sub->add_option("--layout", flags->layout,
+                  "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..] (ep: expert parallelism "
+                  "over the tp chips of ep/tp replicas, models with experts)")
       ->required();
   sub->add_option("--batch", flags->batch,
                   "Sequences per step, or a list like 1,8,16 for the latency-throughput view")

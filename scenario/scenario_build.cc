@@ -430,8 +430,10 @@ sim::StatusOr<workloads::InferenceLayout> BuildInferLayout(const InferLayout& sp
       {"tp", spec.has_tp(), spec.tp(), &workloads::InferenceLayout::tp},
       {"tp2", spec.has_tp2(), spec.tp2(), &workloads::InferenceLayout::tp2},
       {"dp", spec.has_dp(), spec.dp(), &workloads::InferenceLayout::dp},
+      {"ep", spec.has_ep(), spec.ep(), &workloads::InferenceLayout::ep},
   };
-  const bool fields = spec.has_tp() || spec.has_tp2() || spec.has_dp() || spec.has_kv_shard();
+  const bool fields =
+      spec.has_tp() || spec.has_tp2() || spec.has_dp() || spec.has_kv_shard() || spec.has_ep();
   if (spec.has_text()) {
     if (fields) return Invalid(source, path, "give the layout as text or as axis fields, not both");
     sim::StatusOr<workloads::InferenceLayout> layout = workloads::ParseInferenceLayout(spec.text());

@@ -42,7 +42,7 @@ TEST(InferCliTest, JsonHasTheStableKeys) {
   // The breakdown's categories add up to the step; the bottleneck is the largest resource.
   double sum = 0;
   for (const char* key : {"compute_hbm", "compute_mxu", "compute_overhead", "interference",
-                          "exposed_tp", "exposed_tp2", "idle"}) {
+                          "exposed_tp", "exposed_tp2", "exposed_ep", "idle"}) {
     ASSERT_TRUE(j["breakdown"].contains(key)) << key;
     sum += j["breakdown"][key].get<double>();
   }
@@ -185,7 +185,7 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
       {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout", "tq=16", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --layout: layout 'tq=16': unknown key 'tq' (did you mean 'tp'?); form: "
-       "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]\n"},
+       "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]\n"},
       {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-7b", "--layout", "tp=16", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: "

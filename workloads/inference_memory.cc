@@ -39,13 +39,15 @@ double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout
     if (model.q_lora > 0) params += d_in * D(model.q_lora) + D(model.q_lora);
   }
   if (moe) {
-    // The router on every chip; every routed expert's and the shared experts' tp shards.
+    // The router on every chip; every routed expert's and the shared experts' tp shards, or with
+    // ep the chip's E/ep experts and the shared experts whole.
     params += D(model.RouterParamsPerLayer());
+    const double local = D(model.experts) / layout.ep;
+    const double split = layout.ep > 1 ? 1 : layout.tp;
     params += (model.gated_mlp ? 3 : 2) * d_in *
-              (D(model.experts) * D(model.expert_ffn) + D(model.shared_ffn)) / layout.tp;
+              (local * D(model.expert_ffn) + D(model.shared_ffn)) / split;
     if (model.linear_biases) {
-      params +=
-          D(model.experts) * ((model.gated_mlp ? 2 : 1) * D(model.expert_ffn) / layout.tp + d_in);
+      params += local * ((model.gated_mlp ? 2 : 1) * D(model.expert_ffn) / split + d_in);
     }
   } else {
     params += (model.gated_mlp ? 3 : 2) * d_in * f;  // MLP.
@@ -100,7 +102,7 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
   double mlp = e * tok * (d_in + (model.gated_mlp ? 3 : 2) * f);
   if (model.moe()) {
     // The routed copies: their input, gate/up outputs (or up) and expert outputs.
-    const double fe = D(model.expert_ffn / layout.tp);
+    const double fe = D(layout.ep > 1 ? model.expert_ffn : model.expert_ffn / layout.tp);
     const double routed = e * tok * D(model.top_k) * (2 * d_in + (model.gated_mlp ? 2 : 1) * fe);
     mlp = std::max(mlp, routed + e * tok * D(model.experts));
   }

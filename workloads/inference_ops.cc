@@ -34,7 +34,7 @@ constexpr double kTokenIdBytes = 4;
 // As ParseLayout: far above any pod, small enough that products stay exact in int64.
 constexpr int64_t kMaxAxis = 1 << 20;
 
-constexpr std::string_view kGrammar = "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]";
+constexpr std::string_view kGrammar = "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]";
 
 double D(int64_t v) { return static_cast<double>(v); }
 std::string Str(int64_t v) { return std::to_string(v); }
@@ -295,16 +295,28 @@ void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLa
 // tp all-reduce of their sum.
 void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout, const Dims& d) {
   const int input = b.last();
+  const bool ep = layout.ep > 1;
+  // Rows this chip routes: the replica's tokens, or with ep its 1/tp share of them.
+  const double tok = ep ? d.tok / layout.tp : d.tok;
   const double experts = D(model.experts), k = D(model.top_k);
-  b.Add(b.Matmul("moe.router", d.tok, d.d_in, experts, /*bias=*/false));
-  b.Add(b.Elementwise("moe.topk", OpKind::kElementwise, d.tok * experts, kSoftmaxFlops, 1, 0));
+  b.Add(b.Matmul("moe.router", tok, d.d_in, experts, /*bias=*/false));
+  b.Add(b.Elementwise("moe.topk", OpKind::kElementwise, tok * experts, kSoftmaxFlops, 1, 0));
+  // Routed copies this chip's experts run (balanced), and the experts here that at least one of
+  // the tokens routed over them reaches when routing is uniform: E' (1 - (1 - k/E)^T) for the E'
+  // experts here and the T tokens of the chips that route to them (an assumption: real routers
+  // are skewed, which touches fewer experts with more tokens each).
+  const double rows = tok * k;
+  const double local = ep ? experts / layout.ep : experts;
+  const double routing_tokens = ep ? tok * layout.ep : d.tok;
+  const double touched = local * (1 - std::pow(1 - k / experts, routing_tokens));
+  const double fe = D(ep ? model.expert_ffn : model.expert_ffn / layout.tp);
+  // Each chip sends its routed copies to the ep group and gets as many back: the all-to-all's
+  // whole array is the group's copies (op.h).
+  const double exchange = d.x * rows * d.d_in * layout.ep;
+  if (ep) {
+    b.Add(b.Collective("ep.all-to-all.moe.dispatch", CollectiveOp::kAllToAll, "ep", exchange));
+  }
   const int routed_in = b.last();
-  // Routed copies of the tokens, and the experts at least one of them reaches when routing is
-  // uniform: E (1 - (1 - k/E)^tokens) (an assumption: real routers are skewed, which touches
-  // fewer experts with more tokens each).
-  const double rows = d.tok * k;
-  const double touched = experts * (1 - std::pow(1 - k / experts, d.tok));
-  const double fe = D(model.expert_ffn / layout.tp);
   auto grouped = [&](std::string name, double in, double out) {
     Op op = b.Matmul(std::move(name), rows, in, out, d.bias);
     op.shape.m = std::max<int64_t>(1, std::llround(rows / touched));
@@ -322,26 +334,30 @@ void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout
                       d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
         pre_act);
   b.Add(grouped("moe.experts.down", fe, d.d_in));
+  if (ep) {
+    b.Add(b.Collective("ep.all-to-all.moe.combine", CollectiveOp::kAllToAll, "ep", exchange));
+  }
   // Each token's top_k outputs weighted by its router scores and summed.
   Op combine = b.Elementwise("moe.combine", OpKind::kElementwise, rows * d.d_in, 2, 1, 0);
-  combine.hbm_write_bytes = d.e * d.tok * d.d_in;
+  combine.hbm_write_bytes = d.e * tok * d.d_in;
   combine.output_bytes = combine.hbm_write_bytes;
   std::vector<int> sum = {b.Add(combine)};
   if (model.shared_ffn > 0) {
-    const double fs = D(model.shared_ffn / layout.tp);
+    // Split over tp like a dense MLP, or whole on the chip's share of the tokens with ep.
+    const double fs = D(ep ? model.shared_ffn : model.shared_ffn / layout.tp);
     b.set_last(input);
     std::vector<int> shared_pre;
     if (d.gated) {
-      shared_pre.push_back(b.Add(b.Matmul("moe.shared.gate", d.tok, d.d_in, fs, d.bias)));
+      shared_pre.push_back(b.Add(b.Matmul("moe.shared.gate", tok, d.d_in, fs, d.bias)));
       b.set_last(input);
     }
-    shared_pre.push_back(b.Add(b.Matmul("moe.shared.up", d.tok, d.d_in, fs, d.bias)));
-    b.Add(b.Elementwise("moe.shared.act", OpKind::kElementwise, d.tok * fs,
+    shared_pre.push_back(b.Add(b.Matmul("moe.shared.up", tok, d.d_in, fs, d.bias)));
+    b.Add(b.Elementwise("moe.shared.act", OpKind::kElementwise, tok * fs,
                         d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
           shared_pre);
-    sum.push_back(b.Add(b.Matmul("moe.shared.down", d.tok, fs, d.d_in, d.bias)));
+    sum.push_back(b.Add(b.Matmul("moe.shared.down", tok, fs, d.d_in, d.bias)));
   }
-  b.Add(b.Elementwise("moe.sum", OpKind::kElementwise, d.tok * d.d_in, kAddFlops,
+  b.Add(b.Elementwise("moe.sum", OpKind::kElementwise, tok * d.d_in, kAddFlops,
                       static_cast<double>(sum.size()), 1),
         sum);
 }
@@ -439,7 +455,12 @@ OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, Inference
   NormStats(b, d, d.tok, "mlp");
   if (moe) {
     AppendMoe(b, model, layout, d);
-    ReduceOutput(b, d, "mlp");
+    if (layout.ep > 1 && d.tp) {
+      // Each chip holds its share of the tokens' outputs: the tp group gathers them.
+      b.Add(b.Collective("tp.all-gather.mlp", CollectiveOp::kAllGather, "tp", d.x * d.tok * d.d));
+    } else {
+      ReduceOutput(b, d, "mlp");
+    }
     b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.tok * d.d_res, kAddFlops, 2, 1));
     return b.Take();
   }
@@ -490,15 +511,24 @@ std::string_view KvShardName(KvShard shard) { return shard == KvShard::kHeads ? 
 std::string InferenceLayout::ToString() const {
   std::string text = StrCat({"tp=", Str(tp), ",tp2=", Str(tp2), ",dp=", Str(dp)});
   if (kv_shard != KvShard::kHeads) text += StrCat({",kv_shard=", KvShardName(kv_shard)});
+  if (ep > 1) text += StrCat({",ep=", Str(ep)});
   return text;
 }
 
 std::vector<topology::MeshAxis> InferenceLayout::MeshAxes() const {
-  return {{"tp", tp}, {"tp2", tp2}, {"dp", dp}};
+  const int replicas = ep_replicas();
+  std::vector<topology::MeshAxis> axes = {{"tp", tp}, {"tp2", tp2}, {"dp", dp / replicas}};
+  if (replicas > 1) axes.push_back({"ep", replicas});
+  return axes;
+}
+
+std::vector<std::string> InferenceLayout::EpGroupAxes() const {
+  if (ep_replicas() > 1) return {"tp", "ep"};
+  return {"tp"};
 }
 
 sim::StatusOr<InferenceLayout> ParseInferenceLayout(std::string_view text) {
-  static const std::vector<std::string_view> kKeys = {"tp", "tp2", "dp", "kv_shard"};
+  static const std::vector<std::string_view> kKeys = {"tp", "tp2", "dp", "kv_shard", "ep"};
   const std::string where = StrCat({"layout '", text, "'"});
   if (text.empty()) return sim::Status::ParseError(StrCat({where, ": expected ", kGrammar}));
   PODSIM_ASSIGN_OR_RETURN(auto pairs, topology::ParseKeyValues(text, kKeys, where, kGrammar));
@@ -524,6 +554,7 @@ sim::StatusOr<InferenceLayout> ParseInferenceLayout(std::string_view text) {
     if (key == "tp") layout.tp = v;
     if (key == "tp2") layout.tp2 = v;
     if (key == "dp") layout.dp = v;
+    if (key == "ep") layout.ep = v;
   }
   return layout;
 }
@@ -621,11 +652,23 @@ sim::Status ValidateInferenceLayout(const InferenceLayout& layout, const ModelSp
                         "' has experts: its inference runs 1D tensor parallelism (tp2=1), not tp2=",
                         Str(layout.tp2)}));
   }
-  if (model.moe() && model.expert_ffn % tp != 0) {
+  if (layout.ep > 1) {
+    if (!model.moe()) return fail(StrCat({"ep=", Str(layout.ep), " needs a model with experts"}));
+    if (layout.ep % tp != 0 || layout.dp % layout.ep_replicas() != 0) {
+      return fail(StrCat({"ep=", Str(layout.ep), " must be a multiple of tp=", Str(tp),
+                          " by a divisor of dp=", Str(layout.dp),
+                          " (the ep group is the tp chips of ep/tp replicas)"}));
+    }
+    if (model.experts % layout.ep != 0) {
+      return fail(
+          StrCat({"ep=", Str(layout.ep), " must divide experts=", Str(model.experts), of_model}));
+    }
+  }
+  if (model.moe() && layout.ep == 1 && model.expert_ffn % tp != 0) {
     return fail(StrCat({"tp=", Str(tp), " must divide expert_ffn=", Str(model.expert_ffn), of_model,
                         " (each expert's ffn is split over tp)"}));
   }
-  if (model.moe() && model.shared_ffn % tp != 0) {
+  if (model.moe() && layout.ep == 1 && model.shared_ffn % tp != 0) {
     return fail(
         StrCat({"tp=", Str(tp), " must divide shared_ffn=", Str(model.shared_ffn), of_model}));
   }

@@ -50,8 +50,13 @@
 // tp, run as grouped GEMMs over the step's tokens x top_k routed copies, and the shared experts
 // as a dense tp-split MLP; one tp all-reduce sums them. Routing is taken uniform: a step of T
 // tokens reaches E (1 - (1 - k/E)^T) experts in expectation, and only their weights are read (a
-// decode step of a small batch reads few experts). Expert parallelism in inference is not
-// modelled.
+// decode step of a small batch reads few experts). With expert parallelism (ep > 1; vLLM's
+// --enable-expert-parallel with DeepEP-style all-to-alls) the experts are whole and split over the
+// ep chips instead: each chip routes its 1/tp share of the replica's tokens, sends the routed
+// copies to their experts' chips by an all-to-all over the ep group (moe.dispatch), runs its
+// E/ep experts on what it receives (balanced: its share x top_k rows, reading the local experts
+// the ep group's tokens reach), sends the outputs back (moe.combine_a2a), runs the shared experts
+// whole on its share, and the tp group all-gathers the shares (instead of the all-reduce).
 // Latent attention (models with kv_lora; 1D, cache by heads; vLLM's DeepseekV2 MLA under tensor
 // parallelism): the down projections (q_lora, kv_lora + rope_dim) and their norms run on every
 // chip, the up projections and the output are split by heads. The cache holds the latent and the
@@ -90,21 +95,30 @@ struct InferenceLayout {
   int tp2 = 1;  // d_model (2D weight-stationary); 1 = 1D.
   int dp = 1;   // Model replicas; the batch is split over them.
   KvShard kv_shard = KvShard::kHeads;
+  // Expert parallelism (models with experts; header comment): 1, or a multiple of tp whose ep/tp
+  // divides dp: the routed experts are split over the tp chips of ep/tp replicas.
+  int ep = 1;
 
   int64_t chips() const { return int64_t{tp} * tp2 * dp; }
   int model_parallel() const { return tp * tp2; }  // Chips of one replica.
+  // The replicas of an ep group (1 without expert parallelism or within one replica).
+  int ep_replicas() const { return ep > tp ? ep / tp : 1; }
 
-  // "tp=8,tp2=1,dp=1[,kv_shard=batch]": every axis written, kv_shard only when not default.
+  // "tp=8,tp2=1,dp=1[,kv_shard=batch][,ep=..]": every axis written, kv_shard and ep only when not
+  // default.
   std::string ToString() const;
 
   // The mesh axes for topology::MapMesh: tp, tp2, dp (tp2 ranks with dp there; listing it first
-  // gives it the faster links on ties).
+  // gives it the faster links on ties); with ep_replicas() > 1, "ep" takes that part of dp.
   std::vector<topology::MeshAxis> MeshAxes() const;
+  // The mesh axes of the ep group's all-to-alls: tp, and "ep" when it spans replicas.
+  std::vector<std::string> EpGroupAxes() const;
 };
 
-// Parses "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]"; omitted axes are 1. Errors name the key:
-// unknown keys get a spelling suggestion (ParseError / NotFound / InvalidArgument as ParseLayout).
-// Checks only the text; ValidateInferenceLayout checks it against a model, system and options.
+// Parses "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]"; omitted axes are 1. Errors name
+// the key: unknown keys get a spelling suggestion (ParseError / NotFound / InvalidArgument as
+// ParseLayout). Checks only the text; ValidateInferenceLayout checks it against a model, system and
+// options.
 sim::StatusOr<InferenceLayout> ParseInferenceLayout(std::string_view text);
 
 // Storage types: bytes per element bf16 2, int8 1, int4 0.5.

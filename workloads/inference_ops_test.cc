@@ -129,10 +129,10 @@ TEST(InferenceLayoutTest, ParsesAndPrints) {
 TEST(InferenceLayoutTest, ParseErrorsNameTheKey) {
   EXPECT_EQ(ParseInferenceLayout("tp=8,tpp=2").status().message(),
             "layout 'tp=8,tpp=2': unknown key 'tpp' (did you mean 'tp'?); form: "
-            "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]");
+            "tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]");
   EXPECT_EQ(ParseInferenceLayout("tp=8,kv_shards=batch").status().message(),
             "layout 'tp=8,kv_shards=batch': unknown key 'kv_shards' (did you mean 'kv_shard'?); "
-            "form: tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]");
+            "form: tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]");
   EXPECT_EQ(ParseInferenceLayout("tp=8,kv_shard=rows").status().message(),
             "layout 'tp=8,kv_shard=rows': kv_shard must be heads or batch (got 'rows')");
   EXPECT_EQ(ParseInferenceLayout("tp=0").status().message(),
@@ -142,7 +142,7 @@ TEST(InferenceLayoutTest, ParseErrorsNameTheKey) {
   EXPECT_EQ(ParseInferenceLayout("tp=8,tp=4").status().message(),
             "layout 'tp=8,tp=4': key 'tp' given twice");
   EXPECT_EQ(ParseInferenceLayout("").status().message(),
-            "layout '': expected tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch]");
+            "layout '': expected tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]");
   EXPECT_EQ(ParseInferenceLayout("tp").status().code(), sim::Status::Code::kParseError);
   EXPECT_EQ(ParseDType("in8").status().message(),
             "unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, int4");
@@ -468,6 +468,32 @@ TEST(InferenceOpsTest, ExpertsRunOnTheRoutedTokensAndReadTheExpertsTheyReach) {
              8 * d + 3 * d * (8 * 14336.0 - 14336) / 8, 1e-12);
   // Without experts, the same model's layer is the dense one.
   EXPECT_FALSE(HasOp(InferenceLayerOps(m, l, Decode(64, 4095)), "moe.router"));
+}
+
+// Expert parallelism in inference: each chip routes its 1/tp share of the tokens, dispatches the
+// routed copies over the ep group (the tp chips of ep/tp replicas) and combines them back, runs
+// E/ep whole experts, and the tp group gathers the shares; the chip holds E/ep experts.
+TEST(InferenceOpsTest, ExpertParallelismDispatchesAndCombinesOverTheEpGroup) {
+  const ModelSpec m = M("mixtral-8x7b");
+  const InferenceLayout l = L("tp=2,dp=4,ep=8");
+  EXPECT_EQ(l.ep_replicas(), 4);
+  EXPECT_EQ(l.EpGroupAxes(), (std::vector<std::string>{"tp", "ep"}));
+  EXPECT_EQ(l.ToString(), "tp=2,tp2=1,dp=4,ep=8");
+  const OpList ops = InferenceMoeLayerOps(m, l, Decode(64, 4095));  // 16 sequences a replica.
+  const double d = 4096, share = 16.0 / 2;
+  EXPECT_DOUBLE_EQ(Find(ops, "ep.all-to-all.moe.dispatch").comm_bytes, 2 * share * 2 * d * 8);
+  EXPECT_DOUBLE_EQ(Find(ops, "ep.all-to-all.moe.combine").comm_bytes, 2 * share * 2 * d * 8);
+  EXPECT_DOUBLE_EQ(Find(ops, "moe.experts.up").flops, 2 * share * 2 * d * 14336);
+  EXPECT_DOUBLE_EQ(Find(ops, "tp.all-gather.mlp").comm_bytes, 2 * 16 * d);
+  EXPECT_FALSE(HasOp(ops, "tp.all-reduce.mlp"));
+  // One whole expert per chip against every expert's half with tp=2 and no ep.
+  EXPECT_REL(InferenceLayerParamsPerChip(m, l, true) - InferenceLayerParamsPerChip(m, l),
+             8 * d + 3 * d * 14336 - 3 * d * 14336 / 2, 1e-12);
+  EXPECT_EQ(Error("tp=2,dp=4,ep=6", "mixtral-8x7b", 8, Decode(64, 4095)),
+            "layout tp=2,tp2=1,dp=4,ep=6: ep=6 must be a multiple of tp=2 by a divisor of dp=4 "
+            "(the ep group is the tp chips of ep/tp replicas)");
+  EXPECT_EQ(Error("tp=8,ep=8", "llama3-8b", 8, Decode(64, 4095)),
+            "layout tp=8,tp2=1,dp=1,ep=8: ep=8 needs a model with experts");
 }
 
 // Latent attention in inference (issue 15, item 6): decode absorbs the up projections and reads

@@ -10,13 +10,20 @@ namespace podsim::workloads {
 namespace {
 
 // Appends `list` to `program`: its deps shifted to the program's indices, its first op (the only
-// one without deps: inference_ops.h builds one chain) waiting for `input` (-1: none). Returns the
-// index of the list's last op, which depends on all the others.
-int Append(schedule::Program* program, const OpList& list, int input, int layer) {
+// one without deps: inference_ops.h builds one chain) waiting for `input` (-1: none), the ep
+// group's collectives over layout.EpGroupAxes(). Returns the index of the list's last op, which
+// depends on all the others.
+int Append(schedule::Program* program, const OpList& list, int input, int layer,
+           const InferenceLayout& layout) {
   const int base = program->ops_size();
   for (const Op& op : list) {
     schedule::Op* out =
         AddScheduleOp(program, op, op.kind == OpKind::kCollective ? op.axis : "compute");
+    if (op.kind == OpKind::kCollective && op.axis == "ep") {
+      // The ep group: the tp chips of ep/tp replicas (inference_ops.h).
+      out->clear_axes();
+      for (const std::string& axis : layout.EpGroupAxes()) out->add_axes(axis);
+    }
     out->set_layer(layer);
     for (int dep : op.deps) out->add_deps(static_cast<uint32_t>(base + dep));
     if (op.deps.empty() && input >= 0) out->add_deps(static_cast<uint32_t>(input));
@@ -43,11 +50,11 @@ schedule::Schedule InferenceSchedule(const std::string& system, const ModelSpec&
   program->set_name("replica");  // No `where`: every chip runs it.
   const OpList dense = InferenceLayerOps(model, layout, options);
   const OpList moe = model.moe() ? InferenceMoeLayerOps(model, layout, options) : OpList{};
-  int last = Append(program, InferenceEmbeddingOps(model, layout, options), -1, -1);
+  int last = Append(program, InferenceEmbeddingOps(model, layout, options), -1, -1, layout);
   for (int l = 0; l < model.layers; ++l) {
-    last = Append(program, model.IsMoeLayer(l) ? moe : dense, last, l);
+    last = Append(program, model.IsMoeLayer(l) ? moe : dense, last, l, layout);
   }
-  Append(program, InferenceHeadOps(model, layout, options), last, -1);
+  Append(program, InferenceHeadOps(model, layout, options), last, -1, layout);
   return out;
 }
 
