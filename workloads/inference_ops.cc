@@ -209,6 +209,35 @@ void ReduceOutput(Builder& b, const Dims& d, const std::string& what) {
   }
 }
 
+// `elements` of the new tokens appended to the KV cache at its dtype (quantized when narrower).
+Op CacheWrite(const Builder& b, const Dims& d, double elements) {
+  Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
+                           d.c < d.e ? kQuantizeFlops : 0, 1, 0);
+  write.hbm_write_bytes = d.c * elements;
+  write.output_bytes = write.hbm_write_bytes;
+  return write;
+}
+
+// The attention core, before its FLOPs and bytes.
+Op AttentionCore() {
+  Op core;
+  core.name = "attn.core";
+  core.kind = OpKind::kAttention;
+  core.phase = Phase::kForward;
+  return core;
+}
+
+// Query-key pairs of a prefill's prompts on this chip: those a causal kernel computes, and those
+// its model FLOPs count (AttentionCount).
+struct PromptPairs {
+  double causal, counted;
+};
+PromptPairs PairsOfPrompts(double seqs, const Dims& d, const InferenceOptions& options) {
+  const double t = D(d.s.query_tokens);
+  const double causal = seqs * t * (t + 1) / 2;
+  return {causal, options.model_flops_count == AttentionCount::kFull ? seqs * t * t : causal};
+}
+
 // Multi-head latent attention (1D, heads sharded; inference_ops.h "Latent attention") from the
 // normed input to attn.out, as vLLM's DeepseekV2 MLA runs it under tensor parallelism: the down
 // projections replicated on every chip, the up projections and the output split by heads.
@@ -235,28 +264,18 @@ void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLa
   {
     // The latent and the rotary key appended to the cache: kv_lora + rope_dim per token, shared
     // by every head (each chip of the tp group keeps the whole latent cache).
-    const double elements = d.tok * (lora + rope);
-    Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
-                             d.c < d.e ? kQuantizeFlops : 0, 1, 0);
-    write.hbm_write_bytes = d.c * elements;
-    write.output_bytes = write.hbm_write_bytes;
-    b.Add(write, {rotated});
+    b.Add(CacheWrite(b, d, d.tok * (lora + rope)), {rotated});
   }
   const int written = b.last();
-  Op core;
-  core.name = "attn.core";
-  core.kind = OpKind::kAttention;
-  core.phase = Phase::kForward;
+  Op core = AttentionCore();
   const double seqs = D(d.s.sequences);
   if (prefill) {
     // The prompt's keys and values from the latent, then causal flash attention over qk dims
     // (scores) and v dims (values).
     b.Add(b.Matmul("attn.kv_up", d.tok, lora, heads * (nope + v), false), {written});
-    const double t = D(d.s.query_tokens);
-    const double causal = seqs * t * (t + 1) / 2, full = seqs * t * t;
-    core.flops = 2 * heads * (qk + v) * causal;
-    core.model_flops =
-        2 * heads * (qk + v) * (options.model_flops_count == AttentionCount::kFull ? full : causal);
+    const PromptPairs pairs = PairsOfPrompts(seqs, d, options);
+    core.flops = 2 * heads * (qk + v) * pairs.causal;
+    core.model_flops = 2 * heads * (qk + v) * pairs.counted;
     core.hbm_read_bytes = d.e * d.tok * heads * (2 * qk + v);
   } else {
     // Decode with the up projections absorbed (DeepSeek-V2 sec. 2.1.2): each head's query is
@@ -402,28 +421,15 @@ OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, Inference
       b.Add(b.Collective("tp.all-to-all.attn.qkv", CollectiveOp::kAllToAll, "tp",
                          d.x * d.tok * D(model.q_dim() + 2 * model.kv_dim())));
     }
+    b.Add(CacheWrite(b, d, d.tok_a * 2 * d.kva));  // The new tokens' K and V.
     {
-      // The new tokens' K and V appended to the cache.
-      const double elements = d.tok_a * 2 * d.kva;
-      Op write = b.Elementwise("attn.kv_write", OpKind::kElementwise, elements,
-                               d.c < d.e ? kQuantizeFlops : 0, 1, 0);
-      write.hbm_write_bytes = d.c * elements;
-      write.output_bytes = write.hbm_write_bytes;
-      b.Add(write);
-    }
-    {
-      Op core;
-      core.name = "attn.core";
-      core.kind = OpKind::kAttention;
-      core.phase = Phase::kForward;
+      Op core = AttentionCore();
       const double seqs = D(d.s.attn_sequences);
       if (prefill) {
         // Causal flash attention over the prompt: Q, K, V from the projection, no cache read.
-        const double t = D(d.s.query_tokens);
-        const double causal = seqs * t * (t + 1) / 2, full = seqs * t * t;
-        core.flops = 4 * d.qa * causal;
-        core.model_flops =
-            4 * d.qa * (options.model_flops_count == AttentionCount::kFull ? full : causal);
+        const PromptPairs pairs = PairsOfPrompts(seqs, d, options);
+        core.flops = 4 * d.qa * pairs.causal;
+        core.model_flops = 4 * d.qa * pairs.counted;
         core.hbm_read_bytes = d.e * d.tok_a * (d.qa + 2 * d.kva);
       } else {
         // One query per sequence against every cached position, the new one included.
