@@ -151,6 +151,16 @@ workloads::OpOptions CandidateOptions(const workloads::OpOptions& base,
   return options;
 }
 
+// The step schedule of `candidate` with its options: what the bounds are taken on.
+schedule::Schedule CandidateSchedule(const topology::System& system,
+                                     const workloads::ModelSpec& model,
+                                     const workloads::BatchSpec& batch,
+                                     const workloads::OpOptions& base,
+                                     const workloads::LayoutCandidate& candidate) {
+  return workloads::TrainingSchedule(system.name, model, candidate.layout, batch,
+                                     CandidateOptions(base, candidate));
+}
+
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
@@ -272,7 +282,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
           bool refined = false;
           if (memory.fits) {
             const schedule::Schedule schedule =
-                workloads::TrainingSchedule(system.name, model, candidate.layout, batch, options);
+                CandidateSchedule(system, model, batch, base, candidate);
             bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
             refined = workloads::DependencyBoundIsComputeBound(schedule);
           }
@@ -336,8 +346,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       const std::vector<std::string> bounds = runner->Map(
           pending.size(), [&system, &model, &batch, &candidates, &pending, &base](size_t k) {
             const workloads::LayoutCandidate& candidate = candidates[pending[k]];
-            const schedule::Schedule schedule = workloads::TrainingSchedule(
-                system.name, model, candidate.layout, batch, CandidateOptions(base, candidate));
+            const schedule::Schedule schedule =
+                CandidateSchedule(system, model, batch, base, candidate);
             // Fails only where the simulation would: -1, so that the layout is simulated next
             // and the sweep reports that failure.
             sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
