@@ -190,6 +190,14 @@ std::vector<std::string_view> AllowedKeys(std::string_view family, bool tpu) {
 
 }  // namespace
 
+sim::StatusOr<System> ResizedSystem(const System& system, std::string_view size) {
+  const std::string_view text = system.name;
+  const size_t colon = text.find(':');
+  const size_t comma = text.find(',', colon);
+  return ParseSystem(StrCat({text.substr(0, colon + 1), size,
+                             comma == std::string_view::npos ? "" : text.substr(comma)}));
+}
+
 sim::StatusOr<System> ParseSystem(std::string_view text) {
   const std::string quoted = StrCat({"system '", text, "'"});
   const size_t colon = text.find(':');

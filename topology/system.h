@@ -41,6 +41,11 @@ struct System {
 // h100:1024 or ring:8,bw=1e11,lat=1e-6".
 sim::StatusOr<System> ParseSystem(std::string_view text);
 
+// `system` (a built system) with its SIZE replaced by `size` ("16x16x16", "64") and its
+// NAME and keys kept: a slice of the same kind. Fails as ParseSystem does on a size the family
+// does not make.
+sim::StatusOr<System> ResizedSystem(const System& system, std::string_view size);
+
 // One form of the SYSTEM grammar above, for `podsim list systems`.
 struct SystemForm {
   std::string_view family;   // "TPU", "GPU" or "generic".

@@ -59,6 +59,16 @@ TEST(ParseSystemTest, OptionsReachTheFabric) {
   EXPECT_DOUBLE_EQ(generic.fabric.link(0).bandwidth_bytes_per_s, 4.5e10);  // Default bw.
 }
 
+// A slice of a system: the same NAME and keys with another SIZE (the sweep's smaller slices).
+TEST(ParseSystemTest, ResizedSystemKeepsTheNameAndKeys) {
+  const System pod = ParseSystem("tpu-v5p:16x20x28,wrap=none").value();
+  const System slice = ResizedSystem(pod, "16x16x16").value();
+  EXPECT_EQ(slice.name, "tpu-v5p:16x16x16,wrap=none");
+  EXPECT_EQ(slice.fabric.chip_count(), 4096u);
+  EXPECT_EQ(ResizedSystem(ParseSystem("h100:1024").value(), "512").value().name, "h100:512");
+  EXPECT_FALSE(ResizedSystem(pod, "0x1x1").ok());
+}
+
 TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"h100",

@@ -200,26 +200,13 @@ std::vector<LayoutCandidate> EnumerateLayouts(const topology::System& system,
 
 sim::StatusOr<SliceChoice> LargestSliceWithLayouts(const topology::System& system,
                                                    const ModelSpec& model, const BatchSpec& batch) {
-  const std::string& name = system.name;
-  const size_t colon = name.find(':');
-  const size_t comma = name.find(',', colon);
-  const std::string family = name.substr(0, colon);
-  const std::string size =
-      name.substr(colon + 1, comma == std::string::npos ? std::string::npos : comma - colon - 1);
-  const std::string keys = comma == std::string::npos ? "" : name.substr(comma);
   // The sizes to try, as SYSTEM size strings with their chip counts, largest first.
   std::vector<std::tuple<int64_t, std::vector<int>, std::string>> sizes;
   if (system.kind == topology::SystemKind::kTpu) {
-    if (keys.find("slices=") != std::string::npos) {
+    if (system.fabric.torus()->slices > 1) {
       return sim::Status::InvalidArgument("the slices of a multi-slice system are not searched");
     }
-    std::vector<int> dims;
-    for (size_t begin = 0; begin < size.size();) {
-      size_t end = size.find('x', begin);
-      if (end == std::string::npos) end = size.size();
-      dims.push_back(std::stoi(size.substr(begin, end - begin)));
-      begin = end + 1;
-    }
+    const std::vector<int> dims = system.fabric.shape();
     std::vector<int> box(dims.size(), 1);
     // Every box inside the shape (odometer over the dimensions).
     while (true) {
@@ -256,12 +243,12 @@ sim::StatusOr<SliceChoice> LargestSliceWithLayouts(const topology::System& syste
     auto [known, inserted] = has_layouts.emplace(chips, false);
     if (inserted) known->second = !ValidLayouts(chips, TpLimit(system), model, batch).empty();
     if (!known->second) continue;
-    sim::StatusOr<topology::System> slice = topology::ParseSystem(family + ":" + text + keys);
+    sim::StatusOr<topology::System> slice = topology::ResizedSystem(system, text);
     if (!slice.ok()) continue;  // A shape the family does not make.
     std::vector<LayoutCandidate> candidates = EnumerateLayouts(*slice, model, batch);
     if (!candidates.empty()) return SliceChoice{std::move(*slice), std::move(candidates)};
   }
-  return sim::Status::InvalidArgument("no slice of " + name + " has a layout for the batch");
+  return sim::Status::InvalidArgument("no slice of " + system.name + " has a layout for the batch");
 }
 
 }  // namespace podsim::workloads
