@@ -25,8 +25,12 @@ std::string BaseName(std::string name) {
   return name;
 }
 
+// A linear layer's GEMM: not the router's, and not materialized attention's batched products
+// (attn.core.*, layer_ops.h), which stay bf16 as the flash kernel does.
 bool IsLinearGemm(const Op& op) {
-  return op.kind == OpKind::kMatmul && !BaseName(op.name).starts_with("moe.router");
+  const std::string base = BaseName(op.name);
+  return op.kind == OpKind::kMatmul && !base.starts_with("moe.router") &&
+         !base.starts_with("attn.core");
 }
 
 Op Cast(const Op& gemm, std::string name, double elements, double e) {

@@ -66,6 +66,21 @@ TEST(Fp8TrainingTest, LinearGemmsRunInFp8AfterTheirCasts) {
   }
 }
 
+// Materialized attention's batched products are attention, not linear layers: they stay bf16.
+TEST(Fp8TrainingTest, MaterializedAttentionStaysBf16) {
+  OpOptions materialized;
+  materialized.attention = AttentionKernel::kMaterialized;
+  for (bool backward : {false, true}) {
+    int linear = 0;
+    for (const Op& op : Float8Linears(Layer("llama3-8b", "dp=8", backward, materialized), 2)) {
+      if (op.kind != OpKind::kMatmul) continue;
+      EXPECT_EQ(op.fp8, !op.name.starts_with("attn.core")) << op.name;
+      linear += op.fp8 ? 1 : 0;
+    }
+    EXPECT_EQ(linear, backward ? 10 : 5);
+  }
+}
+
 TEST(Fp8TrainingTest, RouterStaysBf16AndChunksShareTheirWeightCast) {
   for (const Op& op : Float8Linears(Layer("mixtral-8x7b:layers=2", "dp=8,ep=8", false), 2)) {
     if (op.name.starts_with("moe.router")) {

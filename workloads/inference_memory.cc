@@ -54,7 +54,8 @@ double InferenceLayerParamsPerChip(const ModelSpec& model, const InferenceLayout
   }
   params += 2 * GainsPerWidth(model) * d_in;  // Two norms, split over tp2.
   if (model.linear_biases) {
-    params += (q + 2 * kv) + d_in + (model.gated_mlp ? 2 : 1) * f + d_in;
+    params += (q + 2 * kv) + d_in;  // QKV and O; an MoE layer's experts above.
+    if (!moe) params += (model.gated_mlp ? 2 : 1) * f + d_in;
   }
   return params;
 }
@@ -102,9 +103,11 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
   double mlp = e * tok * (d_in + (model.gated_mlp ? 3 : 2) * f);
   if (model.moe()) {
     // The routed copies: their input, gate/up outputs (or up) and expert outputs.
+    // With ep a chip routes and runs its share of the tokens (inference_ops.h).
     const double fe = D(layout.ep > 1 ? model.expert_ffn : model.expert_ffn / layout.tp);
-    const double routed = e * tok * D(model.top_k) * (2 * d_in + (model.gated_mlp ? 2 : 1) * fe);
-    mlp = std::max(mlp, routed + e * tok * D(model.experts));
+    const double share = layout.ep > 1 ? std::ceil(tok / layout.tp) : tok;
+    const double routed = e * share * D(model.top_k) * (2 * d_in + (model.gated_mlp ? 2 : 1) * fe);
+    mlp = std::max(mlp, routed + e * share * D(model.experts));
   }
   const double head =
       e * rows * (d_in + vocab + full_vocab) + kProbabilityBytes * rows * full_vocab;
@@ -115,7 +118,13 @@ InferenceMemoryBreakdown InferenceMemory(const ModelSpec& model, const Inference
        {InferenceEmbeddingOps(model, layout, options), InferenceLayerOps(model, layout, options),
         model.moe() ? InferenceMoeLayerOps(model, layout, options) : OpList{},
         InferenceHeadOps(model, layout, options)}) {
-    for (const Op& op : ops) largest = std::max(largest, op.comm_bytes);
+    for (const Op& op : ops) {
+      // A collective's buffers hold its array; an ep all-to-all's only this chip's send and
+      // receive shares of the group's.
+      const bool exchange =
+          op.collective == collectives::CollectiveOp::kAllToAll && op.axis == "ep";
+      largest = std::max(largest, exchange ? 2 * op.comm_bytes / layout.ep : op.comm_bytes);
+    }
   }
   m.buffer_bytes = largest;
 

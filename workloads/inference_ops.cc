@@ -315,19 +315,22 @@ void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLa
 void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout, const Dims& d) {
   const int input = b.last();
   const bool ep = layout.ep > 1;
-  // Rows this chip routes: the replica's tokens, or with ep its 1/tp share of them.
-  const double tok = ep ? d.tok / layout.tp : d.tok;
+  // Rows this chip routes: the replica's tokens, or with ep its 1/tp share of them, rounded up:
+  // the busiest chip's (the step waits for it).
+  const double tok = ep ? std::ceil(d.tok / layout.tp) : d.tok;
   const double experts = D(model.experts), k = D(model.top_k);
   b.Add(b.Matmul("moe.router", tok, d.d_in, experts, /*bias=*/false));
   b.Add(b.Elementwise("moe.topk", OpKind::kElementwise, tok * experts, kSoftmaxFlops, 1, 0));
   // Routed copies this chip's experts run (balanced), and the experts here that at least one of
   // the tokens routed over them reaches when routing is uniform: E' (1 - (1 - k/E)^T) for the E'
-  // experts here and the T tokens of the chips that route to them (an assumption: real routers
-  // are skewed, which touches fewer experts with more tokens each).
+  // experts here and the T tokens of the ep group's replicas (an assumption: real routers are
+  // skewed, which touches fewer experts with more tokens each). With ep, the busiest chip
+  // reaches at least one of its experts: a decode step of one token reads a whole expert there.
   const double rows = tok * k;
   const double local = ep ? experts / layout.ep : experts;
-  const double routing_tokens = ep ? tok * layout.ep : d.tok;
-  const double touched = local * (1 - std::pow(1 - k / experts, routing_tokens));
+  const double routing_tokens = ep ? d.tok * layout.ep_replicas() : d.tok;
+  const double expected = local * (1 - std::pow(1 - k / experts, routing_tokens));
+  const double touched = ep ? std::min(local, std::max(1.0, expected)) : expected;
   const double fe = D(ep ? model.expert_ffn : model.expert_ffn / layout.tp);
   // Each chip sends its routed copies to the ep group and gets as many back: the all-to-all's
   // whole array is the group's copies (op.h).

@@ -489,6 +489,10 @@ TEST(InferenceOpsTest, ExpertParallelismDispatchesAndCombinesOverTheEpGroup) {
   // One whole expert per chip against every expert's half with tp=2 and no ep.
   EXPECT_REL(InferenceLayerParamsPerChip(m, l, true) - InferenceLayerParamsPerChip(m, l),
              8 * d + 3 * d * 14336 - 3 * d * 14336 / 2, 1e-12);
+  // One token on tp=8,ep=8: the chip holding one of its two experts reads that whole expert
+  // (the step waits for it), where tp=8 without ep reads an eighth of two.
+  const OpList one = InferenceMoeLayerOps(m, L("tp=8,ep=8"), Decode(1, 4095));
+  EXPECT_REL(Find(one, "moe.experts.up").hbm_read_bytes - 2.0 * 2 * d, 2 * d * 14336, 1e-9);
   EXPECT_EQ(Error("tp=2,dp=4,ep=6", "mixtral-8x7b", 8, Decode(64, 4095)),
             "layout tp=2,tp2=1,dp=4,ep=6: ep=6 must be a multiple of tp=2 by a divisor of dp=4 "
             "(the ep group is the tp chips of ep/tp replicas)");

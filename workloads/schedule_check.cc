@@ -8,11 +8,12 @@
 #include <string>
 #include <tuple>
 
+#include "workloads/compute_model.h"
+
 namespace podsim::workloads {
 
 namespace {
 
-using schedule::Op;
 using schedule::OpKind;
 using schedule::Program;
 
@@ -27,8 +28,9 @@ std::string At(const Program& program, int p, int i) {
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
 sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
-                    const std::map<std::string, int>& groups) {
-  const Op& op = program.ops(i);
+                    const std::map<std::string, int>& groups, const topology::ChipSpec& chip,
+                    const ComputeEfficiency& efficiency) {
+  const schedule::Op& op = program.ops(i);
   auto bad = [&](const std::string& what) {
     return sim::Status::InvalidArgument(At(program, p, i) + ": " + what);
   };
@@ -64,6 +66,17 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
   if (op.hbm_bytes() > kMaxOpBytes || op.hbm_alloc_bytes() > kMaxOpBytes ||
       op.hbm_free_bytes() > kMaxOpBytes || op.bytes() > kMaxOpBytes) {
     return bad("hbm_bytes, hbm_alloc_bytes, hbm_free_bytes and bytes: at most 1e18 per op");
+  }
+  if (op.fp8()) {
+    if (op.kind() != schedule::MATMUL) return bad("fp8: only a matmul runs in fp8");
+    if (!(chip.fp8_flops_per_s > 0)) return bad("fp8: chip " + chip.name + " has no fp8 peak");
+  }
+  if (!op.kernel().empty()) {
+    if (op.kind() != schedule::ATTENTION) return bad("kernel: only attention ops name a kernel");
+    if (efficiency.AttentionCurveOf(op.kernel()) == nullptr) {
+      return bad("kernel: no attention kernel '" + op.kernel() + "' calibrated for chip " +
+                 chip.name + " (family " + efficiency.family + ")");
+    }
   }
   if (op.launched() && op.kind() != schedule::COLLECTIVE) {
     return bad("launched: only a collective continues a launched operation");
@@ -112,7 +125,7 @@ using CollectiveSequences = std::map<std::vector<int>, std::vector<int>>;
 CollectiveSequences SequencesOf(const Program& program, const CheckedSchedule& checked) {
   CollectiveSequences sequences;
   for (int i = 0; i < program.ops_size(); ++i) {
-    const Op& op = program.ops(i);
+    const schedule::Op& op = program.ops(i);
     if (op.kind() == schedule::COLLECTIVE) sequences[CollectiveSet(checked, op)].push_back(i);
   }
   return sequences;
@@ -124,7 +137,7 @@ int ScheduleGroup(const std::vector<int>& set) {
 }
 
 std::string Describe(const Program& program, int i) {
-  const Op& op = program.ops(i);
+  const schedule::Op& op = program.ops(i);
   char bytes[32];
   std::snprintf(bytes, sizeof bytes, "%.17g", op.bytes());
   return schedule::CollectiveKind_Name(op.collective()) + " of " + bytes + " bytes (op " +
@@ -183,8 +196,8 @@ sim::Status CheckGroupsAgree(const schedule::Schedule& schedule, const CheckedSc
                                "' meet in groups over " + names + " (chips " +
                                std::to_string(first) + " and " + std::to_string(chip) + ")";
       for (size_t n = 0; n < std::min(mine.size(), theirs.size()); ++n) {
-        const Op& x = a.ops(theirs[n]);
-        const Op& y = b.ops(mine[n]);
+        const schedule::Op& x = a.ops(theirs[n]);
+        const schedule::Op& y = b.ops(mine[n]);
         if (x.collective() == y.collective() && x.bytes() == y.bytes()) continue;
         return sim::Status::InvalidArgument(
             pair + " but disagree on their collective " + std::to_string(n) +
@@ -237,6 +250,7 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   std::vector<topology::MeshAxis> axes;
   for (const schedule::MeshAxis& axis : schedule.mesh()) axes.push_back({axis.name(), axis.size()});
   if (axes.empty()) return sim::Status::InvalidArgument("schedule: mesh: no axes");
+  const ComputeEfficiency efficiency = DefaultComputeEfficiency(system.chip);
   std::set<std::string> names;
   for (const topology::MeshAxis& axis : axes) {
     if (axis.name.empty())
@@ -313,7 +327,8 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
                                           ": static_hbm_bytes: must be finite, >= 0 and <= 1e18");
     }
     for (int i = 0; i < program.ops_size(); ++i) {
-      PODSIM_RETURN_IF_ERROR(CheckOp(program, p, i, g, checked.group_index));
+      PODSIM_RETURN_IF_ERROR(
+          CheckOp(program, p, i, g, checked.group_index, system.chip, efficiency));
     }
   }
 
@@ -343,7 +358,7 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   std::vector<std::vector<std::pair<int, int>>> groups_of_program(schedule.programs_size());
   for (int p = 0; p < schedule.programs_size(); ++p) {
     for (int i = 0; i < schedule.programs(p).ops_size(); ++i) {
-      const Op& op = schedule.programs(p).ops(i);
+      const schedule::Op& op = schedule.programs(p).ops(i);
       if (op.kind() != schedule::COLLECTIVE || op.group().empty()) continue;
       std::vector<std::pair<int, int>>& used = groups_of_program[p];  // (group, first op)
       const int k = checked.group_index.at(op.group());
@@ -369,7 +384,7 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   std::map<Endpoint, int> sends;
   std::map<Endpoint, int> receives;
   for (int p = 0; p < schedule.programs_size(); ++p) {
-    for (const Op& op : schedule.programs(p).ops()) {
+    for (const schedule::Op& op : schedule.programs(p).ops()) {
       if (op.kind() == schedule::SEND) ++sends[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
       if (op.kind() == schedule::RECV) ++receives[{p, op.tag(), op.peer_axis(), op.peer_offset()}];
     }

@@ -960,6 +960,18 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
                                         "a step on (generic fabrics are for collectives)");
   }
   PODSIM_ASSIGN_OR_RETURN(CheckedSchedule checked, CheckSchedule(system, schedule));
+  if (options.compute) {
+    // CheckSchedule checked the attention kernels against the chip's own calibration.
+    for (const schedule::Program& program : schedule.programs()) {
+      for (const schedule::Op& op : program.ops()) {
+        if (!op.kernel().empty() && options.compute->AttentionCurveOf(op.kernel()) == nullptr) {
+          return sim::Status::InvalidArgument("attention kernel '" + op.kernel() +
+                                              "' has no curve in the compute calibration '" +
+                                              options.compute->family + "'");
+        }
+      }
+    }
+  }
   collectives::TranslationGroup group(&system.fabric);
   if (options.chips == SimulatedChips::kOrbits) {
     PODSIM_ASSIGN_OR_RETURN(group, FindStepSymmetry(system, schedule, checked));

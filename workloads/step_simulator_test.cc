@@ -276,6 +276,14 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
        "\"tp\")"},
       {"system: 'tpu-v5e:2x2' mesh { name: 'tp' size: 3 } programs { name: 'p' }",
        "schedule: mesh: mesh tp=3 has 3 devices but tpu-v5e:2x2 has 4 chips"},
+      // An fp8 matmul on a chip without fp8, a kernel the chip's family has no curve for.
+      {mesh + "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: 'compute' flops: 8 "
+              "fp8: true } }",
+       "schedule: program 0 'p' op 0 'm': fp8: chip tpu-v5e has no fp8 peak"},
+      {mesh + "programs { name: 'p' ops { name: 'a' kind: ATTENTION stream: 'compute' flops: 8 "
+              "kernel: 'fa2' } }",
+       "schedule: program 0 'p' op 0 'a': kernel: no attention kernel 'fa2' calibrated for chip "
+       "tpu-v5e (family tpu-v5e)"},
       {mesh + "programs { name: 'p' static_hbm_bytes: -1 }",
        "schedule: program 0 'p': static_hbm_bytes: must be finite, >= 0 and <= 1e18"},
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
