@@ -86,12 +86,15 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
     command += options.recompute == RecomputePolicy::kFull ? " --recompute full"
                                                            : " --recompute selective";
   }
+  const std::string_view kernel = AttentionKernelName(options.attention);
   if (options.attention == AttentionKernel::kMaterialized) command += " --attention materialized";
+  if (!kernel.empty()) command += " --attention " + std::string(kernel);
   if (options.precision.name != OpOptions{}.precision.name) {
     command += " --precision " + std::string(options.precision.name);
   }
   if (options.distributed_optimizer) command += " --distributed-optimizer";
   if (options.tp_comm_overlap) command += " --tp-comm-overlap";
+  if (options.fp8) command += " --fp8";
   return command;
 }
 
@@ -187,7 +190,7 @@ constexpr double kV3T4MeanGuard = 0.17;  // Mean 14.9%.
 constexpr double kV3T5RowGuard = 0.24;   // Worst row 21.4%.
 constexpr double kV3T5MeanGuard = 0.21;  // Mean 18.4%.
 constexpr double kG61MeanGuard = 0.20;   // Mean 17.8%.
-constexpr double kG61RowGuard = 0.38;    // Worst 35.4%, the 32B row at tp=8.
+constexpr double kG61RowGuard = 0.38;    // Worst 35.2%, the 32B row at tp=8 (cuDNN attention).
 // Mean 35.6% with the rows' Float8 linear layers (--fp8) and SDPA's FA2 kernel (--attention fa2);
 // 56.3% with neither, 63.1% with Float8 alone. The rest: blockwise attention, the 500 W H100.
 constexpr double kG62CpMeanGuard = 0.40;
@@ -482,9 +485,11 @@ TEST(TrainingValidationTest, DISABLED_V3KorthikantiTable5LargestPipelines) {
 // (MHA, ffn 4h, no gating) is Narayanan et al.'s count without recomputation,
 // F = 72 B s L h^2 (1 + s/(6h) + V/(12 L h)); the measured iteration time is F / (GPUs x TFLOP/s).
 // Not stated, so assumed here (and visible in each row's command): Megatron-Core's GPT block
-// defaults (LayerNorm, GeLU, biases, learned positions, dropout), flash attention (Transformer
-// Engine's fused kernels), Megatron's bf16 recipe with fp32 main gradients, no recomputation, and
-// micro-batches of one sequence. What the stated flags imply is modelled as stated:
+// defaults (LayerNorm, GeLU, biases, learned positions, dropout), Megatron's bf16 recipe with fp32
+// main gradients, no recomputation, and micro-batches of one sequence. Attention is Transformer
+// Engine's, which on Hopper picks its FusedAttention (cuDNN) over FlashAttention whenever both
+// can run ("Disabling FlashAttention to give FusedAttention preference on Hopper+", TE's
+// get_attention_backend): --attention cudnn. What the stated flags imply is modelled as stated:
 // --overlap-param-gather requires Megatron's distributed optimizer (--use-distributed-optimizer),
 // so the rows run with it (--distributed-optimizer: gradients reduce-scattered over dp in fp32
 // during the last backward, parameters all-gathered in bf16 during the first forward, optimizer
@@ -534,6 +539,7 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
     options.precision = PrecisionRecipe::Megatron();
     options.distributed_optimizer = true;
     options.tp_comm_overlap = r.tp > 1;
+    options.attention = AttentionKernel::kCudnn;
     const int64_t microbatches = r.batch / r.dp;  // One sequence each (assumed).
     const std::string layout = "dp=" + std::to_string(r.dp) + ",tp=" + std::to_string(r.tp) +
                                ",pp=" + std::to_string(r.pp) + (r.tp > 1 ? ",sp=1" : "") +
