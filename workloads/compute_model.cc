@@ -137,6 +137,13 @@ double Saturation(int64_t x, double half) {
   return value / (value + half);
 }
 
+// The GEMM curve of the header comment for one plateau and its half-points.
+double SaturatingEfficiency(const MatmulShape& shape, double plateau, double mn_half,
+                            double k_half) {
+  return plateau * Saturation(shape.m, mn_half) * Saturation(shape.n, mn_half) *
+         Saturation(shape.k, k_half);
+}
+
 bool HasShape(const MatmulShape& shape) { return shape.m > 0 && shape.k > 0 && shape.n > 0; }
 
 int MxuWidth(const topology::ChipSpec& chip) {
@@ -258,8 +265,8 @@ double AttentionEfficiency(const AttentionCurve& curve, int64_t seq, int64_t hea
 }
 
 double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency) {
-  return efficiency.matmul_peak_fraction * Saturation(shape.m, efficiency.mn_half) *
-         Saturation(shape.n, efficiency.mn_half) * Saturation(shape.k, efficiency.k_half);
+  return SaturatingEfficiency(shape, efficiency.matmul_peak_fraction, efficiency.mn_half,
+                              efficiency.k_half);
 }
 
 ComputeModel::ComputeModel(const topology::ChipSpec& chip)
@@ -296,13 +303,10 @@ OpCost ComputeModel::Cost(const Op& op) const {
     case OpKind::kMatmul:
       if (op.fp8) {
         PODSIM_CHECK(fp8_flops_per_s_ > 0) << op.name << ": an fp8 matmul on a chip without fp8";
-        ComputeEfficiency curve = efficiency_;
-        if (efficiency_.fp8.plateau > 0) {
-          curve.matmul_peak_fraction = efficiency_.fp8.plateau;
-          curve.mn_half = efficiency_.fp8.mn_half;
-          curve.k_half = efficiency_.fp8.k_half;
-        }
-        cost.efficiency = MatmulEfficiency(op.shape, curve);
+        const Fp8MatmulCurve& fp8 = efficiency_.fp8;
+        cost.efficiency = fp8.plateau > 0
+                              ? SaturatingEfficiency(op.shape, fp8.plateau, fp8.mn_half, fp8.k_half)
+                              : MatmulEfficiency(op.shape, efficiency_);
       } else {
         cost.efficiency = MatmulEfficiency(op.shape, efficiency_);
       }

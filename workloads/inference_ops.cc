@@ -227,6 +227,19 @@ Op AttentionCore() {
   return core;
 }
 
+// `heads` products [tok, k] x [k, n], one weight matrix per head (the absorbed projections).
+Op PerHeadMatmul(const Builder& b, const Dims& d, std::string name, double heads, double k,
+                 double n) {
+  Op op = b.Matmul(std::move(name), d.tok, k, n, false);
+  op.shape.batch = static_cast<int64_t>(heads);
+  op.flops *= heads;
+  op.model_flops = op.flops;
+  op.hbm_read_bytes = d.w * heads * k * n + d.e * d.tok * heads * k;
+  op.hbm_write_bytes = d.e * d.tok * heads * n;
+  op.output_bytes = op.hbm_write_bytes;
+  return op;
+}
+
 // Query-key pairs of a prefill's prompts on this chip: those a causal kernel computes, and those
 // its model FLOPs count (AttentionCount).
 struct PromptPairs {
@@ -281,13 +294,7 @@ void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLa
     // Decode with the up projections absorbed (DeepSeek-V2 sec. 2.1.2): each head's query is
     // taken into the latent space, attends over the cached latents (scores over kv_lora +
     // rope_dim, values over kv_lora) and comes back out through the value projection.
-    Op absorb = b.Matmul("attn.q_absorb", d.tok, nope, lora, false);
-    absorb.shape.batch = static_cast<int64_t>(heads);
-    absorb.flops *= heads;
-    absorb.model_flops = absorb.flops;
-    absorb.hbm_read_bytes = d.w * heads * nope * lora + d.e * d.tok * heads * nope;
-    absorb.hbm_write_bytes = d.e * d.tok * heads * lora;
-    b.Add(absorb, {written});
+    b.Add(PerHeadMatmul(b, d, "attn.q_absorb", heads, nope, lora), {written});
     const double keys = D(d.s.keys);
     core.flops = 2 * heads * (2 * lora + rope) * seqs * keys;
     core.model_flops = core.flops;
@@ -296,15 +303,7 @@ void AppendLatentAttention(Builder& b, const ModelSpec& model, const InferenceLa
   core.hbm_write_bytes = d.e * d.tok * heads * (prefill ? v : lora);
   core.output_bytes = core.hbm_write_bytes;
   b.Add(core);
-  if (!prefill) {
-    Op out = b.Matmul("attn.v_absorb", d.tok, lora, v, false);
-    out.shape.batch = static_cast<int64_t>(heads);
-    out.flops *= heads;
-    out.model_flops = out.flops;
-    out.hbm_read_bytes = d.w * heads * lora * v + d.e * d.tok * heads * lora;
-    out.hbm_write_bytes = d.e * d.tok * heads * v;
-    b.Add(out);
-  }
+  if (!prefill) b.Add(PerHeadMatmul(b, d, "attn.v_absorb", heads, lora, v));
   b.Add(b.Matmul("attn.out", d.tok, heads * v, d.d, false));
 }
 
