@@ -177,6 +177,16 @@ sim::StatusOr<System> Build(std::string_view name, std::string_view size,
   system.kind = SystemKind::kGpu;
   PODSIM_ASSIGN_OR_RETURN(int gpus, ParseSize(size, "GPU"));
   PODSIM_ASSIGN_OR_RETURN(double oversub, NumberOption(options, "oversub", 1.0, "(a ratio)"));
+  if (options.count("nic")) {
+    // A cluster whose nodes have other NICs than the preset's DGX/HGX design (e.g. BLOOM's 4 x
+    // 100 Gb/s Omni-Path per 8 A100s: nic=6.25e9): each GPU's share of its node's scale-out.
+    PODSIM_ASSIGN_OR_RETURN(double nic, NumberOption(options, "nic", 0, "bytes/s"));
+    if (!(nic > 0)) {
+      return sim::Status::InvalidArgument(
+          StrCat({"nic must be a number of bytes/s > 0 (got '", options.at("nic"), "')"}));
+    }
+    system.chip.scale_out_bytes_per_s = nic;
+  }
   PODSIM_ASSIGN_OR_RETURN(system.fabric, BuildGpuSystem(system.chip, gpus, oversub));
   return system;
 }
@@ -185,7 +195,7 @@ std::vector<std::string_view> AllowedKeys(std::string_view family, bool tpu) {
   if (family == "ring" || family == "switch") return {"bw", "lat"};
   if (family == "torus") return {"bw", "lat", "wrap"};
   if (tpu) return {"slices", "wrap"};
-  return {"oversub"};
+  return {"oversub", "nic"};
 }
 
 }  // namespace
@@ -253,7 +263,8 @@ std::span<const SystemForm> SystemForms() {
        "tpu-v5p:16x20x28"},
       {"TPU", "tpu-v5e|tpu-v6e:XxY", "slices=K, wrap=none|all|<axes>", "tpu-v5e:16x16,slices=2"},
       {"GPU", "a100|h100|h200|b200:N",
-       "oversub=F (fat-tree leaf oversubscription, >= 1); N <= 8 is one NVSwitch node, else "
+       "oversub=F (fat-tree leaf oversubscription, >= 1), nic=bytes/s (each GPU's scale-out "
+       "bandwidth per direction; default the preset's NIC); N <= 8 is one NVSwitch node, else "
        "whole nodes on an InfiniBand fat tree",
        "h100:1024"},
       {"GPU", "gb200:72", "none (one NVL72 NVSwitch domain of 72 GPUs)", "gb200:72"},

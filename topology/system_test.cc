@@ -54,6 +54,17 @@ TEST(ParseSystemTest, OptionsReachTheFabric) {
   EXPECT_DOUBLE_EQ(tapered.fabric.gpu()->oversubscription, 2);
   EXPECT_DOUBLE_EQ(BisectionBytesPerS(tapered.fabric),
                    BisectionBytesPerS(ParseSystem("h100:512").value().fabric) / 2);
+  // nic= sets each GPU's NIC links (BLOOM's Omni-Path: 4 x 100 Gb/s per 8 GPUs).
+  System omni = ParseSystem("a100:16,nic=6.25e9").value();
+  int nic_links = 0;
+  for (LinkIndex i = 0; i < omni.fabric.link_count(); ++i) {
+    const Link& link = omni.fabric.link(i);
+    if (link.kind != LinkKind::kInfiniBand || omni.fabric.vertex_kind(link.src) != VertexKind::kNic)
+      continue;
+    EXPECT_DOUBLE_EQ(link.bandwidth_bytes_per_s, 6.25e9);
+    ++nic_links;
+  }
+  EXPECT_EQ(nic_links, 16);
   System generic = ParseSystem("switch:4").value();
   EXPECT_EQ(generic.chip.name, "generic");
   EXPECT_DOUBLE_EQ(generic.fabric.link(0).bandwidth_bytes_per_s, 4.5e10);  // Default bw.
@@ -101,7 +112,8 @@ TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
       {"h100:many", "system 'h100:many': bad GPU count 'many': expected a whole number >= 1"},
       {"h100:8,oversb=2",
        "system 'h100:8,oversb=2': unknown option 'oversb' for h100 (did you "
-       "mean 'oversub'?); allowed: oversub"},
+       "mean 'oversub'?); allowed: oversub, nic"},
+      {"a100:16,nic=0", "system 'a100:16,nic=0': nic must be a number of bytes/s > 0 (got '0')"},
       {"h100:16,oversub",
        "system 'h100:16,oversub': option 'oversub' should be key=value; "
        "expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28, h100:1024 or "
