@@ -685,11 +685,11 @@ TEST(TrainingValidationTest, DISABLED_G63Bloom176B) {
                 "and Megatron-DeepSpeed's pipeline engine of 2022 is not Megatron-LM's 1F1B",
                 share("compute"), share("exposed_dp"), share("exposed_tp"),
                 share("bubble") + share("idle"));
-  RecordMeasured("G6.3 BLOOM-176B",
-                 "iteration time on " + system + ", " + layout +
-                     " (published 104.70 s per iteration)",
-                 result.step_time_s, kMeasured, "a100",
-                 TrainCommand(system, model, layout, kSequences, options), note);
+  RecordMeasured(
+      "G6.3 BLOOM-176B",
+      "iteration time on " + system + ", " + layout + " (published 104.70 s per iteration)",
+      result.step_time_s, kMeasured, "a100",
+      TrainCommand(system, model, layout, kSequences, options), note);
   std::printf("G6.3 BLOOM-176B measured %.2f s podsim %.2f s (%+.1f%%)\n", kMeasured,
               result.step_time_s, 100 * (result.step_time_s / kMeasured - 1));
   // A guard at today's figure plus a margin, not a target.
@@ -722,9 +722,9 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
   const double h = static_cast<double>(m.d_model), s = kSeq8k;
   const double q = static_cast<double>(m.heads * m.head_dim),
                kv = static_cast<double>(m.kv_heads * m.head_dim);
-  const double dense = (h * static_cast<double>(m.ffn) * 3 + h * (2 * q + 2 * kv)) *
-                           static_cast<double>(m.layers) +
-                       static_cast<double>(m.vocab) * h;
+  const double dense =
+      (h * static_cast<double>(m.ffn) * 3 + h * (2 * q + 2 * kv)) * static_cast<double>(m.layers) +
+      static_cast<double>(m.vocab) * h;
   const double flops = 6 * dense * s + 6 * s * s * static_cast<double>(m.head_dim * m.heads) *
                                            static_cast<double>(m.layers);
   for (const Row& r : {Row{"h200:8", "hopper", 461}, Row{"b200:8", "blackwell", 778}}) {
@@ -742,8 +742,8 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
                   "RoPE and SwiGLU run as several unfused PyTorch kernels each (fp32 upcasts "
                   "included), where podsim runs one kernel per op at its HBM roofline",
                   SharePercent(result, "compute"), SharePercent(result, "exposed_dp"));
-    RecordMeasured(std::string("G6.3 Llama-3.1-8B ") + r.system, what, result.step_time_s,
-                   measured, r.family,
+    RecordMeasured(std::string("G6.3 Llama-3.1-8B ") + r.system, what, result.step_time_s, measured,
+                   r.family,
                    std::string("train --system ") + r.system + " --model llama3-8b --layout " +
                        layout + " --batch-tokens " + std::to_string(8 * kSeq8k) + " --seq " +
                        std::to_string(kSeq8k) + " --distributed-optimizer",
