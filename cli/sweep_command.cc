@@ -512,6 +512,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"distributed_optimizer", base.distributed_optimizer},
                              {"tp_comm_overlap", base.tp_comm_overlap},
                              {"fp8", base.fp8},
+                             {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},

@@ -316,6 +316,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"distributed_optimizer", options.distributed_optimizer},
                              {"tp_comm_overlap", options.tp_comm_overlap},
                              {"fp8", options.fp8},
+                             {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -337,6 +338,10 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "model       " << model.name << "\n";
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
+  if (options.kernels == workloads::KernelLibrary::kEager) {
+    io.out << "kernels     eager: norms, rotary, SwiGLU and the loss as PyTorch eager's separate "
+              "kernels (Hugging Face transformers)\n";
+  }
   io.out << "step time   " << FormatSeconds(result.step_time_s) << "\n";
   char line[160];
   std::snprintf(line, sizeof line, "%.4g", result.tokens_per_s);

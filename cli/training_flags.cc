@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "topology/names.h"
+#include "workloads/eager_kernels.h"
 #include "workloads/precision.h"
 
 namespace podsim::cli {
@@ -28,6 +29,12 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "transformer layers' linear layers run at the chip's fp8 peak with its fp8 GEMM "
                 "curve, their operands cast by kernels of their own; attention, the router and "
                 "the output head stay bf16 (h100, h200, b200, gb200)");
+  sub->add_option("--kernels", flags->kernels,
+                  "The non-GEMM kernels: fused (default; one kernel per norm, rotary, activation "
+                  "and loss, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
+                  "them) or eager (PyTorch eager as Hugging Face transformers' Llama code runs "
+                  "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2, the loss "
+                  "over fp32 logits; workloads/eager_kernels.h)");
 }
 
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
@@ -42,11 +49,14 @@ sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& 
 }
 
 sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
-  if (flags.precision.empty()) return sim::Status::Ok();
-  const std::vector<std::string> recipes = workloads::PrecisionRecipeNames();
-  return ChooseFlagValue("--precision", flags.precision,
-                         std::vector<std::string_view>(recipes.begin(), recipes.end()))
-      .status();
+  auto check = [](std::string_view flag, const std::string& value,
+                  const std::vector<std::string>& names) {
+    if (value.empty()) return sim::Status::Ok();
+    return ChooseFlagValue(flag, value, std::vector<std::string_view>(names.begin(), names.end()))
+        .status();
+  };
+  PODSIM_RETURN_IF_ERROR(check("--precision", flags.precision, workloads::PrecisionRecipeNames()));
+  return check("--kernels", flags.kernels, workloads::KernelLibraryNames());
 }
 
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources) {
@@ -55,6 +65,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".distributed_optimizer", "--distributed-optimizer");
   sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
   sources->AddFlag(p + ".fp8", "--fp8");
+  sources->AddFlag(p + ".kernels", "--kernels");
 }
 
 }  // namespace podsim::cli

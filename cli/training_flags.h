@@ -1,6 +1,6 @@
 // The options of a training step that train and sweep share, defined once: the flags
-// (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8), their checks and their scenario
-// fields.
+// (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8, --kernels), their checks and
+// their scenario fields.
 
 #ifndef PODSIM_CLI_TRAINING_FLAGS_H_
 #define PODSIM_CLI_TRAINING_FLAGS_H_
@@ -29,6 +29,7 @@ struct TrainingFlags {
   bool distributed_optimizer = false;
   bool tp_comm_overlap = false;
   bool fp8 = false;
+  std::string kernels;  // "": fused.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -40,7 +41,8 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
                                       const std::vector<std::string_view>& names);
 
-// InvalidArgument naming --precision unless it is a recipe (or empty).
+// InvalidArgument naming --precision unless it is a recipe, or --kernels unless it is a kernel
+// library (either empty: the default).
 sim::Status CheckTrainingFlags(const TrainingFlags& flags);
 
 // Sets the scenario fields of the flags on `message` (scenario::Train or scenario::Sweep, which
@@ -51,6 +53,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (flags.distributed_optimizer) message->set_distributed_optimizer(true);
   if (flags.tp_comm_overlap) message->set_tp_comm_overlap(true);
   if (flags.fp8) message->set_fp8(true);
+  if (!flags.kernels.empty()) message->set_kernels(flags.kernels);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

@@ -552,6 +552,12 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
   options->distributed_optimizer = message.distributed_optimizer();
   options->tp_comm_overlap = message.tp_comm_overlap();
   options->fp8 = message.fp8();
+  if (message.has_kernels()) {
+    // CheckScenario has named a bad library; an unchecked one keeps the default.
+    sim::StatusOr<workloads::KernelLibrary> kernels =
+        workloads::KernelLibraryNamed(message.kernels());
+    if (kernels.ok()) options->kernels = *kernels;
+  }
   if (message.has_precision()) {
     // CheckScenario has named a bad recipe; an unchecked one keeps the default.
     sim::StatusOr<workloads::PrecisionRecipe> recipe =

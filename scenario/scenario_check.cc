@@ -205,6 +205,10 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
     PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::PrecisionRecipeNamed(t.precision()).status(),
                                            "train.precision"));
   }
+  if (t.has_kernels()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::KernelLibraryNamed(t.kernels()).status(), "train.kernels"));
+  }
   for (int i = 0; i < t.saved_ops_size(); ++i) {
     const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
     if (t.recompute() != Train::SAVE_NAMED) {
@@ -326,6 +330,10 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   if (sweep.has_precision()) {
     PODSIM_RETURN_IF_ERROR(source.Annotate(
         workloads::PrecisionRecipeNamed(sweep.precision()).status(), "sweep.precision"));
+  }
+  if (sweep.has_kernels()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::KernelLibraryNamed(sweep.kernels()).status(), "sweep.kernels"));
   }
   workloads::OpOptions fp8;
   fp8.fp8 = sweep.fp8();

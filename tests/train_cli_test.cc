@@ -94,6 +94,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "(4,000,000) or 4Mi (4,194,304) (got '4X')\n"},
       {With(kTrain, {"--precision", "fp32"}),
        "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book\n"},
+      {With(kTrain, {"--kernels", "compiled"}),
+       "podsim: error: --kernels: unknown value 'compiled'; expected fused, eager\n"},
       {With(kTrain, {"--flops-convention", "half"}),
        "podsim: error: --flops-convention: unknown value 'half'; expected causal, full\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,pp=4",
@@ -148,6 +150,13 @@ TEST(TrainCliTest, ReportsStateTheirConventions) {
   EXPECT_LE(c["hfu"].get<double>(), 1);
   EXPECT_GT(f["mfu"].get<double>(), c["mfu"].get<double>());  // More pairs counted.
   EXPECT_LE(f["hfu"].get<double>(), 1);
+  // PyTorch eager's separate kernels (eager_kernels.h) take longer than the fused ones.
+  Outcome eager = Podsim(With(kTrain, {"--json", "--kernels", "eager"}));
+  ASSERT_EQ(eager.code, 0) << eager.err;
+  const nlohmann::json e = nlohmann::json::parse(eager.out);
+  EXPECT_EQ(c["kernels"], "fused");
+  EXPECT_EQ(e["kernels"], "eager");
+  EXPECT_GT(e["step_time_s"].get<double>(), c["step_time_s"].get<double>());
   // fp32 main gradients: 2 more bytes per parameter than the default's bf16 ones.
   EXPECT_GT(f["memory"]["grads_bytes"].get<double>(), c["memory"]["grads_bytes"].get<double>());
 

@@ -255,6 +255,7 @@ Op ElementwiseBackward(const Builder& b, const Op& fwd) {
   op.model_flops = 0;
   op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
   op.hbm_write_bytes = fwd.hbm_read_bytes;
+  op.elements = fwd.elements;
   if (fwd.kind == OpKind::kNorm) op.hbm_read_bytes += 2 * fwd.hbm_write_bytes;
   return op;
 }

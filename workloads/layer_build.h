@@ -111,6 +111,7 @@ class Builder {
     op.hbm_read_bytes = e * reads * elements;
     op.hbm_write_bytes = e * writes * elements;
     op.output_bytes = e * elements;
+    op.elements = elements;
     return op;
   }
 

@@ -511,6 +511,7 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   loss.hbm_read_bytes = d.e * d.tok * v;
   loss.hbm_write_bytes = kLogitBytes * d.tok * v;
   loss.saved_bytes = kLogitBytes * d.tok * v;  // fp32 softmax for the gradient (4sbv/t).
+  loss.elements = d.tok * v;
   b.Add(loss);
   if (d.tp) {
     // Vocab-parallel cross-entropy (Megatron): all-reduce of the row max, the sum of exponentials
@@ -533,6 +534,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
   dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
   dloss.hbm_write_bytes = d.e * d.tok * v;
+  dloss.elements = d.tok * v;
   b.Add(dloss);
   std::vector<int> dws;
   MatmulBackward(b, Find(fwd, "head.unembed"), d, &dws);

@@ -52,6 +52,7 @@
 
 #include "sim/status.h"
 #include "workloads/compute_model.h"
+#include "workloads/eager_kernels.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
@@ -95,6 +96,9 @@ struct OpOptions {
   // Float8 training of the transformer layers' linear layers (fp8_training.h). REQUIRES: a chip
   // with an fp8 peak (training.h checks it).
   bool fp8 = false;
+  // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
+  // runs them (eager_kernels.h).
+  KernelLibrary kernels = KernelLibrary::kFused;
 };
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1

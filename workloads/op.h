@@ -71,6 +71,9 @@ struct Op {
   MatmulShape shape;
   bool causal = false;  // kAttention: a causal kernel (skips the masked pairs).
   bool fp8 = false;     // kMatmul: operands in fp8, at the chip's fp8 peak (fp8_training.h).
+  // HBM-bound ops (norms, elementwise, the loss): elements of the tensor the op maps, which a
+  // rewrite into separate kernels (eager_kernels.h) needs; 0 elsewhere. Not part of schedules.
+  double elements = 0;
   // kAttention: the named kernel whose curve times it ("fa2", "cudnn"; layer_ops.h
   // AttentionKernel); "": the family's flash kernel.
   std::string kernel;

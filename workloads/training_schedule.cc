@@ -5,6 +5,7 @@
 
 #include "sim/check.h"
 #include "topology/chip_spec.h"
+#include "workloads/eager_kernels.h"
 #include "workloads/fp8_training.h"
 #include "workloads/memory.h"
 #include "workloads/schedule_builder.h"
@@ -211,12 +212,21 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
       layer_fwd_run[moe] = Float8Linears(layer_fwd_run[moe], e);
       layer_bwd_run[moe] = Float8Linears(layer_bwd_run[moe], e);
     }
+    if (options.kernels == KernelLibrary::kEager) {
+      const double e = options.precision.activation_bytes;
+      layer_fwd_run[moe] = EagerKernels(layer_fwd_run[moe], model, e);
+      layer_bwd_run[moe] = EagerKernels(layer_bwd_run[moe], model, e);
+    }
     layer_saved[moe] = LayerActivationBytes(layer_fwd[moe], options);
   }
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
-  const OpList head_fwd = HeadForwardOps(model, layout, shape, options);
-  const OpList head_bwd = HeadBackwardOps(model, layout, shape, options);
+  OpList head_fwd = HeadForwardOps(model, layout, shape, options);
+  OpList head_bwd = HeadBackwardOps(model, layout, shape, options);
+  if (options.kernels == KernelLibrary::kEager) {
+    head_fwd = EagerKernels(head_fwd, model, options.precision.activation_bytes);
+    head_bwd = EagerKernels(head_bwd, model, options.precision.activation_bytes);
+  }
   const int pp = layout.pp;
   const int v = layout.virtual_stages;
   const int m = layout.microbatch_count();

@@ -1,0 +1,133 @@
+#include "workloads/eager_kernels.h"
+
+#include <span>
+#include <string>
+#include <utility>
+
+namespace podsim::workloads {
+
+namespace {
+
+// Bytes of an fp32 element (the upcasts of RMSNorm and the loss).
+constexpr double kFp32Bytes = 4;
+
+// One eager kernel over the op's elements: elements read and written per op element, in the
+// working precision (e) and in fp32 (f).
+struct Kernel {
+  const char* name;
+  double read_e, read_f, write_e, write_f;
+};
+
+// LlamaRMSNorm.forward: hidden.to(float32); .pow(2); .mean(-1); + eps; rsqrt (both per row);
+// hidden * rsqrt; .to(dtype); weight * hidden.
+constexpr Kernel kRmsNormForward[] = {{"to_fp32", 1, 0, 0, 1},  {"pow", 0, 1, 0, 1},
+                                      {"mean", 0, 1, 0, 0},     {"eps", 0, 0, 0, 0},
+                                      {"rsqrt", 0, 0, 0, 0},    {"scale", 0, 1, 0, 1},
+                                      {"to_dtype", 0, 1, 1, 0}, {"weight", 1, 0, 1, 0}};
+// Its autograd backward, last op first: the weight's product (input gradient; weight gradient as
+// a product and a sum over tokens), the cast, the scale's two gradients (the per-row one a product
+// and a sum), the mean's broadcast, pow's gradient, the sum of the two paths, the cast back.
+constexpr Kernel kRmsNormBackward[] = {
+    {"weight.dx", 1, 0, 1, 0},    {"weight.dw", 2, 0, 1, 0}, {"weight.dw.sum", 1, 0, 0, 0},
+    {"to_dtype.dx", 1, 0, 0, 1},  {"scale.dx", 0, 1, 0, 1},  {"rsqrt.dx", 0, 2, 0, 1},
+    {"rsqrt.dx.sum", 0, 1, 0, 0}, {"mean.dx", 0, 0, 0, 1},   {"pow.dx", 0, 2, 0, 1},
+    {"accumulate", 0, 2, 0, 1},   {"to_fp32.dx", 0, 1, 1, 0}};
+// apply_rotary_pos_emb over q and k: q * cos; rotate_half's -x2 and cat((-x2, x1)); * sin; sum.
+constexpr Kernel kRotaryForward[] = {{"cos", 1, 0, 1, 0},
+                                     {"half.neg", 0.5, 0, 0.5, 0},
+                                     {"half.cat", 1, 0, 1, 0},
+                                     {"sin", 1, 0, 1, 0},
+                                     {"add", 2, 0, 1, 0}};
+// Backward: * sin, the negation, the two halves' slice gradients (each fills a zero tensor and
+// copies its half), * cos, and the sums of the three paths.
+constexpr Kernel kRotaryBackward[] = {{"sin.dx", 1, 0, 1, 0},
+                                      {"half.neg.dx", 0.5, 0, 0.5, 0},
+                                      {"half.slice.dx", 1, 0, 3, 0},
+                                      {"cos.dx", 1, 0, 1, 0},
+                                      {"accumulate", 4, 0, 2, 0}};
+// LlamaMLP: act_fn(gate) * up, over the gate's elements.
+constexpr Kernel kSwigluForward[] = {{"silu", 1, 0, 1, 0}, {"mul", 2, 0, 1, 0}};
+constexpr Kernel kSwigluBackward[] = {
+    {"mul.dx", 2, 0, 1, 0}, {"mul.dup", 2, 0, 1, 0}, {"silu.dx", 2, 0, 1, 0}};
+// ForCausalLMLoss: logits.float(), then cross_entropy's log-softmax and NLL (the NLL reads one
+// logit a token).
+constexpr Kernel kLossForward[] = {
+    {"to_fp32", 1, 0, 0, 1}, {"log_softmax", 0, 1, 0, 1}, {"nll", 0, 0, 0, 0}};
+constexpr Kernel kLossBackward[] = {
+    {"nll.dx", 0, 0, 0, 1}, {"log_softmax.dx", 0, 2, 0, 1}, {"to_fp32.dx", 0, 1, 1, 0}};
+
+// The eager chain of `op`, or an empty span when it runs as one kernel either way.
+std::span<const Kernel> ChainOf(const Op& op, const ModelSpec& model) {
+  std::string_view name = op.name;
+  if (name.ends_with(".recompute")) name.remove_suffix(std::string_view(".recompute").size());
+  const bool backward = name.ends_with(".dx");
+  if (backward) name.remove_suffix(std::string_view(".dx").size());
+  if (op.kind == OpKind::kNorm && model.norm == NormKind::kRms) {
+    return backward ? std::span<const Kernel>(kRmsNormBackward) : kRmsNormForward;
+  }
+  if (op.kind == OpKind::kLoss) {
+    return backward ? std::span<const Kernel>(kLossBackward) : kLossForward;
+  }
+  if (op.kind != OpKind::kElementwise) return {};
+  if (name == "attn.rotary") {
+    return backward ? std::span<const Kernel>(kRotaryBackward) : kRotaryForward;
+  }
+  if (name.ends_with(".act") && model.gated_mlp) {
+    return backward ? std::span<const Kernel>(kSwigluBackward) : kSwigluForward;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view KernelLibraryName(KernelLibrary library) {
+  return library == KernelLibrary::kEager ? "eager" : "fused";
+}
+
+std::vector<std::string> KernelLibraryNames() { return {"fused", "eager"}; }
+
+sim::StatusOr<KernelLibrary> KernelLibraryNamed(std::string_view name) {
+  if (name == "fused") return KernelLibrary::kFused;
+  if (name == "eager") return KernelLibrary::kEager;
+  return sim::Status::InvalidArgument("unknown kernels '" + std::string(name) +
+                                      "'; expected fused or eager");
+}
+
+OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes) {
+  const double e = activation_bytes;
+  OpList out;
+  out.reserve(ops.size() * 3);
+  std::vector<int> moved(ops.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Op op = ops[i];
+    for (int& dep : op.deps) dep = moved[dep];
+    const std::span<const Kernel> chain = ChainOf(op, model);
+    if (chain.empty() || op.elements <= 0) {
+      out.push_back(std::move(op));
+      moved[i] = static_cast<int>(out.size()) - 1;
+      continue;
+    }
+    const double n = op.elements;
+    for (size_t k = 0; k < chain.size(); ++k) {
+      Op kernel;
+      kernel.name = op.name + "." + chain[k].name;
+      kernel.kind = op.kind;
+      kernel.phase = op.phase;
+      kernel.flops = op.flops / static_cast<double>(chain.size());
+      kernel.hbm_read_bytes = n * (chain[k].read_e * e + chain[k].read_f * kFp32Bytes);
+      kernel.hbm_write_bytes = n * (chain[k].write_e * e + chain[k].write_f * kFp32Bytes);
+      kernel.elements = n;
+      kernel.deps = k == 0 ? op.deps : std::vector<int>{static_cast<int>(out.size()) - 1};
+      if (k + 1 == chain.size()) {
+        kernel.saved_bytes = op.saved_bytes;
+        kernel.quadratic_saved_bytes = op.quadratic_saved_bytes;
+        kernel.output_bytes = op.output_bytes;
+      }
+      out.push_back(std::move(kernel));
+    }
+    moved[i] = static_cast<int>(out.size()) - 1;
+  }
+  return out;
+}
+
+}  // namespace podsim::workloads

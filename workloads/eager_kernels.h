@@ -1,0 +1,51 @@
+// The non-GEMM kernels a framework runs: one fused kernel per op (the default), or PyTorch eager
+// as Hugging Face transformers writes its Llama-family models (--kernels eager), as a rewrite of
+// an op list. Each eager kernel reads and writes HBM on its own and pays its own launch, at the
+// family's HBM roofline and per-kernel overhead (compute_model.h); the kernels are those of the
+// modules' PyTorch code (transformers' models/llama/modeling_llama.py and loss_utils.py), not
+// fitted to any run:
+//   * RMSNorm (LlamaRMSNorm): the input cast to fp32, squared, averaged per row, eps added and
+//     rsqrt taken per row, scaled, cast back and multiplied by the weight: 8 kernels, 36 bytes an
+//     element in bf16 where one fused kernel moves 4; its autograd backward 11 kernels. LayerNorm
+//     (nn.LayerNorm) is one native kernel either way.
+//   * rotary embedding (apply_rotary_pos_emb): q * cos, rotate_half as a negation and a
+//     concatenation of the two halves, * sin and the sum: 5 kernels; backward 5 (the halves'
+//     slice gradients fill a zero tensor each).
+//   * SwiGLU (LlamaMLP: act_fn(gate) * up): SiLU and the product, 2 kernels; backward 3.
+//   * the loss (ForCausalLMLoss): the logits cast to fp32, log-softmax, NLL; backward the NLL's
+//     scatter into a zero tensor, the log-softmax gradient and the cast back.
+// Residual adds, GeLU and dropout are one kernel either way, as are Megatron-LM's and Transformer
+// Engine's fused kernels, torch.compile's and Liger-Kernel's, which `kFused` stands for.
+// Not modelled: the tensors eager autograd keeps for these backwards (fp32 copies in RMSNorm),
+// which add activation memory (the memory estimate is the fused one's).
+
+#ifndef PODSIM_WORKLOADS_EAGER_KERNELS_H_
+#define PODSIM_WORKLOADS_EAGER_KERNELS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "workloads/model_spec.h"
+#include "workloads/op.h"
+
+namespace podsim::workloads {
+
+enum class KernelLibrary { kFused, kEager };
+
+std::string_view KernelLibraryName(KernelLibrary library);
+// "fused" or "eager"; InvalidArgument naming the known ones otherwise.
+sim::StatusOr<KernelLibrary> KernelLibraryNamed(std::string_view name);
+std::vector<std::string> KernelLibraryNames();
+
+// `ops` (a layer's or the head's forward or backward list, deps pointing backwards) with each
+// RMSNorm, rotary, SwiGLU and loss op -- forward, recomputed and backward -- replaced by its
+// chain of eager kernels as above, named "<op>.<kernel>"; `activation_bytes` is the working
+// precision's element size. An op that depended on a replaced op depends on its chain's last
+// kernel, which keeps the op's saved and output bytes.
+OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes);
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_EAGER_KERNELS_H_
