@@ -1,6 +1,7 @@
 #include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -125,8 +126,27 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
-  PODSIM_ASSIGN_OR_RETURN(size_t recompute, ChooseFlagValue("--recompute", flags.recompute,
-                                                            {"none", "selective", "full"}));
+  // save:OP,OP,...: keep those forward ops' outputs, recompute the rest.
+  constexpr std::string_view kSave = "save:";
+  const bool save_named = flags.recompute.starts_with(kSave);
+  std::vector<std::string> saved_ops;
+  size_t recompute = 0;
+  if (save_named) {
+    std::string_view rest = std::string_view(flags.recompute).substr(kSave.size());
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      saved_ops.emplace_back(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    }
+    if (saved_ops.empty() || std::find(saved_ops.begin(), saved_ops.end(), "") != saved_ops.end()) {
+      return sim::Status::InvalidArgument(
+          "--recompute: save: needs the forward ops to keep, like save:attn.qkv,attn.core (got '" +
+          flags.recompute + "')");
+    }
+  } else {
+    PODSIM_ASSIGN_OR_RETURN(
+        recompute, ChooseFlagValue("--recompute", flags.recompute, {"none", "selective", "full"}));
+  }
   PODSIM_ASSIGN_OR_RETURN(
       size_t attention,
       ChooseFlagValue("--attention", flags.attention, {"flash", "materialized", "fa2", "cudnn"}));
@@ -145,6 +165,10 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   constexpr scenario::Train::Recompute kRecompute[] = {
       scenario::Train::NONE, scenario::Train::SELECTIVE, scenario::Train::FULL};
   if (recompute != 0) train->set_recompute(kRecompute[recompute]);
+  if (save_named) {
+    train->set_recompute(scenario::Train::SAVE_NAMED);
+    for (const std::string& op : saved_ops) train->add_saved_ops(op);
+  }
   constexpr scenario::Train::Attention kAttention[] = {
       scenario::Train::FLASH, scenario::Train::MATERIALIZED, scenario::Train::FA2,
       scenario::Train::CUDNN};
@@ -176,6 +200,7 @@ scenario::SourceMap TrainFlagSources() {
     flags.AddFlag(path, "--layout");  // Part of the --layout text.
   }
   flags.AddFlag("train.recompute", "--recompute");
+  flags.AddFlag("train.saved_ops", "--recompute");
   flags.AddFlag("train.attention", "--attention");
   AddTrainingFlagSources("train", &flags);
   flags.AddFlag("train.flops_convention", "--flops-convention");
@@ -518,7 +543,9 @@ Command AddTrainCommand(CLI::App& app) {
          "(experts split over chips) folds into dp or fsdp, and with etp=1 into tp too")
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
-  sub->add_option("--recompute", flags->recompute, "none (default), selective or full");
+  sub->add_option("--recompute", flags->recompute,
+                  "none (default), selective, full, or save:OP,OP,... (keep the outputs of those "
+                  "forward ops of each layer, like attn.qkv and attn.core; recompute the rest)");
   sub->add_option("--attention", flags->attention,
                   "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
                   "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "

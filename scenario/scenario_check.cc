@@ -9,6 +9,7 @@
 #include "scenario/scenario_build.h"
 #include "scenario/scenario_file.h"
 #include "topology/names.h"
+#include "workloads/layer_ops.h"
 #include "workloads/precision.h"
 #include "workloads/training.h"
 
@@ -215,6 +216,25 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       return Invalid(source, path, "only with recompute: SAVE_NAMED");
     }
     if (t.saved_ops(i).empty()) return Invalid(source, path, "must not be empty");
+    // The layer's forward op names (the same under any sharding; dense and MoE layers both).
+    std::vector<std::string> names;
+    const workloads::Layout one;
+    const workloads::ShardShape shape = workloads::ShapeOf(one, model, {1, t.seq()});
+    for (int moe = 0; moe < (model.moe() ? 2 : 1); ++moe) {
+      for (const workloads::Op& op : workloads::LayerForwardOps(
+               model, one, shape, OpOptionsOf(t),
+               moe ? workloads::MlpKind::kMoe : workloads::MlpKind::kDense)) {
+        if (op.kind != workloads::OpKind::kCollective) names.push_back(op.name);
+      }
+    }
+    if (std::find(names.begin(), names.end(), t.saved_ops(i)) == names.end()) {
+      std::vector<std::string_view> known(names.begin(), names.end());
+      std::string list;
+      for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
+      return Invalid(source, path,
+                     "no forward op '" + t.saved_ops(i) + "' in a layer of this model" +
+                         topology::DidYouMean(t.saved_ops(i), known) + "; ops: " + list);
+    }
   }
   const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
   PODSIM_RETURN_IF_ERROR(source.Annotate(

@@ -94,6 +94,13 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "(4,000,000) or 4Mi (4,194,304) (got '4X')\n"},
       {With(kTrain, {"--precision", "fp32"}),
        "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book\n"},
+      {With(kTrain, {"--recompute", "save:attn.qkvv"}),
+       "podsim: error: --recompute: no forward op 'attn.qkvv' in a layer of this model (did you "
+       "mean 'attn.qkv'?); ops: attn.norm, attn.qkv, attn.rotary, attn.core, attn.out, "
+       "attn.residual, mlp.norm, mlp.gate, mlp.up, mlp.act, mlp.down, mlp.residual\n"},
+      {With(kTrain, {"--recompute", "save:attn.qkv,,mlp.down"}),
+       "podsim: error: --recompute: save: needs the forward ops to keep, like "
+       "save:attn.qkv,attn.core (got 'save:attn.qkv,,mlp.down')\n"},
       {With(kTrain, {"--kernels", "compiled"}),
        "podsim: error: --kernels: unknown value 'compiled'; expected fused, eager\n"},
       {With(kTrain, {"--flops-convention", "half"}),

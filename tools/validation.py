@@ -63,8 +63,7 @@ SECTIONS = [
     ("validation", "## Validation rows (independent measurements)",
      "Tests: `collectives/collective_algorithms_test.cc` (S4-measured, V9), "
      "`tests/training_validation_test.cc` (V1, V3, V7, G6; V3 T4's per-layer times come "
-     "from an observer of the step, which no command prints; V7's 128B rows keep named "
-     "activations, which needs a scenario file)."),
+     "from an observer of the step, which no command prints)."),
 ]
 
 TABLE = """
@@ -207,6 +206,7 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("V7 ", "V7: MaxText on TPU v5e (step time)"),
            ("G6.1 ", "G6.1: Megatron-Core weak scaling on H100 (iteration time)"),
            ("G6.2 torchtitan CP", "G6.2: torchtitan context parallelism on H100 (step time)"),
+           ("G6.2 torchtitan FSDP", "G6.2: torchtitan FSDP on 8 and 128 H100s (step time)"),
            ("G6.3 ", "G6.3: BLOOM-176B on A100, Llama-3.1-8B on H200 and B200 (step time)"),
            ("G6.4 DeepSeek-V3", "G6.4: DeepSeek-V3 pretraining cost on H800 (step time)")]
 
