@@ -101,6 +101,18 @@ std::vector<ModelSpec> Presets() {
   qwen.expert_ffn = 2560;
   qwen.shared_ffn = 20480;
   presets.push_back(qwen);
+  // Qwen3-30B-A3B (Qwen Team 2025, Qwen3 Technical Report, arXiv 2505.09388, Table 2, and its
+  // config.json): L=48, D=2048, 32 query heads and 4 kv heads of dimension 128, V=151936,
+  // untied; every layer MoE with 128 experts of F=768, top 8, no shared expert (the config's
+  // dense width 6144 is unused). 30.5B parameters, 3.3B active. Not modelled: the RMSNorm of each
+  // head's queries and keys (QK-norm, 2 x 128 weights a layer, and its kernels).
+  ModelSpec qwen3 = Llama("qwen3-30b-a3b", 48, 2048, 6144, 32, 4, 151936);
+  qwen3.source = "Qwen Team 2025, Qwen3 Technical Report (arXiv 2505.09388) Table 2; config.json";
+  qwen3.head_dim = 128;
+  qwen3.experts = 128;
+  qwen3.top_k = 8;
+  qwen3.expert_ffn = 768;
+  presets.push_back(qwen3);
   // DeepSeek-V2 (DeepSeek-AI 2024, arXiv 2405.04434, sec. 3.1.2 and its config.json): L=60,
   // D=5120, 128 heads of MLA (q_lora 1536, kv_lora 512, 128 + 64 rotary query/key dims, values
   // 128), V=102400; the first layer dense (F=12288), then 160 routed experts of F=1536, top 6,
@@ -447,7 +459,8 @@ sim::Status ValidateModel(const ModelSpec& m) {
 const std::vector<std::string_view>& ModelPresetNames() {
   static const std::vector<std::string_view> kNames = {
       "llama2-13b",   "llama3-8b",     "llama3-70b",     "llama3-405b", "gpt3-175b",
-      "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b", "deepseek-v2", "deepseek-v3"};
+      "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b", "qwen3-30b-a3b", "deepseek-v2",
+      "deepseek-v3"};
   return kNames;
 }
 
