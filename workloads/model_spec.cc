@@ -458,9 +458,9 @@ sim::Status ValidateModel(const ModelSpec& m) {
 
 const std::vector<std::string_view>& ModelPresetNames() {
   static const std::vector<std::string_view> kNames = {
-      "llama2-13b",   "llama3-8b",     "llama3-70b",     "llama3-405b", "gpt3-175b",
-      "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b", "qwen3-30b-a3b", "deepseek-v2",
-      "deepseek-v3"};
+      "llama2-13b",    "llama3-8b",    "llama3-70b",    "llama3-405b",
+      "gpt3-175b",     "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b",
+      "qwen3-30b-a3b", "deepseek-v2",  "deepseek-v3"};
   return kNames;
 }
 

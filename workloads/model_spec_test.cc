@@ -236,10 +236,10 @@ TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
     const char* name;
     double total, active;
   };
-  for (const Case& c : {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
-                        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}, Case{"qwen3-30b-a3b", 30.5e9, 3.3e9},
-                        Case{"deepseek-v2", 236e9, 21e9},
-                        Case{"deepseek-v3", 671e9, 37e9}}) {
+  for (const Case& c :
+       {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
+        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}, Case{"qwen3-30b-a3b", 30.5e9, 3.3e9},
+        Case{"deepseek-v2", 236e9, 21e9}, Case{"deepseek-v3", 671e9, 37e9}}) {
     const ModelSpec m = Model(c.name);
     EXPECT_TRUE(m.moe()) << c.name;
     EXPECT_REL(m.TotalParams(), c.total, kExact);
