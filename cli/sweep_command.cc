@@ -513,6 +513,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"tp_comm_overlap", base.tp_comm_overlap},
                              {"fp8", base.fp8},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
+                             {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},

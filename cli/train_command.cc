@@ -342,6 +342,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"tp_comm_overlap", options.tp_comm_overlap},
                              {"fp8", options.fp8},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
+                             {"reshard_after_forward", options.fsdp_reshard_after_forward},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",

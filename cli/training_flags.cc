@@ -35,6 +35,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "them) or eager (PyTorch eager as Hugging Face transformers' Llama code runs "
                   "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2, the loss "
                   "over fp32 logits; workloads/eager_kernels.h)");
+  sub->add_flag("--no-reshard-after-forward", flags->no_reshard_after_forward,
+                "FSDP keeps each layer's gathered weights from its forward to its backward "
+                "(FSDP2's reshard_after_forward=False, torchtitan's policy 'never'): the backward "
+                "gathers nothing, and memory holds every layer's gathered weights at the turn "
+                "from forward to backward (default: reshard, gather again in the backward)");
 }
 
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
@@ -66,6 +71,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
   sources->AddFlag(p + ".fp8", "--fp8");
   sources->AddFlag(p + ".kernels", "--kernels");
+  sources->AddFlag(p + ".no_reshard_after_forward", "--no-reshard-after-forward");
 }
 
 }  // namespace podsim::cli

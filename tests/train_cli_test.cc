@@ -164,6 +164,14 @@ TEST(TrainCliTest, ReportsStateTheirConventions) {
   EXPECT_EQ(c["kernels"], "fused");
   EXPECT_EQ(e["kernels"], "eager");
   EXPECT_GT(e["step_time_s"].get<double>(), c["step_time_s"].get<double>());
+  // FSDP without resharding after the forward: no backward gathers, more memory.
+  Outcome kept = Podsim(With(kTrain, {"--json", "--no-reshard-after-forward"}));
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  const nlohmann::json k = nlohmann::json::parse(kept.out);
+  EXPECT_EQ(c["reshard_after_forward"], true);
+  EXPECT_EQ(k["reshard_after_forward"], false);
+  EXPECT_GT(k["memory_per_chip_bytes"].get<double>(), c["memory_per_chip_bytes"].get<double>());
+  EXPECT_LE(k["step_time_s"].get<double>(), c["step_time_s"].get<double>());
   // fp32 main gradients: 2 more bytes per parameter than the default's bf16 ones.
   EXPECT_GT(f["memory"]["grads_bytes"].get<double>(), c["memory"]["grads_bytes"].get<double>());
 

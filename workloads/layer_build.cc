@@ -150,7 +150,10 @@ int WeightGather(Builder& b, double params, double updated, const OpOptions& opt
                                     options.precision.param_bytes * updated / groups.fsdp_size,
                                     /*blocking=*/false, phase));
   }
-  if (groups.fsdp_size <= 1) return gather;
+  // Without resharding, the backward (and its recomputation) uses the forward's gathered weights.
+  if (groups.fsdp_size <= 1 || (phase != Phase::kForward && !options.fsdp_reshard_after_forward)) {
+    return gather;
+  }
   Op fsdp = b.Collective(groups.fsdp + ".all-gather." + what, CollectiveOp::kAllGather, groups.fsdp,
                          options.precision.param_bytes * params, /*blocking=*/false, phase);
   if (gather >= 0) fsdp.deps = {gather};

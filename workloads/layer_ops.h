@@ -99,6 +99,12 @@ struct OpOptions {
   // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
   // runs them (eager_kernels.h).
   KernelLibrary kernels = KernelLibrary::kFused;
+  // FSDP's reshard after forward (PyTorch FSDP2's reshard_after_forward, default true: ZeRO-3):
+  // each layer's weights are gathered over fsdp for its forward and again for its backward. False
+  // (torchtitan's reshard_after_forward_policy "never"): the forward's gathered weights stay until
+  // the layer's backward, which gathers nothing; memory holds every layer's gathered weights at
+  // the turn from forward to backward (memory.h). Without fsdp it changes nothing.
+  bool fsdp_reshard_after_forward = true;
 };
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1

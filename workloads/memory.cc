@@ -140,6 +140,19 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
                             gathered(ExpertParamsPerChip(model, layout), layout.expert_fsdp()));
     }
     m.buffer_bytes += buffer;
+    if (!options.fsdp_reshard_after_forward) {
+      // Every layer of the stage gathered at once, at the turn from forward to backward (all of
+      // them: an upper bound under pipelining, where fewer chunks may be in flight).
+      // The shards other chips hold, of a layer's `params` over `shards`.
+      auto others = [&](double params, int shards) {
+        return params * p.param_bytes * (1 - 1.0 / shards);
+      };
+      m.buffer_bytes +=
+          D(layers.dense) * others(LayerParamsPerTpShard(model, layout), layout.fsdp) +
+          D(layers.moe) *
+              (others(LayerParamsPerTpShard(model, layout, MlpKind::kMoe), layout.fsdp) +
+               others(ExpertParamsPerChip(model, layout), layout.expert_fsdp()));
+    }
   }
   if (layout.tp > 1) m.buffer_bytes += act;
   if (layout.context_shards() > 1) {

@@ -202,6 +202,33 @@ TEST(MemoryTest, TR1PureDpLargestModel) {
   EXPECT_EQ(PrecisionRecipe::Megatron().total_bytes_per_param(), 18);
 }
 
+// Issue 14 (FSDP's reshard after forward): without it, every layer's gathered weights -- the 7/8
+// other chips hold on fsdp=8 -- are held at the turn from forward to backward, in the working
+// precision; and the backward gathers nothing.
+TEST(MemoryTest, NoReshardAfterForwardHoldsEveryLayersGatheredWeights) {
+  Case c = Make("llama3-8b", "fsdp=8", {8, 4096});
+  OpOptions keep;
+  keep.fsdp_reshard_after_forward = false;
+  const topology::ChipSpec h100 = Chip("h100");
+  const MemoryBreakdown resharded = StageMemory(c.model, c.layout, c.batch, {}, h100, 0);
+  const MemoryBreakdown kept = StageMemory(c.model, c.layout, c.batch, keep, h100, 0);
+  const double layer = LayerParamsPerTpShard(c.model, c.layout);
+  EXPECT_REL(kept.buffer_bytes - resharded.buffer_bytes, 32 * layer * 2 * 7.0 / 8, 1e-9);
+  EXPECT_EQ(kept.param_bytes, resharded.param_bytes);
+
+  const ShardShape shape = ShapeOf(c.layout, c.model, c.batch);
+  auto gathers = [&](const OpOptions& options) {
+    int count = 0;
+    for (const Op& op : LayerBackwardOps(c.model, c.layout, shape, options)) {
+      count += op.name.starts_with("fsdp.all-gather") ? 1 : 0;
+    }
+    return count;
+  };
+  EXPECT_EQ(gathers({}), 1);
+  EXPECT_EQ(gathers(keep), 0);
+  EXPECT_EQ(LayerForwardOps(c.model, c.layout, shape, keep).front().name, "fsdp.all-gather.layer");
+}
+
 // Issue 14: a step of several microbatches holds its gradients between them, whatever the recipe
 // counts; the book's recipe (one microbatch) gets a buffer in the working precision.
 TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {
