@@ -283,8 +283,10 @@ def head_dim_factor(head_dim, d_half):
 def attention_efficiency(params, point):
     """Predicted fraction of the bf16 peak for one AttentionPoint (module docstring's model)."""
     half = params[seq_half_name(point.direction, point.causal)]
-    return params["a"] * saturation(point.seq, half) * head_dim_factor(point.head_dim,
-                                                                       params["d_half"])
+    # A backward plateau of its own where the fit has one (a_bwd), else one plateau a.
+    plateau = params.get("a_bwd", params["a"]) if point.direction == "bwd" else params["a"]
+    return plateau * saturation(point.seq, half) * head_dim_factor(point.head_dim,
+                                                                   params["d_half"])
 
 
 def gemm_log_error(params, point):
@@ -548,7 +550,7 @@ GEMM_FITS = [
 ]
 
 # Search starts (not results); the sequence half-points are also started at 0.1x and 10x.
-ATTENTION_START = {"a": 0.7, "s_fwd_nc": 500.0, "s_fwd_c": 1000.0, "s_bwd_c": 3000.0,
+ATTENTION_START = {"a": 0.7, "a_bwd": 0.7, "s_fwd_nc": 500.0, "s_fwd_c": 1000.0, "s_bwd_c": 3000.0,
                    "d_half": 100.0}
 ATTENTION_GRID = ("s_fwd_nc", "s_fwd_c", "s_bwd_c")
 SEQ_AND_HEAD_HALVES = ("s_fwd_nc", "s_fwd_c", "s_bwd_c", "d_half")
@@ -620,18 +622,16 @@ ATTENTION_FITS = [
             kernels=("fa2-pytorch", "fa2"), upper={"a": 1.0}, grid=ATTENTION_GRID,
             borrowed=FROM_FA3_FOR_CAUSAL_ONLY, derived=FULL_FROM_CAUSAL_HALVES),
     FitSpec("h100", "cudnn", ("h100", "h200"), ("G2.1", "G2.2", "h200-ours"),
-            ("a", "s_fwd_c", "s_bwd_c"), ATTENTION_START,
+            ("a", "a_bwd", "s_fwd_c", "s_bwd_c"), ATTENTION_START,
             "cuDNN's fused flash attention (PyTorch SDPA's cuDNN backend, and its default pick, "
             "profiled: cuDNN's sm90 kernels) on our H200 (H100 compute): bf16, causal, D = 128, "
             "fwd and bwd (bwd by difference) at S = 2k, 4k, 8k, two runs each (backend=default "
             "and backend=cudnn; their S = 8k bwd rows, attention.csv:147 and :153, are 19% "
             "apart). The H100 cudnn rows (FA3-paper chart transcriptions, tritonbench issue #141) "
-            "are flagged and skipped. One plateau a for both directions fits poorly: the forward "
-            "rises to 0.65 of peak at S = 8k while the backward stays at 0.41-0.49, so a lands "
-            "between them and s_fwd_c at 0 (forward flat at a); separate plateaus (0.673 fwd, "
-            "0.456 bwd, s_fwd_c 418, s_bwd_c 64) would fit to mean 2.8%, max 11%, but the "
-            "model has one. The fwd+bwd rows (not fitted) are predicted within -6.5% to +3.0%, "
-            "but for attention.csv:154 (+18%). No row is non-causal or has D != 128: d_half and "
+            "are flagged and skipped. The forward rises to 0.65 of peak at S = 8k while the "
+            "backward stays at 0.41-0.49, so each direction has its plateau, a forward and "
+            "a_bwd backward (one plateau for both fits to mean 7.7%, max 28%: it lands between "
+            "them). No row is non-causal or has D != 128: d_half and "
             "the full/causal half-point ratio nc_over_c are borrowed from h100/fa3, as for "
             "h100/fa2 (an assumption).",
             kernels=("cudnn",), upper={"a": 1.0}, grid=ATTENTION_GRID,

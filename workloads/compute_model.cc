@@ -104,10 +104,11 @@ constexpr AttentionCurve kHopperAttention = {0.744, 450, 863, 1520, 2920, 105};
 constexpr AttentionCurve kHopperFa2Attention = {0.337, 124, 238, 467, 897, 105};
 // hopper cuDNN fused attention (Transformer Engine's FusedAttention, SDPA's cuDNN backend): fit
 // h100/cudnn -- our H200 SDPA runs on cuDNN's sm90 kernels, causal, D = 128, S = 1k-8k
-// (attention.csv:122-153, the default and cudnn backends); mean error 7.7%, max 28%: one plateau
-// sits between the forward's 0.65 and the backward's 0.41-0.49. Forward ramp fitted to 0 (term
-// off); head-dim half-point and non-causal ratio FA3's (an assumption).
-constexpr AttentionCurve kHopperCudnnAttention = {0.577, 0, 0, 446, 857, 105};
+// (attention.csv:122-153, the default and cudnn backends); mean error 2.9%, max 11%, with a
+// plateau per direction: the forward's 0.672 (attention.csv:122, 128, 146, 152 set it), the
+// backward's 0.456 (:129, 135, 147, 153). Head-dim half-point and non-causal ratio FA3's (an
+// assumption: every row is causal at D = 128).
+constexpr AttentionCurve kHopperCudnnAttention = {0.672, 218, 418, 33.3, 64, 105, 0.456};
 // blackwell: fit b200/fa4 -- FA4 on SM100 (flash-attention PR #2280, S = 8192, D = 128, forward
 // and 2-CTA backward, causal and not): one S sets only the plateau; the ramp is FA3's (an
 // assumption). Mean error 1.3%.
@@ -261,7 +262,9 @@ double AttentionEfficiency(const AttentionCurve& curve, int64_t seq, int64_t hea
       curve.d_half > 0
           ? std::min(1.0, Saturation(head_dim, curve.d_half) / Saturation(128, curve.d_half))
           : 1.0;
-  return curve.plateau * Saturation(seq, s_half) * head;
+  const double plateau =
+      backward && curve.backward_plateau > 0 ? curve.backward_plateau : curve.plateau;
+  return plateau * Saturation(seq, s_half) * head;
 }
 
 double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency) {
@@ -285,7 +288,8 @@ ComputeModel::ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency eff
   }
   PODSIM_CHECK(e.mn_half >= 0 && e.k_half >= 0) << "half-points " << e.mn_half << ", " << e.k_half;
   const AttentionCurve& a = e.attention;
-  PODSIM_CHECK(a.plateau >= 0 && a.plateau <= 1 && a.s_half_forward_full >= 0 &&
+  PODSIM_CHECK(a.plateau >= 0 && a.plateau <= 1 && a.backward_plateau >= 0 &&
+               a.backward_plateau <= 1 && a.s_half_forward_full >= 0 &&
                a.s_half_forward_causal >= 0 && a.s_half_backward_full >= 0 &&
                a.s_half_backward_causal >= 0 && a.d_half >= 0)
       << "attention curve out of range";

@@ -81,6 +81,8 @@ struct AttentionCurve {
   double s_half_backward_full = 0;
   double s_half_backward_causal = 0;
   double d_half = 0;  // 0 turns the head-dimension term off.
+  // The backward kernels' own plateau where they have one (cuDNN's); 0: `plateau` for both.
+  double backward_plateau = 0;
 };
 
 struct ComputeEfficiency {
@@ -136,7 +138,7 @@ ComputeEfficiency V13Calibration();
 double MatmulEfficiency(const MatmulShape& shape, const ComputeEfficiency& efficiency);
 
 // Fraction of the peak a flash attention kernel over sequences of `seq` tokens with head
-// dimension `head_dim` reaches, in (0, curve.plateau]. REQUIRES: curve.plateau > 0.
+// dimension `head_dim` reaches, in (0, the direction's plateau]. REQUIRES: curve.plateau > 0.
 double AttentionEfficiency(const AttentionCurve& curve, int64_t seq, int64_t head_dim, bool causal,
                            bool backward);
 

@@ -271,6 +271,14 @@ TEST(ComputeModelTest, AttentionFollowsTheFamilysFlashCurve) {
   EXPECT_GT(cudnn, fa2);
   EXPECT_LT(cudnn, forward);
   EXPECT_EQ(ComputeModel(Chip("b200")).efficiency().AttentionCurveOf("fa2"), nullptr);
+  // cuDNN's backward kernels have a plateau of their own, below the forward's (fit h100/cudnn).
+  const AttentionCurve& cudnn_curve = *h100.efficiency().AttentionCurveOf("cudnn");
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(cudnn_curve, 1 << 20, 256, true, true) /
+                       AttentionEfficiency(cudnn_curve, 1 << 20, 256, true, false),
+                   cudnn_curve.backward_plateau / cudnn_curve.plateau *
+                       (1.0 + cudnn_curve.s_half_forward_causal / (1 << 20)) /
+                       (1.0 + cudnn_curve.s_half_backward_causal / (1 << 20)));
+  EXPECT_LT(cudnn_curve.backward_plateau, cudnn_curve.plateau);
   attention.kernel.clear();
 
   // TPUs have no attention calibration: a fraction of the plateau, whatever the shape.
