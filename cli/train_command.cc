@@ -133,19 +133,27 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   size_t recompute = 0;
   if (save_named) {
     std::string_view rest = std::string_view(flags.recompute).substr(kSave.size());
+    // Empty names (",,", a trailing comma) are refused with the rest.
+    bool empty = rest.empty() || rest.ends_with(',');
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
       saved_ops.emplace_back(rest.substr(0, comma));
+      empty = empty || saved_ops.back().empty();
       rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
     }
-    if (saved_ops.empty() || std::find(saved_ops.begin(), saved_ops.end(), "") != saved_ops.end()) {
+    if (empty) {
       return sim::Status::InvalidArgument(
           "--recompute: save: needs the forward ops to keep, like save:attn.qkv,attn.core (got '" +
           flags.recompute + "')");
     }
   } else {
-    PODSIM_ASSIGN_OR_RETURN(
-        recompute, ChooseFlagValue("--recompute", flags.recompute, {"none", "selective", "full"}));
+    sim::StatusOr<size_t> chosen =
+        ChooseFlagValue("--recompute", flags.recompute, {"none", "selective", "full"});
+    if (!chosen.ok()) {
+      return sim::Status::InvalidArgument(chosen.status().message() +
+                                          ", or save:OP,OP,... (the forward ops to keep)");
+    }
+    recompute = *chosen;
   }
   PODSIM_ASSIGN_OR_RETURN(
       size_t attention,

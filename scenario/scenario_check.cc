@@ -210,25 +210,32 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
     PODSIM_RETURN_IF_ERROR(
         source.Annotate(workloads::KernelLibraryNamed(t.kernels()).status(), "train.kernels"));
   }
+  // The forward op names of the model's layers, each once (the same under any sharding): of its
+  // dense layers and of its MoE layers, where it has them.
+  std::vector<std::string> names;
+  if (t.saved_ops_size() > 0) {
+    const workloads::Layout one;
+    const workloads::ShardShape shape = workloads::ShapeOf(one, model, {1, t.seq()});
+    for (const bool moe : {false, true}) {
+      if (moe ? model.MoeLayers() == 0 : model.MoeLayers() == model.layers) continue;
+      for (const workloads::Op& op : workloads::LayerForwardOps(
+               model, one, shape, OpOptionsOf(t),
+               moe ? workloads::MlpKind::kMoe : workloads::MlpKind::kDense)) {
+        if (op.kind != workloads::OpKind::kCollective &&
+            std::find(names.begin(), names.end(), op.name) == names.end()) {
+          names.push_back(op.name);
+        }
+      }
+    }
+  }
   for (int i = 0; i < t.saved_ops_size(); ++i) {
     const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
     if (t.recompute() != Train::SAVE_NAMED) {
       return Invalid(source, path, "only with recompute: SAVE_NAMED");
     }
     if (t.saved_ops(i).empty()) return Invalid(source, path, "must not be empty");
-    // The layer's forward op names (the same under any sharding; dense and MoE layers both).
-    std::vector<std::string> names;
-    const workloads::Layout one;
-    const workloads::ShardShape shape = workloads::ShapeOf(one, model, {1, t.seq()});
-    for (int moe = 0; moe < (model.moe() ? 2 : 1); ++moe) {
-      for (const workloads::Op& op : workloads::LayerForwardOps(
-               model, one, shape, OpOptionsOf(t),
-               moe ? workloads::MlpKind::kMoe : workloads::MlpKind::kDense)) {
-        if (op.kind != workloads::OpKind::kCollective) names.push_back(op.name);
-      }
-    }
     if (std::find(names.begin(), names.end(), t.saved_ops(i)) == names.end()) {
-      std::vector<std::string_view> known(names.begin(), names.end());
+      const std::vector<std::string_view> known(names.begin(), names.end());
       std::string list;
       for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
       return Invalid(source, path,
@@ -241,6 +248,10 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
                                          "train.attention"));
+  if (t.no_reshard_after_forward() && layout.fsdp <= 1) {
+    return Invalid(source, "train.no_reshard_after_forward",
+                   "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
+  }
   PODSIM_RETURN_IF_ERROR(
       source.Annotate(workloads::ValidateFp8(OpOptionsOf(t), system.chip), "train.fp8"));
   PODSIM_RETURN_IF_ERROR(

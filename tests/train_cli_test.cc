@@ -78,7 +78,14 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
   const std::vector<Case> cases = {
       {With(kTrain, {"--recompute", "ful"}),
        "podsim: error: --recompute: unknown value 'ful' (did you mean 'full'?); expected none, "
-       "selective, full\n"},
+       "selective, full, or save:OP,OP,... (the forward ops to keep)\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "dp=8,tp=2",
+        "--batch-tokens", "64Ki", "--seq", "4096", "--no-reshard-after-forward"},
+       "podsim: error: --no-reshard-after-forward: needs fsdp > 1: layout dp=8,fsdp=1,tp=2,pp=1 "
+       "gathers no weights\n"},
+      {With(kTrain, {"--recompute", "save:attn.qkv,"}),
+       "podsim: error: --recompute: save: needs the forward ops to keep, like "
+       "save:attn.qkv,attn.core (got 'save:attn.qkv,')\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=4,tp=2",
         "--batch-tokens", "64Ki", "--seq", "4096"},
        "podsim: error: --layout: layout dp=1,fsdp=4,tp=2,pp=1: dp*fsdp*tp*pp = 8 must equal the 16 "

@@ -201,7 +201,7 @@ constexpr double kG62CpRowGuard = 0.48;  // Worst 44.4%, the 256K row.
 // torchtitan's FSDP rows: worst 34.0% (compile + Float8 on 128 GPUs), all 28-34% too fast; the
 // eager over compile ratio is podsim's 1.17 against the measured 1.16.
 constexpr double kG62FsdpRowGuard = 0.37;
-constexpr double kG63RowGuard = 0.38;  // Worst 34.5%, the B200 row (BLOOM -23%, H200 -15%).
+constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
 // Megatron-Bridge 25.11: worst 67.5% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are -7% and
 // -6%, the MoE rows -35% to -68%.
 constexpr double kMegatronBridgeRowGuard = 0.70;
@@ -638,7 +638,7 @@ TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
                   "chip%s), seq %lld (published %.0f TPS/GPU)",
                   8 / r.cp, r.cp, r.cp, r.cp > 1 ? "s" : "", static_cast<long long>(r.seq),
                   r.tokens_per_s_per_gpu);
-    char note[400];
+    char note[600];
     std::snprintf(note, sizeof note,
                   "exposed cp %.1f%% of the step; measured throughput falls 7.1x from 32K to "
                   "256K, podsim's 5.7x: podsim runs one FA2 kernel over the gathered keys where "
@@ -709,9 +709,13 @@ TEST(TrainingValidationTest, DISABLED_G63Bloom176B) {
 // insights/when-to-upgrade-gpus: the "right-sized 8k" step decomposition, bench_decompose.py):
 // DeepSpeed ZeRO-2 with overlap_comm, no activation checkpointing, no offload, micro-batch 1 of
 // 8,192 tokens per GPU, no gradient accumulation, bf16 with fp32 master weights and AdamW (the
-// mixed recipe), Hugging Face transformers' Llama in eager PyTorch (--kernels eager: its RMSNorm,
-// rotary, SwiGLU and loss as separate kernels, eager_kernels.h) with FlashAttention-3 on the
-// H200 and FlashAttention-4 on the B200 (podsim's flash kernel on each family). ZeRO-2 runs as
+// mixed recipe), Hugging Face transformers' Llama with FlashAttention-3 on the H200 and
+// FlashAttention-4 on the B200 (podsim's flash kernel on each family). Its non-GEMM kernels run
+// as fused ones (the default), not as --kernels eager: the source's own A/B, Liger-Kernel's fused
+// RMSNorm, RoPE, SwiGLU and loss on and off in this same configuration, left the step "within
+// noise (<= 1.5% on either box)", where podsim's eager chains would add 11% (H200) and 15% (B200):
+// transformers 5 may already run fused kernels there (its kernel hub), so eager's cost is not what
+// this stack paid. ZeRO-2 runs as
 // the distributed optimizer: gradients reduce-scattered during the backward; DeepSpeed gathers
 // the updated bf16 parameters after the optimizer step, where podsim gathers each layer's before
 // its forward (a declared difference: the gather is a few percent of the step on NVLink).
@@ -729,7 +733,6 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
   const ModelSpec& m = *model;
   OpOptions options;
   options.distributed_optimizer = true;
-  options.kernels = KernelLibrary::kEager;
   const double h = static_cast<double>(m.d_model), s = kSeq8k;
   const double q = static_cast<double>(m.heads * m.head_dim),
                kv = static_cast<double>(m.kv_heads * m.head_dim);
@@ -747,19 +750,19 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
                   "step time on %s, DeepSpeed ZeRO-2 (dp=8, distributed optimizer), Llama-3.1-8B "
                   "at seq 8192, one sequence per GPU (published %.0f TFLOP/s/GPU)",
                   r.system, r.tflops_per_gpu);
-    char note[400];
+    char note[600];
     std::snprintf(note, sizeof note,
-                  "compute %.0f%% of the step, exposed dp %.0f%%, with eager PyTorch's separate "
-                  "kernels (--kernels eager; 10-15%% slower than fused ones). Not modelled: the "
-                  "host's launch gaps between eager kernels (4-12%% of a layer in our H200 "
-                  "profile, docs/measurements/h200_layer.md), and on the B200 GEMMs at the power "
-                  "cap (the family's plateau is isolated GEMMs')",
+                  "compute %.0f%% of the step, exposed dp %.0f%%; podsim's GEMMs and attention "
+                  "account for the measured attention time but not for the rest of the step "
+                  "(the source's dense bucket, 463 and 771 TFLOP/s); not modelled: the host's "
+                  "launch gaps between eager PyTorch's kernels and, on the B200, GEMMs at the "
+                  "power cap (the family's plateau is isolated GEMMs')",
                   SharePercent(result, "compute"), SharePercent(result, "exposed_dp"));
     RecordMeasured(std::string("G6.3 Llama-3.1-8B ") + r.system, what, result.step_time_s, measured,
                    r.family,
                    std::string("train --system ") + r.system + " --model llama3-8b --layout " +
                        layout + " --batch-tokens " + std::to_string(8 * kSeq8k) + " --seq " +
-                       std::to_string(kSeq8k) + " --distributed-optimizer --kernels eager",
+                       std::to_string(kSeq8k) + " --distributed-optimizer",
                    note);
     std::printf("G6.3 %s measured %.3f s podsim %.3f s (%+.1f%%)\n", r.system, measured,
                 result.step_time_s, 100 * (result.step_time_s / measured - 1));
@@ -812,7 +815,7 @@ TEST(TrainingValidationTest, G62TorchtitanFsdp) {
                   "step time on %s, torchtitan FSDP %d, local batch 2 at seq 8192, %s (published "
                   "%.0f TPS/GPU)",
                   system.c_str(), r.gpus, r.stack, r.tokens_per_s_per_gpu);
-    char note[400];
+    char note[600];
     std::snprintf(note, sizeof note,
                   "compute %.0f%% of the step, exposed fsdp %.0f%%, interference %.0f%%; the 500 "
                   "W HBM2e H100 is not modelled",
@@ -866,8 +869,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
            Row{"Llama3 8B", "b200:8", "llama3-8b", "dp=8,mbs=2", 128, 8192, 30624, "blackwell"},
            Row{"Qwen3 30B-A3B", "b200:8", "qwen3-30b-a3b", "dp=8,ep=8,mbs=1", 512, 4096, 9299,
                "blackwell"},
-           // 61 layers over 16 stages: stages 0 and 15 take 3, the rest 4 (the multi-token
-           // prediction layer is not modelled).
+           // 61 layers over 16 stages: stages 0, 1 and 15 take 3, the other 13 take 4 (the
+           // multi-token prediction layer is not modelled).
            Row{"DeepSeek-V3", "b200:256", "deepseek-v3", "dp=16,pp=16,ep=8,mbs=1", 2048, 4096, 2139,
                "blackwell", true},
        }) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/check.h"
+
 namespace podsim::workloads {
 
 namespace {
@@ -25,21 +27,28 @@ constexpr Kernel kRmsNormForward[] = {{"to_fp32", 1, 0, 0, 1},  {"pow", 0, 1, 0,
                                       {"rsqrt", 0, 0, 0, 0},    {"scale", 0, 1, 0, 1},
                                       {"to_dtype", 0, 1, 1, 0}, {"weight", 1, 0, 1, 0}};
 // Its autograd backward, last op first: the weight's product (input gradient; weight gradient as
-// a product and a sum over tokens), the cast, the scale's two gradients (the per-row one a product
-// and a sum), the mean's broadcast, pow's gradient, the sum of the two paths, the cast back.
+// a product and a sum over tokens), the cast, the scale's two gradients (the one toward rsqrt a
+// product and a per-row sum), rsqrt's backward (-0.5 grad result^3: three per-row kernels), the
+// mean's broadcast, pow's backward (grad * 2 * x.pow(1): a copy, a doubling and the product), the
+// sum of the two paths, the cast back: 16 kernels, 92 bytes an element in bf16.
 constexpr Kernel kRmsNormBackward[] = {
-    {"weight.dx", 1, 0, 1, 0},    {"weight.dw", 2, 0, 1, 0}, {"weight.dw.sum", 1, 0, 0, 0},
-    {"to_dtype.dx", 1, 0, 0, 1},  {"scale.dx", 0, 1, 0, 1},  {"rsqrt.dx", 0, 2, 0, 1},
-    {"rsqrt.dx.sum", 0, 1, 0, 0}, {"mean.dx", 0, 0, 0, 1},   {"pow.dx", 0, 2, 0, 1},
-    {"accumulate", 0, 2, 0, 1},   {"to_fp32.dx", 0, 1, 1, 0}};
+    {"weight.dx", 1, 0, 1, 0},      {"weight.dw", 2, 0, 1, 0},    {"weight.dw.sum", 1, 0, 0, 0},
+    {"to_dtype.dx", 1, 0, 0, 1},    {"scale.dx", 0, 1, 0, 1},     {"scale.dr", 0, 2, 0, 1},
+    {"scale.dr.sum", 0, 1, 0, 0},   {"rsqrt.dx.pow", 0, 0, 0, 0}, {"rsqrt.dx.mul", 0, 0, 0, 0},
+    {"rsqrt.dx.scale", 0, 0, 0, 0}, {"mean.dx", 0, 0, 0, 1},      {"pow.dx.copy", 0, 1, 0, 1},
+    {"pow.dx.double", 0, 1, 0, 1},  {"pow.dx", 0, 2, 0, 1},       {"accumulate", 0, 2, 0, 1},
+    {"to_fp32.dx", 0, 1, 1, 0}};
 // apply_rotary_pos_emb over q and k: q * cos; rotate_half's -x2 and cat((-x2, x1)); * sin; sum.
+// q and k each run the chain: the bytes are exact over both, one launch a kernel is counted for
+// the two (5 of the 10 forward launches).
 constexpr Kernel kRotaryForward[] = {{"cos", 1, 0, 1, 0},
                                      {"half.neg", 0.5, 0, 0.5, 0},
                                      {"half.cat", 1, 0, 1, 0},
                                      {"sin", 1, 0, 1, 0},
                                      {"add", 2, 0, 1, 0}};
 // Backward: * sin, the negation, the two halves' slice gradients (each fills a zero tensor and
-// copies its half), * cos, and the sums of the three paths.
+// copies its half: 4 kernels, counted as one), * cos, and the sums of the three paths (2 kernels,
+// counted as one).
 constexpr Kernel kRotaryBackward[] = {{"sin.dx", 1, 0, 1, 0},
                                       {"half.neg.dx", 0.5, 0, 0.5, 0},
                                       {"half.slice.dx", 1, 0, 3, 0},
@@ -50,11 +59,15 @@ constexpr Kernel kSwigluForward[] = {{"silu", 1, 0, 1, 0}, {"mul", 2, 0, 1, 0}};
 constexpr Kernel kSwigluBackward[] = {
     {"mul.dx", 2, 0, 1, 0}, {"mul.dup", 2, 0, 1, 0}, {"silu.dx", 2, 0, 1, 0}};
 // ForCausalLMLoss: logits.float(), then cross_entropy's log-softmax and NLL (the NLL reads one
-// logit a token).
+// logit a token). Backward: the NLL's gradient fills a zero tensor and scatters into it, then the
+// log-softmax gradient and the cast back. One pass a row is counted per kernel: a lower bound where
+// a vocabulary row is too wide for on-chip memory (PyTorch then reads it two or three times).
 constexpr Kernel kLossForward[] = {
     {"to_fp32", 1, 0, 0, 1}, {"log_softmax", 0, 1, 0, 1}, {"nll", 0, 0, 0, 0}};
-constexpr Kernel kLossBackward[] = {
-    {"nll.dx", 0, 0, 0, 1}, {"log_softmax.dx", 0, 2, 0, 1}, {"to_fp32.dx", 0, 1, 1, 0}};
+constexpr Kernel kLossBackward[] = {{"nll.dx.zero", 0, 0, 0, 1},
+                                    {"nll.dx", 0, 0, 0, 0},
+                                    {"log_softmax.dx", 0, 2, 0, 1},
+                                    {"to_fp32.dx", 0, 1, 1, 0}};
 
 // The eager chain of `op`, or an empty span when it runs as one kernel either way.
 std::span<const Kernel> ChainOf(const Op& op, const ModelSpec& model) {
@@ -100,7 +113,10 @@ OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation
   std::vector<int> moved(ops.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
     Op op = ops[i];
-    for (int& dep : op.deps) dep = moved[dep];
+    for (int& dep : op.deps) {
+      PODSIM_CHECK(dep >= 0 && static_cast<size_t>(dep) < i) << op.name << ": a dep not earlier";
+      dep = moved[dep];
+    }
     const std::span<const Kernel> chain = ChainOf(op, model);
     if (chain.empty() || op.elements <= 0) {
       out.push_back(std::move(op));

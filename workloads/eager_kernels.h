@@ -6,18 +6,21 @@
 // fitted to any run:
 //   * RMSNorm (LlamaRMSNorm): the input cast to fp32, squared, averaged per row, eps added and
 //     rsqrt taken per row, scaled, cast back and multiplied by the weight: 8 kernels, 36 bytes an
-//     element in bf16 where one fused kernel moves 4; its autograd backward 11 kernels. LayerNorm
-//     (nn.LayerNorm) is one native kernel either way.
+//     element in bf16 where one fused kernel moves 4; its autograd backward 16 kernels, 92 bytes.
+//     LayerNorm (nn.LayerNorm) is one native kernel either way.
 //   * rotary embedding (apply_rotary_pos_emb): q * cos, rotate_half as a negation and a
-//     concatenation of the two halves, * sin and the sum: 5 kernels; backward 5 (the halves'
-//     slice gradients fill a zero tensor each).
+//     concatenation of the two halves, * sin and the sum, for q and for k: 20 bytes an element;
+//     backward 30 (the halves' slice gradients fill a zero tensor each). Launches are counted once
+//     for q and k together (about half of them).
 //   * SwiGLU (LlamaMLP: act_fn(gate) * up): SiLU and the product, 2 kernels; backward 3.
 //   * the loss (ForCausalLMLoss): the logits cast to fp32, log-softmax, NLL; backward the NLL's
-//     scatter into a zero tensor, the log-softmax gradient and the cast back.
+//     scatter into a zero tensor, the log-softmax gradient and the cast back (one pass a row
+//     each: a lower bound for rows wider than on-chip memory).
 // Residual adds, GeLU and dropout are one kernel either way, as are Megatron-LM's and Transformer
 // Engine's fused kernels, torch.compile's and Liger-Kernel's, which `kFused` stands for.
-// Not modelled: the tensors eager autograd keeps for these backwards (fp32 copies in RMSNorm),
-// which add activation memory (the memory estimate is the fused one's).
+// Not modelled: the tensors eager autograd keeps for these backwards (RMSNorm's fp32 input and
+// bf16 normalized tensor, SwiGLU's SiLU output), which add activation memory -- about 16 GB per
+// GPU for Llama 3 8B at 8K tokens (the memory estimate is the fused one's).
 
 #ifndef PODSIM_WORKLOADS_EAGER_KERNELS_H_
 #define PODSIM_WORKLOADS_EAGER_KERNELS_H_

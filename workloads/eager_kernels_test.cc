@@ -97,6 +97,19 @@ TEST(EagerKernelsTest, BackwardRecomputeAndNativeKernels) {
   EXPECT_NE(Named(eager, "attn.norm.dx.to_fp32.dx"), nullptr);
   EXPECT_NE(Named(eager, "attn.rotary.dx.half.slice.dx"), nullptr);
   EXPECT_NE(Named(eager, "mlp.act.dx.silu.dx"), nullptr);
+  int backward_norm_kernels = 0;
+  for (const Op& op : eager) backward_norm_kernels += op.name.starts_with("attn.norm.dx.") ? 1 : 0;
+  EXPECT_EQ(backward_norm_kernels, 16);
+  EXPECT_DOUBLE_EQ(Bytes(eager, "attn.norm.dx."), 92 * 8192.0 * 4096);
+
+  // An op whose output is kept (--recompute save:...) is not recomputed, eager or not.
+  OpOptions keep_norm;
+  keep_norm.recompute = RecomputePolicy::kSaveNamed;
+  keep_norm.saved_ops = {"attn.norm"};
+  const OpList kept = EagerKernels(Backward(model, keep_norm), model, 2);
+  EXPECT_NE(Named(kept, "attn.norm.recompute"), nullptr);
+  EXPECT_EQ(Named(kept, "attn.norm.recompute.to_fp32"), nullptr);
+  EXPECT_DOUBLE_EQ(Bytes(kept, "attn.norm.recompute"), 0);
 
   ModelSpec gpt = model;
   gpt.norm = NormKind::kLayer;

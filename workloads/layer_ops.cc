@@ -340,6 +340,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
         if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) {
           // Kept: nothing to recompute. Keep the list's indices valid with a zero-cost marker.
           op.flops = op.model_flops = op.hfu_flops = op.hbm_read_bytes = op.hbm_write_bytes = 0;
+          op.elements = 0;  // Nor its eager kernels (eager_kernels.h).
         }
         op.name += ".recompute";
         op.phase = Phase::kRecompute;

@@ -128,31 +128,32 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     // Current and prefetched layer gathered, minus the chip's own shard (already counted), plus
     // one layer's gradients before the reduce-scatter: of the stage's largest layer.
     const double grad = p.grad_bytes > 0 ? p.grad_bytes : p.param_bytes;
-    auto gathered = [&](double params, int shards) {
-      if (shards <= 1) return 0.0;
-      return 2 * params * p.param_bytes * (1 - 1.0 / shards) + params * grad;
+    // The shards other chips hold, of a layer's `params` over `shards`.
+    auto others = [&](double params, int shards) {
+      return shards <= 1 ? 0.0 : params * p.param_bytes * (1 - 1.0 / shards);
     };
+    auto grads = [&](double params, int shards) { return shards <= 1 ? 0.0 : params * grad; };
+    const double dense = LayerParamsPerTpShard(model, layout);
+    const double moe_dense = LayerParamsPerTpShard(model, layout, MlpKind::kMoe);
+    const double experts = ExpertParamsPerChip(model, layout);
+    const int fsdp = layout.fsdp, expert_fsdp = layout.expert_fsdp();
+    // Without resharding after the forward, nothing is prefetched at the turn from forward to
+    // backward, where every layer of the stage is held gathered (all of them: an upper bound under
+    // pipelining, where fewer chunks may be in flight); plus one layer's gradients. Not counted:
+    // the embedding's and the head's gathered weights.
+    const bool held = !options.fsdp_reshard_after_forward;
+    const double copies = held ? 0 : 2;
     double buffer = 0;
-    if (layers.dense > 0) buffer = gathered(LayerParamsPerTpShard(model, layout), layout.fsdp);
+    if (layers.dense > 0) buffer = copies * others(dense, fsdp) + grads(dense, fsdp);
     if (layers.moe > 0) {
-      buffer = std::max(buffer,
-                        gathered(LayerParamsPerTpShard(model, layout, MlpKind::kMoe), layout.fsdp) +
-                            gathered(ExpertParamsPerChip(model, layout), layout.expert_fsdp()));
+      buffer = std::max(buffer, copies * (others(moe_dense, fsdp) + others(experts, expert_fsdp)) +
+                                    grads(moe_dense, fsdp) + grads(experts, expert_fsdp));
+    }
+    if (held) {
+      buffer += D(layers.dense) * others(dense, fsdp) +
+                D(layers.moe) * (others(moe_dense, fsdp) + others(experts, expert_fsdp));
     }
     m.buffer_bytes += buffer;
-    if (!options.fsdp_reshard_after_forward) {
-      // Every layer of the stage gathered at once, at the turn from forward to backward (all of
-      // them: an upper bound under pipelining, where fewer chunks may be in flight).
-      // The shards other chips hold, of a layer's `params` over `shards`.
-      auto others = [&](double params, int shards) {
-        return params * p.param_bytes * (1 - 1.0 / shards);
-      };
-      m.buffer_bytes +=
-          D(layers.dense) * others(LayerParamsPerTpShard(model, layout), layout.fsdp) +
-          D(layers.moe) *
-              (others(LayerParamsPerTpShard(model, layout, MlpKind::kMoe), layout.fsdp) +
-               others(ExpertParamsPerChip(model, layout), layout.expert_fsdp()));
-    }
   }
   if (layout.tp > 1) m.buffer_bytes += act;
   if (layout.context_shards() > 1) {
