@@ -548,7 +548,12 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   shown.out << "options     precision " << base.precision.name
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
-            << (base.fp8 ? ", fp8 linear layers" : "") << "\n";
+            << (base.fp8 ? ", fp8 linear layers" : "")
+            << (base.kernels == workloads::KernelLibrary::kEager ? ", eager PyTorch kernels" : "")
+            << (base.fsdp_reshard_after_forward
+                    ? ""
+                    : ", fsdp keeps gathered weights until the backward")
+            << "\n";
   shown.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
   if (too_big > 0)
     shown.out << " (the smallest of them needs " << FormatByteSize(smallest_over) << ")";
