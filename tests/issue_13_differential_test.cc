@@ -113,6 +113,8 @@ Outcome RunCase(uint32_t seed) {
   std::mt19937 rng(seed);
   std::mt19937 moe_rng(seed ^ 0x9e3779b9u);
   std::mt19937 sharding_rng(seed ^ 0x5bd1e995u);
+  // Eager kernels and FSDP without resharding, from a stream of their own (the other draws stay).
+  std::mt19937 framework_rng(seed ^ 0x27d4eb2fu);
   Outcome out;
   const std::string system_text = Systems()[rng() % Systems().size()];
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
@@ -180,6 +182,16 @@ Outcome RunCase(uint32_t seed) {
     ops.tp_comm_overlap = layout->sp && rng() % 2 == 0;
     if (ops.distributed_optimizer) out.what += " --distributed-optimizer";
     if (ops.tp_comm_overlap) out.what += " --tp-comm-overlap";
+    // PyTorch eager's kernel chains (no collectives of their own) and FSDP without the backward's
+    // gathers.
+    if (framework_rng() % 4 == 0) {
+      ops.kernels = workloads::KernelLibrary::kEager;
+      out.what += " --kernels eager";
+    }
+    if (fsdp > 1 && framework_rng() % 3 == 0) {
+      ops.fsdp_reshard_after_forward = false;
+      out.what += " --no-reshard-after-forward";
+    }
     auto run = [&](SimulatedChips mode) {
       return workloads::SimulateTraining(*system, *model, *layout, batch, ops, Options(mode));
     };
