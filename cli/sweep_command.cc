@@ -514,6 +514,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8", base.fp8},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
+                             {"fp8_all_gather", base.fp8_all_gather},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
@@ -549,6 +550,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")
+            << (base.fp8_all_gather ? ", fp8 fsdp all-gathers" : "")
             << (base.kernels == workloads::KernelLibrary::kEager ? ", eager PyTorch kernels" : "")
             << (base.fsdp_reshard_after_forward
                     ? ""

@@ -351,6 +351,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8", options.fp8},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},
+                             {"fp8_all_gather", options.fp8_all_gather},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",

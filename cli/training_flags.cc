@@ -40,6 +40,10 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "(FSDP2's reshard_after_forward=False, torchtitan's policy 'never'): the backward "
                 "gathers nothing, and memory holds every layer's gathered weights at the turn "
                 "from forward to backward (default: reshard, gather again in the backward)");
+  sub->add_flag("--fp8-all-gather", flags->fp8_all_gather,
+                "With --fp8 and fsdp: FSDP all-gathers the layers' weights in fp8, each chip "
+                "casting its shard first (torchao's enable_fsdp_float8_all_gather with "
+                "precompute_float8_dynamic_scale_for_fsdp): half the gather bytes of bf16");
 }
 
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
@@ -72,6 +76,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".fp8", "--fp8");
   sources->AddFlag(p + ".kernels", "--kernels");
   sources->AddFlag(p + ".no_reshard_after_forward", "--no-reshard-after-forward");
+  sources->AddFlag(p + ".fp8_all_gather", "--fp8-all-gather");
 }
 
 }  // namespace podsim::cli

@@ -1,6 +1,6 @@
 // The options of a training step that train and sweep share, defined once: the flags
 // (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8, --kernels,
-// --no-reshard-after-forward), their checks and their scenario fields.
+// --no-reshard-after-forward, --fp8-all-gather), their checks and their scenario fields.
 
 #ifndef PODSIM_CLI_TRAINING_FLAGS_H_
 #define PODSIM_CLI_TRAINING_FLAGS_H_
@@ -31,6 +31,7 @@ struct TrainingFlags {
   bool fp8 = false;
   std::string kernels;  // "": fused.
   bool no_reshard_after_forward = false;
+  bool fp8_all_gather = false;
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -56,6 +57,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (flags.fp8) message->set_fp8(true);
   if (!flags.kernels.empty()) message->set_kernels(flags.kernels);
   if (flags.no_reshard_after_forward) message->set_no_reshard_after_forward(true);
+  if (flags.fp8_all_gather) message->set_fp8_all_gather(true);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

@@ -553,6 +553,7 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
   options->tp_comm_overlap = message.tp_comm_overlap();
   options->fp8 = message.fp8();
   options->fsdp_reshard_after_forward = !message.no_reshard_after_forward();
+  options->fp8_all_gather = message.fp8_all_gather();
   if (message.has_kernels()) {
     // CheckScenario has named a bad library; an unchecked one keeps the default.
     sim::StatusOr<workloads::KernelLibrary> kernels =

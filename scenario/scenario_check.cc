@@ -248,6 +248,13 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
                                          "train.attention"));
+  if (t.fp8_all_gather() && !t.fp8()) {
+    return Invalid(source, "train.fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
+  }
+  if (t.fp8_all_gather() && layout.fsdp <= 1) {
+    return Invalid(source, "train.fp8_all_gather",
+                   "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
+  }
   if (t.no_reshard_after_forward() && layout.fsdp <= 1) {
     return Invalid(source, "train.no_reshard_after_forward",
                    "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
@@ -365,6 +372,9 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   if (sweep.has_kernels()) {
     PODSIM_RETURN_IF_ERROR(
         source.Annotate(workloads::KernelLibraryNamed(sweep.kernels()).status(), "sweep.kernels"));
+  }
+  if (sweep.fp8_all_gather() && !sweep.fp8()) {
+    return Invalid(source, "sweep.fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
   }
   workloads::OpOptions fp8;
   fp8.fp8 = sweep.fp8();

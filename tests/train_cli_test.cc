@@ -83,6 +83,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "--batch-tokens", "64Ki", "--seq", "4096", "--no-reshard-after-forward"},
        "podsim: error: --no-reshard-after-forward: needs fsdp > 1: layout dp=8,fsdp=1,tp=2,pp=1 "
        "gathers no weights\n"},
+      {With(kTrain, {"--fp8-all-gather"}),
+       "podsim: error: --fp8-all-gather: needs fp8 training (fp8: true, --fp8)\n"},
       {With(kTrain, {"--recompute", "save:attn.qkv,"}),
        "podsim: error: --recompute: save: needs the forward ops to keep, like "
        "save:attn.qkv,attn.core (got 'save:attn.qkv,')\n"},

@@ -47,7 +47,7 @@ Op Cast(const Op& gemm, std::string name, double elements, double e) {
 
 }  // namespace
 
-OpList Float8Linears(const OpList& ops, double activation_bytes) {
+OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards) {
   const double e = activation_bytes;
   OpList out;
   out.reserve(ops.size() * 2);
@@ -74,7 +74,7 @@ OpList Float8Linears(const OpList& ops, double activation_bytes) {
     const bool forward = op.phase == Phase::kForward || op.phase == Phase::kRecompute;
     const std::string weight = BaseName(op.name) + (op.phase == Phase::kRecompute ? ".re" : "");
     if (forward && weights_cast.insert(weight).second) {
-      add_cast(Cast(op, BaseName(op.name) + ".fp8_cast.weight", groups * k * n, e));
+      add_cast(Cast(op, BaseName(op.name) + ".fp8_cast.weight", groups * k * n / weight_shards, e));
     }
     op.fp8 = true;
     op.hbm_read_bytes = kFp8Bytes * (rows * k + groups * k * n);

@@ -29,8 +29,10 @@ namespace podsim::workloads {
 
 // `ops` (a transformer layer's forward or backward list, deps pointing backwards) with its linear
 // layers' GEMMs in fp8 and their casts before them, as above; `activation_bytes` is the working
-// precision's element size. An op that depended on a GEMM still does.
-OpList Float8Linears(const OpList& ops, double activation_bytes);
+// precision's element size. `weight_shards` > 1: the weights are cast on the chip's shard before
+// an fp8 all-gather over that many chips (OpOptions::fp8_all_gather), a 1/weight_shards share of
+// the cast. An op that depended on a GEMM still does.
+OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards = 1);
 
 }  // namespace podsim::workloads
 

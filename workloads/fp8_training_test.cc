@@ -10,6 +10,7 @@
 
 #include "topology/system.h"
 #include "workloads/layer_ops.h"
+#include "workloads/memory.h"
 #include "workloads/tp_comm_overlap.h"
 #include "workloads/training.h"
 
@@ -111,6 +112,39 @@ TEST(Fp8TrainingTest, StepIsFasterOnHopperAndRefusedWithoutFp8) {
   const topology::System a100 = topology::ParseSystem("a100:8").value();
   EXPECT_EQ(SimulateTraining(a100, model, layout, batch, fp8).status().message(),
             "chip a100 has no fp8 peak (fp8 training needs h100, h200, b200 or gb200)");
+}
+
+// torchao's fp8 all-gather: each chip casts its own weight shard (1/fsdp of the cast), and the
+// layer's fsdp gather moves a byte a parameter instead of two; the gathered buffers shrink too.
+TEST(Fp8TrainingTest, Fp8AllGatherCastsShardsAndGathersHalfTheBytes) {
+  OpOptions fp8, gathered;
+  fp8.fp8 = gathered.fp8 = true;
+  gathered.fp8_all_gather = true;
+  auto op_named = [](const OpList& ops, const std::string& name) {
+    for (const Op& op : ops) {
+      if (op.name == name) return op;
+    }
+    ADD_FAILURE() << "no " << name;
+    return Op{};
+  };
+  const OpList plain = Layer("llama3-8b", "fsdp=8", false, fp8);
+  const OpList sharded = Layer("llama3-8b", "fsdp=8", false, gathered);
+  EXPECT_DOUBLE_EQ(op_named(sharded, "fsdp.all-gather.layer").comm_bytes,
+                   op_named(plain, "fsdp.all-gather.layer").comm_bytes / 2);
+  const std::string cast = "attn.qkv.fp8_cast.weight";
+  EXPECT_DOUBLE_EQ(op_named(Float8Linears(sharded, 2, 8), cast).hbm_read_bytes,
+                   op_named(Float8Linears(plain, 2), cast).hbm_read_bytes / 8);
+
+  const ModelSpec model = ParseModel("llama3-8b").value();
+  const Layout layout = ParseLayout("fsdp=8").value();
+  const topology::ChipSpec h100 = topology::ChipPreset("h100").value();
+  EXPECT_LT(StageMemory(model, layout, {8, 4096}, gathered, h100, 0).buffer_bytes,
+            StageMemory(model, layout, {8, 4096}, fp8, h100, 0).buffer_bytes);
+  const topology::System system = topology::ParseSystem("h100:8").value();
+  OpOptions no_fp8;
+  no_fp8.fp8_all_gather = true;
+  EXPECT_EQ(SimulateTraining(system, model, layout, {8, 4096}, no_fp8).status().message(),
+            "an fp8 all-gather needs fp8 training (--fp8)");
 }
 
 }  // namespace

@@ -154,8 +154,12 @@ int WeightGather(Builder& b, double params, double updated, const OpOptions& opt
   if (groups.fsdp_size <= 1 || (phase != Phase::kForward && !options.fsdp_reshard_after_forward)) {
     return gather;
   }
+  // The transformer layers' weights (not the embedding's or the head's) in fp8 where asked.
+  constexpr double kFp8Bytes = 1;
+  const bool fp8 = options.fp8_all_gather && (what == "layer" || what == "experts");
   Op fsdp = b.Collective(groups.fsdp + ".all-gather." + what, CollectiveOp::kAllGather, groups.fsdp,
-                         options.precision.param_bytes * params, /*blocking=*/false, phase);
+                         (fp8 ? kFp8Bytes : options.precision.param_bytes) * params,
+                         /*blocking=*/false, phase);
   if (gather >= 0) fsdp.deps = {gather};
   return b.AddSide(fsdp);
 }

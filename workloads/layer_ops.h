@@ -105,6 +105,13 @@ struct OpOptions {
   // the layer's backward, which gathers nothing; memory holds every layer's gathered weights at
   // the turn from forward to backward (memory.h). Without fsdp it changes nothing.
   bool fsdp_reshard_after_forward = true;
+  // With fp8 and fsdp: the layers' weights all-gathered over fsdp in fp8 (torchao's
+  // enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp): each chip casts
+  // its own shard before the gather, so a layer's gathers move one byte a parameter (its norm and
+  // router weights too, under 0.1% of a layer's) and its forward casts a shard, not the whole
+  // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). REQUIRES: fp8 and fsdp > 1
+  // (ValidateFp8).
+  bool fp8_all_gather = false;
 };
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1

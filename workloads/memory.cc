@@ -129,8 +129,10 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     // one layer's gradients before the reduce-scatter: of the stage's largest layer.
     const double grad = p.grad_bytes > 0 ? p.grad_bytes : p.param_bytes;
     // The shards other chips hold, of a layer's `params` over `shards`.
+    // Gathered in fp8 (1 byte) under OpOptions::fp8_all_gather.
+    const double gathered_bytes = options.fp8_all_gather ? 1.0 : p.param_bytes;
     auto others = [&](double params, int shards) {
-      return shards <= 1 ? 0.0 : params * p.param_bytes * (1 - 1.0 / shards);
+      return shards <= 1 ? 0.0 : params * gathered_bytes * (1 - 1.0 / shards);
     };
     auto grads = [&](double params, int shards) { return shards <= 1 ? 0.0 : params * grad; };
     const double dense = LayerParamsPerTpShard(model, layout);

@@ -37,8 +37,8 @@ struct TrainingResult {
   std::map<std::string, double> breakdown;
 };
 
-// InvalidArgument when options.fp8 asks for fp8 on a chip without an fp8 peak (callers name
-// the flag or field).
+// InvalidArgument when options.fp8 asks for fp8 on a chip without an fp8 peak, or
+// options.fp8_all_gather for an fp8 gather without fp8 training (callers name the flag or field).
 sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip);
 
 // Resolves the layout against the batch (ResolveLayout: its sequence shards and mbs= count),

@@ -209,8 +209,9 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     layer_bwd_run[moe] = OverlapTpCommunication(layer_bwd[moe], overlap_tp);
     if (options.fp8) {
       const double e = options.precision.activation_bytes;
-      layer_fwd_run[moe] = Float8Linears(layer_fwd_run[moe], e);
-      layer_bwd_run[moe] = Float8Linears(layer_bwd_run[moe], e);
+      const int shards = options.fp8_all_gather ? layout.fsdp : 1;
+      layer_fwd_run[moe] = Float8Linears(layer_fwd_run[moe], e, shards);
+      layer_bwd_run[moe] = Float8Linears(layer_bwd_run[moe], e, shards);
     }
     if (options.kernels == KernelLibrary::kEager) {
       const double e = options.precision.activation_bytes;
