@@ -515,6 +515,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"fp8_all_gather", base.fp8_all_gather},
+                             {"loss", workloads::LossKernelName(base.loss)},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
                              {"simulated", simulated},
@@ -551,6 +552,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")
             << (base.fp8_all_gather ? ", fp8 fsdp all-gathers" : "")
+            << (base.loss == workloads::LossKernel::kVocabParallel
+                    ? ""
+                    : ", the " + std::string(workloads::LossKernelName(base.loss)) + " loss")
             << (base.kernels == workloads::KernelLibrary::kEager ? ", eager PyTorch kernels" : "")
             << (base.fsdp_reshard_after_forward
                     ? ""

@@ -352,6 +352,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},
                              {"fp8_all_gather", options.fp8_all_gather},
+                             {"loss", workloads::LossKernelName(options.loss)},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
@@ -374,8 +375,14 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
   if (options.kernels == workloads::KernelLibrary::kEager) {
-    io.out << "kernels     eager: norms, rotary, SwiGLU and the loss as PyTorch eager's separate "
+    io.out << "kernels     eager: norms, rotary and SwiGLU as PyTorch eager's separate "
               "kernels (Hugging Face transformers)\n";
+  }
+  if (options.loss != workloads::LossKernel::kVocabParallel) {
+    io.out << "loss        " << workloads::LossKernelName(options.loss)
+           << (options.loss == workloads::LossKernel::kUpcast
+                   ? ": PyTorch's eager cross-entropy over fp32 logits\n"
+                   : ": cross-entropy under torch.compile\n");
   }
   io.out << "step time   " << FormatSeconds(result.step_time_s) << "\n";
   char line[160];
@@ -555,7 +562,9 @@ Command AddTrainCommand(CLI::App& app) {
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute,
                   "none (default), selective, full, or save:OP,OP,... (keep the outputs of those "
-                  "forward ops of each layer, like attn.qkv and attn.core; recompute the rest)");
+                  "forward ops of each layer, like attn.qkv and attn.core, and with 'input' the "
+                  "layer's input, which PyTorch's checkpoint and JAX's scan keep; recompute the "
+                  "rest)");
   sub->add_option("--attention", flags->attention,
                   "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
                   "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "

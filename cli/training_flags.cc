@@ -4,6 +4,7 @@
 
 #include "topology/names.h"
 #include "workloads/eager_kernels.h"
+#include "workloads/loss_kernel.h"
 #include "workloads/precision.h"
 
 namespace podsim::cli {
@@ -30,11 +31,18 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "curve, their operands cast by kernels of their own; attention, the router and "
                 "the output head stay bf16 (h100, h200, b200, gb200)");
   sub->add_option("--kernels", flags->kernels,
-                  "The non-GEMM kernels: fused (default; one kernel per norm, rotary, activation "
-                  "and loss, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
+                  "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
+                  "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
                   "them) or eager (PyTorch eager as Hugging Face transformers' Llama code runs "
-                  "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2, the loss "
-                  "over fp32 logits; workloads/eager_kernels.h)");
+                  "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2; "
+                  "workloads/eager_kernels.h). The loss is --loss's");
+  sub->add_option("--loss", flags->loss,
+                  "The loss's cross-entropy: vocab-parallel (default; Megatron-LM's: the fp32 "
+                  "softmax kept and overwritten by its gradient, 4 B a logit kept, 6 at its "
+                  "peak), upcast (PyTorch's eager F.cross_entropy over logits.float(), as "
+                  "torchtitan before compiling it and Hugging Face transformers call it: 4 kept, "
+                  "12 at its peak, 7 kernels) or compiled (the same under torch.compile: the "
+                  "bf16 logits kept, 4 at its peak); workloads/loss_kernel.h");
   sub->add_flag("--no-reshard-after-forward", flags->no_reshard_after_forward,
                 "FSDP keeps each layer's gathered weights from its forward to its backward "
                 "(FSDP2's reshard_after_forward=False, torchtitan's policy 'never'): the backward "
@@ -65,7 +73,8 @@ sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
         .status();
   };
   PODSIM_RETURN_IF_ERROR(check("--precision", flags.precision, workloads::PrecisionRecipeNames()));
-  return check("--kernels", flags.kernels, workloads::KernelLibraryNames());
+  PODSIM_RETURN_IF_ERROR(check("--kernels", flags.kernels, workloads::KernelLibraryNames()));
+  return check("--loss", flags.loss, workloads::LossKernelNames());
 }
 
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources) {
@@ -77,6 +86,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".kernels", "--kernels");
   sources->AddFlag(p + ".no_reshard_after_forward", "--no-reshard-after-forward");
   sources->AddFlag(p + ".fp8_all_gather", "--fp8-all-gather");
+  sources->AddFlag(p + ".loss", "--loss");
 }
 
 }  // namespace podsim::cli

@@ -1,6 +1,6 @@
 // The options of a training step that train and sweep share, defined once: the flags
 // (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8, --kernels,
-// --no-reshard-after-forward, --fp8-all-gather), their checks and their scenario fields.
+// --no-reshard-after-forward, --fp8-all-gather, --loss), their checks and their scenario fields.
 
 #ifndef PODSIM_CLI_TRAINING_FLAGS_H_
 #define PODSIM_CLI_TRAINING_FLAGS_H_
@@ -32,6 +32,7 @@ struct TrainingFlags {
   std::string kernels;  // "": fused.
   bool no_reshard_after_forward = false;
   bool fp8_all_gather = false;
+  std::string loss;  // "": vocab-parallel.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -43,8 +44,8 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
                                       const std::vector<std::string_view>& names);
 
-// InvalidArgument naming --precision unless it is a recipe, or --kernels unless it is a kernel
-// library (either empty: the default).
+// InvalidArgument naming --precision unless it is a recipe, --kernels unless it is a kernel
+// library, or --loss unless it is a loss (any empty: the default).
 sim::Status CheckTrainingFlags(const TrainingFlags& flags);
 
 // Sets the scenario fields of the flags on `message` (scenario::Train or scenario::Sweep, which
@@ -58,6 +59,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.kernels.empty()) message->set_kernels(flags.kernels);
   if (flags.no_reshard_after_forward) message->set_no_reshard_after_forward(true);
   if (flags.fp8_all_gather) message->set_fp8_all_gather(true);
+  if (!flags.loss.empty()) message->set_loss(flags.loss);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

@@ -560,6 +560,11 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
         workloads::KernelLibraryNamed(message.kernels());
     if (kernels.ok()) options->kernels = *kernels;
   }
+  if (message.has_loss()) {
+    // CheckScenario has named a bad loss; an unchecked one keeps the default.
+    sim::StatusOr<workloads::LossKernel> loss = workloads::LossKernelNamed(message.loss());
+    if (loss.ok()) options->loss = *loss;
+  }
   if (message.has_precision()) {
     // CheckScenario has named a bad recipe; an unchecked one keeps the default.
     sim::StatusOr<workloads::PrecisionRecipe> recipe =

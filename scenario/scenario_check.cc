@@ -210,9 +210,13 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
     PODSIM_RETURN_IF_ERROR(
         source.Annotate(workloads::KernelLibraryNamed(t.kernels()).status(), "train.kernels"));
   }
+  if (t.has_loss()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::LossKernelNamed(t.loss()).status(), "train.loss"));
+  }
   // The forward op names of the model's layers, each once (the same under any sharding): of its
   // dense layers and of its MoE layers, where it has them.
-  std::vector<std::string> names;
+  std::vector<std::string> names = {std::string(workloads::kSavedInput)};
   if (t.saved_ops_size() > 0) {
     const workloads::Layout one;
     const workloads::ShardShape shape = workloads::ShapeOf(one, model, {1, t.seq()});
@@ -372,6 +376,10 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   if (sweep.has_kernels()) {
     PODSIM_RETURN_IF_ERROR(
         source.Annotate(workloads::KernelLibraryNamed(sweep.kernels()).status(), "sweep.kernels"));
+  }
+  if (sweep.has_loss()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::LossKernelNamed(sweep.loss()).status(), "sweep.loss"));
   }
   if (sweep.fp8_all_gather() && !sweep.fp8()) {
     return Invalid(source, "sweep.fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");

@@ -189,7 +189,7 @@ TEST(Issue17CliTest, ALayoutThatDoesNotFitWarnsOrFails) {
   Outcome warned = Podsim(With(kSmallTrain, {"256Ki"}));
   ASSERT_EQ(warned.code, 0) << warned.err;
   EXPECT_EQ(warned.err,
-            "podsim: warning: layout dp=2,fsdp=1,tp=8,pp=1 does not fit: 205.9 GiB per chip over "
+            "podsim: warning: layout dp=2,fsdp=1,tp=8,pp=1 does not fit: 209.8 GiB per chip over "
             "the 74.51 GiB of HBM; the result assumes it would (--require-fit makes this an "
             "error)\n");
   EXPECT_NE(warned.out.find("fits        NO"), std::string::npos);
@@ -199,7 +199,7 @@ TEST(Issue17CliTest, ALayoutThatDoesNotFitWarnsOrFails) {
       Podsim(With(kSmallTrain, {"256Ki", "--require-fit", "--write-schedule", schedule.string()}));
   EXPECT_EQ(required.code, 1);
   EXPECT_EQ(required.err,
-            "podsim: error: --require-fit: layout dp=2,fsdp=1,tp=8,pp=1 does not fit: 205.9 GiB "
+            "podsim: error: --require-fit: layout dp=2,fsdp=1,tp=8,pp=1 does not fit: 209.8 GiB "
             "per chip over the 74.51 GiB of HBM\n");
   EXPECT_TRUE(required.out.empty());
   EXPECT_FALSE(std::filesystem::exists(schedule));

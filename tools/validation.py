@@ -178,14 +178,13 @@ def stats(errors):
             100 * max(abs(e) for e in errors))
 
 
-def summary(rows):
-    """Per chip family, over validation rows only: what a prediction on an unseen run is worth."""
-    validation = [r for r in rows if r["kind"] == "validation"]
-    lines = ["\n## Summary: validation rows per chip family\n\n"
-             "Validation rows only (calibration and consistency rows excluded). Error = podsim / "
-             "published - 1; bias is the mean signed error (negative: podsim too fast or too "
-             "low).\n\n"
-             "| chip family | rows | mean absolute error | bias | worst |\n"
+def is_memory(row):
+    """A memory row (peak memory per chip, in GiB), summarized apart from times and rates."""
+    return row["unit"] == "GiB"
+
+
+def family_table(validation):
+    lines = ["| chip family | rows | mean absolute error | bias | worst |\n"
              "|---|---:|---:|---:|---:|\n"]
     families = sorted({r["family"] for r in validation}, key=lambda f: list(FAMILY_NAMES).index(f))
     for family in families:
@@ -196,6 +195,21 @@ def summary(rows):
     if validation:
         mean, bias, worst = stats([error_of(r) for r in validation])
         lines.append(f"| all | {len(validation)} | {mean:.1f}% | {bias:+.1f}% | {worst:.1f}% |\n")
+    return "".join(lines)
+
+
+def summary(rows):
+    """Per chip family, over validation rows only: what a prediction on an unseen run is worth."""
+    validation = [r for r in rows if r["kind"] == "validation"]
+    lines = ["\n## Summary: validation rows per chip family\n\n"
+             "Validation rows only (calibration and consistency rows excluded), times and rates "
+             "(memory rows apart, below). Error = podsim / published - 1; bias is the mean signed "
+             "error (negative: podsim too fast or too low).\n\n",
+             family_table([r for r in validation if not is_memory(r)])]
+    memory = [r for r in validation if is_memory(r)]
+    if memory:
+        lines += ["\nMemory per chip: podsim's memory per chip (`podsim train` prints it) against "
+                  "the peak a run states, validation rows only.\n\n", family_table(memory)]
     return "".join(lines)
 
 
@@ -218,8 +232,8 @@ def sources(rows):
              "|---|---:|---:|---:|---:|\n"]
     found = False
     for prefix, name in SOURCES:
-        errors = [error_of(r) for r in rows
-                  if r["kind"] == "validation" and r["case"].startswith(prefix)]
+        errors = [error_of(r) for r in rows if r["kind"] == "validation" and not is_memory(r)
+                  and r["case"].startswith(prefix)]
         if not errors:
             continue
         found = True

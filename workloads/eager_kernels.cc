@@ -69,7 +69,14 @@ constexpr Kernel kLossBackward[] = {{"nll.dx.zero", 0, 0, 0, 1},
                                     {"log_softmax.dx", 0, 2, 0, 1},
                                     {"to_fp32.dx", 0, 1, 1, 0}};
 
-// The eager chain of `op`, or an empty span when it runs as one kernel either way.
+// The upcast loss's chain of `op`, or an empty span for any other op.
+std::span<const Kernel> LossChainOf(const Op& op) {
+  if (op.kind != OpKind::kLoss) return {};
+  return op.name.ends_with(".dx") ? std::span<const Kernel>(kLossBackward) : kLossForward;
+}
+
+// The eager chain of `op` (the loss aside: LossChainOf), or an empty span when it runs as one
+// kernel either way.
 std::span<const Kernel> ChainOf(const Op& op, const ModelSpec& model) {
   std::string_view name = op.name;
   if (name.ends_with(".recompute")) name.remove_suffix(std::string_view(".recompute").size());
@@ -77,9 +84,6 @@ std::span<const Kernel> ChainOf(const Op& op, const ModelSpec& model) {
   if (backward) name.remove_suffix(std::string_view(".dx").size());
   if (op.kind == OpKind::kNorm && model.norm == NormKind::kRms) {
     return backward ? std::span<const Kernel>(kRmsNormBackward) : kRmsNormForward;
-  }
-  if (op.kind == OpKind::kLoss) {
-    return backward ? std::span<const Kernel>(kLossBackward) : kLossForward;
   }
   if (op.kind != OpKind::kElementwise) return {};
   if (name == "attn.rotary") {
@@ -106,7 +110,11 @@ sim::StatusOr<KernelLibrary> KernelLibraryNamed(std::string_view name) {
                                       "'; expected fused or eager");
 }
 
-OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes) {
+namespace {
+
+// `ops` with each op whose `chain_of` is not empty replaced by that chain (EagerKernels).
+template <typename ChainOfOp>
+OpList Rewrite(const OpList& ops, double activation_bytes, ChainOfOp chain_of) {
   const double e = activation_bytes;
   OpList out;
   out.reserve(ops.size() * 3);
@@ -117,7 +125,7 @@ OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation
       PODSIM_CHECK(dep >= 0 && static_cast<size_t>(dep) < i) << op.name << ": a dep not earlier";
       dep = moved[dep];
     }
-    const std::span<const Kernel> chain = ChainOf(op, model);
+    const std::span<const Kernel> chain = chain_of(op);
     if (chain.empty() || op.elements <= 0) {
       out.push_back(std::move(op));
       moved[i] = static_cast<int>(out.size()) - 1;
@@ -144,6 +152,16 @@ OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation
     moved[i] = static_cast<int>(out.size()) - 1;
   }
   return out;
+}
+
+}  // namespace
+
+OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes) {
+  return Rewrite(ops, activation_bytes, [&](const Op& op) { return ChainOf(op, model); });
+}
+
+OpList UpcastLossKernels(const OpList& ops, double activation_bytes) {
+  return Rewrite(ops, activation_bytes, LossChainOf);
 }
 
 }  // namespace podsim::workloads

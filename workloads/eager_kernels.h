@@ -13,9 +13,11 @@
 //     backward 30 (the halves' slice gradients fill a zero tensor each). Launches are counted once
 //     for q and k together (about half of them).
 //   * SwiGLU (LlamaMLP: act_fn(gate) * up): SiLU and the product, 2 kernels; backward 3.
-//   * the loss (ForCausalLMLoss): the logits cast to fp32, log-softmax, NLL; backward the NLL's
-//     scatter into a zero tensor, the log-softmax gradient and the cast back (one pass a row
-//     each: a lower bound for rows wider than on-chip memory).
+//   * the loss (ForCausalLMLoss, torchtitan's cross_entropy_loss): the logits cast to fp32,
+//     log-softmax, NLL; backward the NLL's scatter into a zero tensor, the log-softmax gradient
+//     and the cast back (one pass a row each: a lower bound for rows wider than on-chip memory).
+//     The loss is chosen on its own (loss_kernel.h's kUpcast, UpcastLossKernels below): eager
+//     kernels leave it as it is, and compiled blocks may call an eager loss.
 // Residual adds, GeLU and dropout are one kernel either way, as are Megatron-LM's and Transformer
 // Engine's fused kernels, torch.compile's and Liger-Kernel's, which `kFused` stands for.
 // Not modelled: the tensors eager autograd keeps for these backwards (RMSNorm's fp32 input and
@@ -43,11 +45,14 @@ sim::StatusOr<KernelLibrary> KernelLibraryNamed(std::string_view name);
 std::vector<std::string> KernelLibraryNames();
 
 // `ops` (a layer's or the head's forward or backward list, deps pointing backwards) with each
-// RMSNorm, rotary, SwiGLU and loss op -- forward, recomputed and backward -- replaced by its
-// chain of eager kernels as above, named "<op>.<kernel>"; `activation_bytes` is the working
-// precision's element size. An op that depended on a replaced op depends on its chain's last
-// kernel, which keeps the op's saved and output bytes.
+// RMSNorm, rotary and SwiGLU op -- forward, recomputed and backward -- replaced by its chain of
+// eager kernels as above, named "<op>.<kernel>"; `activation_bytes` is the working precision's
+// element size. An op that depended on a replaced op depends on its chain's last kernel, which
+// keeps the op's saved and output bytes.
 OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes);
+
+// The same for the loss ops alone: PyTorch's cross-entropy over fp32 logits (LossKernel::kUpcast).
+OpList UpcastLossKernels(const OpList& ops, double activation_bytes);
 
 }  // namespace podsim::workloads
 

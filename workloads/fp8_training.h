@@ -17,8 +17,8 @@
 //     that produced the tensor);
 //   * activations saved for the backward stay in the working precision (torchao saves the
 //     high-precision input and casts it again), and the fp8 copies are transient: memory is
-//     unchanged. Weights are all-gathered in the working precision (torchao's fp8 all-gather for
-//     FSDP is not modelled).
+//     unchanged. Weights are all-gathered in the working precision, or in fp8 with
+//     OpOptions::fp8_all_gather (torchao's fp8 all-gather for FSDP).
 
 #ifndef PODSIM_WORKLOADS_FP8_TRAINING_H_
 #define PODSIM_WORKLOADS_FP8_TRAINING_H_

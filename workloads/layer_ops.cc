@@ -510,8 +510,10 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   loss.flops = kSoftmaxFlops * d.tok * v;
   loss.model_flops = 0;  // Model FLOPs count matmuls only (Megatron eq. 3, PaLM).
   loss.hbm_read_bytes = d.e * d.tok * v;
-  loss.hbm_write_bytes = kLogitBytes * d.tok * v;
-  loss.saved_bytes = kLogitBytes * d.tok * v;  // fp32 softmax for the gradient (4sbv/t).
+  // The fp32 softmax (vocab-parallel: 4sbv/t), or nothing beyond a value per token (compiled);
+  // the upcast loss's kernels replace these bytes (eager_kernels.h).
+  loss.hbm_write_bytes = options.loss == LossKernel::kCompiled ? 0 : kLogitBytes * d.tok * v;
+  loss.saved_bytes = LossSavedBytesPerLogit(options.loss, d.e) * d.tok * v;
   loss.elements = d.tok * v;
   b.Add(loss);
   if (d.tp) {
@@ -533,7 +535,7 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
                                   Phase::kBackwardInput, DenseGroups(layout));
   Op dloss = b.Base("head.loss.dx", OpKind::kLoss, Phase::kBackwardInput);
   dloss.flops = 2 * d.tok * v;  // softmax - one_hot, scaled.
-  dloss.hbm_read_bytes = kLogitBytes * d.tok * v;
+  dloss.hbm_read_bytes = LossSavedBytesPerLogit(options.loss, d.e) * d.tok * v;
   dloss.hbm_write_bytes = d.e * d.tok * v;
   dloss.elements = d.tok * v;
   b.Add(dloss);
@@ -640,6 +642,8 @@ double LayerActivationBytes(const OpList& forward, const OpOptions& options) {
       bytes = Find(forward, "attn.norm").saved_bytes;
       break;
     case RecomputePolicy::kSaveNamed:
+      // The kept outputs, and the layer's input where it is named (kSavedInput).
+      if (Saved(options, std::string(kSavedInput))) bytes = Find(forward, "attn.norm").saved_bytes;
       for (const Op& op : forward) {
         if (Saved(options, op.name)) bytes += op.output_bytes;
       }

@@ -33,8 +33,12 @@
 //               with kFlash the kernel already does this, so nothing changes.
 //   kFull       keep only each layer's input; re-run its whole forward (collectives included)
 //               before its backward.
-//   kSaveNamed  keep only the outputs of `saved_ops` (JAX's save_only_these_names); re-run the
-//               forward ops whose outputs are not kept (an upper bound on what XLA recomputes).
+//   kSaveNamed  keep only the outputs of `saved_ops` (JAX's save_only_these_names, PyTorch's
+//               selective checkpoint policies); re-run the forward ops whose outputs are not kept
+//               (an upper bound on what XLA recomputes). The name kSavedInput stands for the
+//               layer's input, which PyTorch's checkpoint and JAX's scan keep to re-run the
+//               forward from and the book's accounting leaves out (its checkpoints are op
+//               outputs only: book TR13, AT5).
 // model_flops counts forward and backward once, attention by `model_flops_count`; recomputed work
 // and the flash backward's extra pass are hardware FLOPs only (HFU vs MFU).
 //
@@ -54,6 +58,7 @@
 #include "workloads/compute_model.h"
 #include "workloads/eager_kernels.h"
 #include "workloads/layout.h"
+#include "workloads/loss_kernel.h"
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
 #include "workloads/precision.h"
@@ -61,6 +66,8 @@
 namespace podsim::workloads {
 
 enum class RecomputePolicy { kNone, kSelective, kFull, kSaveNamed };
+// The saved-op name of a layer's input (RecomputePolicy::kSaveNamed).
+inline constexpr std::string_view kSavedInput = "input";
 // A layer's MLP: dense, or a mixture of experts (model_spec.h; moe_ops.h has its ops).
 enum class MlpKind { kDense, kMoe };
 // kFlash: the chip family's calibrated flash kernel (FA3 on Hopper, FA4 on Blackwell); kFlash2
@@ -99,6 +106,8 @@ struct OpOptions {
   // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
   // runs them (eager_kernels.h).
   KernelLibrary kernels = KernelLibrary::kFused;
+  // The loss's implementation: its kernels and the memory it holds (loss_kernel.h).
+  LossKernel loss = LossKernel::kVocabParallel;
   // FSDP's reshard after forward (PyTorch FSDP2's reshard_after_forward, default true: ZeRO-3):
   // each layer's weights are gathered over fsdp for its forward and again for its backward. False
   // (torchtitan's reshard_after_forward_policy "never"): the forward's gathered weights stay until

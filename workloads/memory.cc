@@ -119,6 +119,12 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     // which follows at once: one microbatch.
     for (const Op& op : HeadForwardOps(model, layout, shape, options)) {
       m.activation_bytes += op.saved_bytes;
+      // What the loss holds beyond its saved bytes at its peak (its elements are the logits),
+      // with every activation still kept.
+      if (op.kind == OpKind::kLoss) {
+        m.buffer_bytes +=
+            LossTransientBytesPerLogit(options.loss, p.activation_bytes) * op.elements;
+      }
     }
   }
 

@@ -15,7 +15,8 @@
 //   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
 //     and one layer's unreduced gradients; with tp, one gathered [tokens, D] activation; with
 //     pp, one send and one receive buffer of [tokens, D]; with ep, the dispatch's send and
-//     receive buffers of the chip's routed token copies.
+//     receive buffers of the chip's routed token copies; on the last stage, what the loss holds
+//     beyond its saved tensors at its peak (loss_kernel.h), while every activation is kept.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_

@@ -228,6 +228,10 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     head_fwd = EagerKernels(head_fwd, model, options.precision.activation_bytes);
     head_bwd = EagerKernels(head_bwd, model, options.precision.activation_bytes);
   }
+  if (options.loss == LossKernel::kUpcast) {
+    head_fwd = UpcastLossKernels(head_fwd, options.precision.activation_bytes);
+    head_bwd = UpcastLossKernels(head_bwd, options.precision.activation_bytes);
+  }
   const int pp = layout.pp;
   const int v = layout.virtual_stages;
   const int m = layout.microbatch_count();
