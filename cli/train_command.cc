@@ -321,11 +321,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         "communication; "
         "bubble: waiting for a pipeline receive; idle: waiting with nothing to wait on (with "
         "pp > 1, bubble + idle is the pipeline bubble).";
-    input.memory = {{"params", memory.param_bytes},
-                    {"grads", memory.grad_bytes},
-                    {"optimizer", memory.optimizer_bytes},
-                    {"activations", memory.activation_bytes},
-                    {"buffers", memory.buffer_bytes}};
+    input.memory = {{"params", memory.param_bytes},        {"grads", memory.grad_bytes},
+                    {"optimizer", memory.optimizer_bytes}, {"activations", memory.activation_bytes},
+                    {"buffers", memory.buffer_bytes},      {"loss peak", memory.loss_peak_bytes}};
     input.memory_caption = "Per chip (stage " + std::to_string(memory.stage) + ", precision ";
     input.memory_caption += options.precision.name;
     input.memory_caption += ") against the chip's HBM.";
@@ -362,6 +360,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"optimizer_bytes", memory.optimizer_bytes},
                                {"activations_bytes", memory.activation_bytes},
                                {"buffers_bytes", memory.buffer_bytes},
+                               {"loss_peak_bytes", memory.loss_peak_bytes},
                                {"hbm_bytes", memory.hbm_bytes},
                                {"headroom_bytes", memory.headroom_bytes}}},
                              {"fits", memory.fits},
@@ -421,7 +420,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << FormatByteSize(memory.grad_bytes) << ", optimizer "
          << FormatByteSize(memory.optimizer_bytes) << ", activations "
          << FormatByteSize(memory.activation_bytes) << ", buffers "
-         << FormatByteSize(memory.buffer_bytes) << "\n";
+         << FormatByteSize(memory.buffer_bytes) << ", loss peak "
+         << FormatByteSize(memory.loss_peak_bytes) << "\n";
   io.out << "fits        "
          << (memory.fits ? "yes, " + FormatByteSize(memory.headroom_bytes) + " to spare"
                          : "NO: " + FormatByteSize(-memory.headroom_bytes) + " over the " +
@@ -562,9 +562,10 @@ Command AddTrainCommand(CLI::App& app) {
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute,
                   "none (default), selective, full, or save:OP,OP,... (keep the outputs of those "
-                  "forward ops of each layer, like attn.qkv and attn.core, and with 'input' the "
-                  "layer's input, which PyTorch's checkpoint and JAX's scan keep; recompute the "
-                  "rest)");
+                  "forward ops of each layer, like attn.qkv and attn.core; recompute the rest). "
+                  "Name 'input' too for the layer's input, which PyTorch's checkpoint and JAX's "
+                  "scan keep (without it, the book's accounting: op outputs only, one [tokens, "
+                  "d_model] tensor a layer fewer)");
   sub->add_option("--attention", flags->attention,
                   "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
                   "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "

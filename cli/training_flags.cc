@@ -35,14 +35,16 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
                   "them) or eager (PyTorch eager as Hugging Face transformers' Llama code runs "
                   "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2; "
-                  "workloads/eager_kernels.h). The loss is --loss's");
+                  "workloads/eager_kernels.h). The loss's kernels and memory are --loss's "
+                  "(Hugging Face transformers' eager loss: --loss upcast)");
   sub->add_option("--loss", flags->loss,
-                  "The loss's cross-entropy: vocab-parallel (default; Megatron-LM's: the fp32 "
-                  "softmax kept and overwritten by its gradient, 4 B a logit kept, 6 at its "
-                  "peak), upcast (PyTorch's eager F.cross_entropy over logits.float(), as "
-                  "torchtitan before compiling it and Hugging Face transformers call it: 4 kept, "
-                  "12 at its peak, 7 kernels) or compiled (the same under torch.compile: the "
-                  "bf16 logits kept, 4 at its peak); workloads/loss_kernel.h");
+                  "The loss's cross-entropy, with bf16 logits: vocab-parallel (default; "
+                  "Megatron-LM's: the fp32 softmax kept and overwritten by its gradient, 4 B a "
+                  "logit kept, 6 at its peak), upcast (PyTorch's eager F.cross_entropy over "
+                  "logits.float(), as torchtitan before compiling it and Hugging Face "
+                  "transformers call it: 4 kept, 12 at its peak, 7 kernels) or compiled (the same "
+                  "under torch.compile: the bf16 logits kept, 4 at its peak); "
+                  "workloads/loss_kernel.h");
   sub->add_flag("--no-reshard-after-forward", flags->no_reshard_after_forward,
                 "FSDP keeps each layer's gathered weights from its forward to its backward "
                 "(FSDP2's reshard_after_forward=False, torchtitan's policy 'never'): the backward "

@@ -115,6 +115,8 @@ Outcome RunCase(uint32_t seed) {
   std::mt19937 sharding_rng(seed ^ 0x5bd1e995u);
   // Eager kernels and FSDP without resharding, from a stream of their own (the other draws stay).
   std::mt19937 framework_rng(seed ^ 0x27d4eb2fu);
+  // The loss's implementation, from a stream of its own too.
+  std::mt19937 loss_rng(seed ^ 0x165667b1u);
   Outcome out;
   const std::string system_text = Systems()[rng() % Systems().size()];
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
@@ -191,6 +193,13 @@ Outcome RunCase(uint32_t seed) {
     if (fsdp > 1 && framework_rng() % 3 == 0) {
       ops.fsdp_reshard_after_forward = false;
       out.what += " --no-reshard-after-forward";
+    }
+    // PyTorch's eager loss over fp32 logits (its own kernel chain on the last stage) or a
+    // compiled one: no collectives of their own either.
+    const int loss = static_cast<int>(loss_rng() % 4);
+    if (loss >= 2) {
+      ops.loss = loss == 2 ? workloads::LossKernel::kUpcast : workloads::LossKernel::kCompiled;
+      out.what += " --loss " + std::string(workloads::LossKernelName(ops.loss));
     }
     auto run = [&](SimulatedChips mode) {
       return workloads::SimulateTraining(*system, *model, *layout, batch, ops, Options(mode));

@@ -16,8 +16,14 @@
 //   kCompiled       the same function under torch.compile (Inductor): one kernel each way, the
 //                   forward reads the logits and keeps them (e bytes) with a log-sum-exp per
 //                   token, the backward writes the e-byte gradient from them: e bytes beyond.
-// Not modelled: losses that never hold the whole logits (Liger-Kernel's fused linear
-// cross-entropy, chunked losses).
+// The byte counts hold for a loss over the chip's own logits. Not modelled: losses that never hold
+// the whole logits (Liger-Kernel's fused linear cross-entropy, chunked losses); Transformer
+// Engine's fused cross-entropy (Megatron-Bridge's cross_entropy_fusion_impl "te"), which writes
+// the gradient in the forward and keeps e bytes, not 4; with tp > 1 under kUpcast, PyTorch's own
+// vocab-parallel loss (DTensor's loss_parallel, a few more fp32 temporaries than F.cross_entropy)
+// or a gather of the logits (Hugging Face's replicated lm_head output): podsim counts the eager
+// loss over the chip's vocabulary shard; and callers that keep the logits alive through the
+// backward (2 more bytes; torchtitan deletes them first).
 
 #ifndef PODSIM_WORKLOADS_LOSS_KERNEL_H_
 #define PODSIM_WORKLOADS_LOSS_KERNEL_H_

@@ -122,7 +122,7 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       // What the loss holds beyond its saved bytes at its peak (its elements are the logits),
       // with every activation still kept.
       if (op.kind == OpKind::kLoss) {
-        m.buffer_bytes +=
+        m.loss_peak_bytes =
             LossTransientBytesPerLogit(options.loss, p.activation_bytes) * op.elements;
       }
     }
@@ -179,8 +179,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   }
   if (layout.pp > 1) m.buffer_bytes += 2 * act;
 
-  m.total_bytes =
-      m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.activation_bytes + m.buffer_bytes;
+  m.total_bytes = m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.activation_bytes +
+                  m.buffer_bytes + m.loss_peak_bytes;
   m.hbm_bytes = chip.hbm_bytes;
   m.headroom_bytes = m.hbm_bytes - m.total_bytes;
   m.fits = m.headroom_bytes >= 0;

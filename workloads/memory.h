@@ -15,8 +15,9 @@
 //   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
 //     and one layer's unreduced gradients; with tp, one gathered [tokens, D] activation; with
 //     pp, one send and one receive buffer of [tokens, D]; with ep, the dispatch's send and
-//     receive buffers of the chip's routed token copies; on the last stage, what the loss holds
-//     beyond its saved tensors at its peak (loss_kernel.h), while every activation is kept.
+//     receive buffers of the chip's routed token copies.
+//   * The loss's peak (last stage): what the loss holds beyond its saved tensors at its peak
+//     (loss_kernel.h), while every activation is still kept.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_
@@ -54,6 +55,7 @@ struct MemoryBreakdown {
   double activation_bytes = 0;
   double layer_activation_bytes = 0;  // The transformer layers' part of activation_bytes.
   double buffer_bytes = 0;
+  double loss_peak_bytes = 0;  // The loss's transient beyond its saved tensors (last stage).
   double total_bytes = 0;
   double hbm_bytes = 0;
   bool fits = false;

@@ -262,7 +262,9 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     StageBuilder builder(program, layout);
     const MemoryBreakdown memory =
         StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
-    program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes);
+    // The loss's peak is transient, not held over the step.
+    program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes -
+                                  memory.loss_peak_bytes);
     for (const Unit& unit : StageOrder(layout, stage)) {
       const int vs = unit.chunk * pp + stage;
       // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
