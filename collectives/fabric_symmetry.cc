@@ -22,13 +22,20 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
     : fabric_(fabric), radix_(std::move(slot_radix)) {
   PODSIM_CHECK(radix_.empty() || fabric->gpu() != nullptr)
       << "slot digits of a fabric without slots";
-  if (fabric->torus() != nullptr) {
-    torus_ = fabric->torus()->slices == 1;
-    for (size_t a = 0; a < fabric->shape().size() && torus_; ++a) {
+  if (const topology::TorusLayout* t = fabric->torus(); t != nullptr) {
+    bool wraps = true;
+    for (size_t a = 0; a < fabric->shape().size() && wraps; ++a) {
       const int n = fabric->shape()[a];
-      torus_ = n == 1 || (n >= 3 && fabric->Wraps(static_cast<int>(a)));
+      wraps = n == 1 || (n >= 3 && fabric->Wraps(static_cast<int>(a)));
     }
-    if (torus_) lengths_ = fabric->shape();
+    if (!wraps) return;
+    lengths_ = fabric->shape();
+    if (t->slices == 1) {
+      torus_ = true;
+      return;
+    }
+    FindHostTiles();
+    if (!slices_) lengths_.clear();
     return;
   }
   const topology::GpuLayout* g = fabric->gpu();
@@ -77,10 +84,49 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
   mark(g->cores, Role::kCore);
 }
 
+void FabricSymmetry::FindHostTiles() {
+  const topology::TorusLayout& t = *fabric_->torus();
+  if (t.hosts.empty()) return;
+  const int axes = t.axes();
+  // The chips of a host are a tile starting at multiples of its lengths (torus_builder.cc): the
+  // length along an axis is how far the first host reaches from the origin.
+  tile_.assign(static_cast<size_t>(axes), 1);
+  for (int a = 0; a < axes; ++a) {
+    std::vector<int> coord(static_cast<size_t>(axes), 0);
+    for (int k = 1; k < t.shape[a]; ++k) {
+      coord[a] = k;
+      if (t.host_of_chip[fabric_->ChipAt(coord)] != t.host_of_chip[0]) break;
+      tile_[a] = k + 1;
+    }
+    if (t.shape[a] % tile_[a] != 0) return;
+  }
+  // Every chip's host as the tiles say (else no symmetry).
+  const uint32_t hosts_per_slice = static_cast<uint32_t>(t.hosts.size()) / t.slices;
+  for (VertexId chip = 0; chip < fabric_->chip_count(); ++chip) {
+    const std::vector<int> coord = fabric_->ChipCoord(chip);
+    uint32_t host = 0, stride = 1;
+    for (int a = 0; a < axes; ++a) {
+      host += static_cast<uint32_t>(coord[a] / tile_[a]) * stride;
+      stride *= static_cast<uint32_t>(t.shape[a] / tile_[a]);
+    }
+    host += static_cast<uint32_t>(fabric_->SliceOf(chip)) * hosts_per_slice;
+    if (t.host_of_chip[chip] != host) return;
+  }
+  slices_ = true;
+  lengths_.push_back(t.slices);
+  role_.assign(fabric_->vertex_count(), Role::kNone);
+  index_.assign(fabric_->vertex_count(), 0);
+  for (size_t h = 0; h < t.hosts.size(); ++h) {
+    role_[t.hosts[h]] = Role::kHost;
+    index_[t.hosts[h]] = static_cast<uint32_t>(h);
+  }
+}
+
 bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
   PODSIM_CHECK(has_axes() && axis < lengths_.size()) << "no symmetry axis " << axis;
   const int length = lengths_[axis];
   if (step < 1 || length % step != 0) return false;
+  if (slices_) return axis >= tile_.size() || step % tile_[axis] == 0;  // Whole host tiles.
   if (torus_ || step == length || axis < radix_.size()) return true;
   return node_wraps_ && step % unit_nodes_ == 0;  // GPU nodes: whole units.
 }
@@ -88,6 +134,11 @@ bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
 std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
   PODSIM_CHECK(has_axes() && chip < fabric_->chip_count()) << "chip " << chip;
   if (torus_) return fabric_->ChipCoord(chip);
+  if (slices_) {
+    std::vector<int> coord = fabric_->ChipCoord(chip);
+    coord.push_back(fabric_->SliceOf(chip));
+    return coord;
+  }
   const int per_node = fabric_->gpu()->gpus_per_node;
   std::vector<int> coord;
   int slot = static_cast<int>(chip % per_node);
@@ -102,6 +153,7 @@ std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
 VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
   PODSIM_CHECK(has_axes() && coord.size() == lengths_.size()) << "coordinates of another fabric";
   if (torus_) return fabric_->ChipAt(coord);
+  if (slices_) return fabric_->ChipAt({coord.begin(), coord.end() - 1}, coord.back());
   int slot = 0, place = 1;
   for (size_t d = 0; d < radix_.size(); ++d) {
     slot += coord[d] * place;
@@ -129,6 +181,13 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
     for (int& d : shift.delta) d = -d;
     return shift;
   }
+  if (slices_) {
+    // The first chip's host tile to the origin of the first slice.
+    Shift shift{Coord(chips.front())};
+    for (size_t a = 0; a < tile_.size(); ++a) shift.delta[a] -= shift.delta[a] % tile_[a];
+    for (int& d : shift.delta) d = -d;
+    return shift;
+  }
   if (!gpu_ || unit_nodes_ == 0) return std::nullopt;
   const topology::GpuLayout& g = *fabric_->gpu();
   int node = g.NodeOf(chips.front());
@@ -144,7 +203,35 @@ FabricSymmetry::Shift FabricSymmetry::Inverse(const Shift& shift) const {
   return inverse;
 }
 
+VertexId FabricSymmetry::ApplyAcrossSlices(VertexId vertex, const Shift& shift) const {
+  const topology::TorusLayout& t = *fabric_->torus();
+  const size_t axes = tile_.size();
+  PODSIM_CHECK(shift.delta.size() == axes + 1) << "a shift of another fabric";
+  const int slice_delta = shift.delta[axes];
+  if (vertex < fabric_->chip_count()) {
+    std::vector<int> coord = fabric_->ChipCoord(vertex);
+    for (size_t a = 0; a < axes; ++a) coord[a] = Mod(coord[a] + shift.delta[a], t.shape[a]);
+    return fabric_->ChipAt(coord, Mod(fabric_->SliceOf(vertex) + slice_delta, t.slices));
+  }
+  if (role_[vertex] != Role::kHost) return vertex;  // The DCN switch.
+  const uint32_t hosts_per_slice = static_cast<uint32_t>(t.hosts.size()) / t.slices;
+  uint32_t local = index_[vertex] % hosts_per_slice, moved = 0, stride = 1;
+  for (size_t a = 0; a < axes; ++a) {
+    const int along = t.shape[a] / tile_[a];
+    PODSIM_CHECK(shift.delta[a] % tile_[a] == 0)
+        << "shift by " << shift.delta[a] << " chips, not by host tiles of " << tile_[a];
+    const int x = Mod(
+        static_cast<int>(local % static_cast<uint32_t>(along)) + shift.delta[a] / tile_[a], along);
+    local /= static_cast<uint32_t>(along);
+    moved += static_cast<uint32_t>(x) * stride;
+    stride *= static_cast<uint32_t>(along);
+  }
+  const int slice = Mod(static_cast<int>(index_[vertex] / hosts_per_slice) + slice_delta, t.slices);
+  return t.hosts[static_cast<size_t>(slice) * hosts_per_slice + moved];
+}
+
 VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) const {
+  if (slices_) return ApplyAcrossSlices(vertex, shift);
   if (torus_) {
     std::vector<int> coord = fabric_->ChipCoord(vertex);
     for (size_t a = 0; a < coord.size(); ++a) {
@@ -208,10 +295,25 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
       return g.cores[static_cast<size_t>(j * cpg + moved)];
     }
     case Role::kNone:
+    case Role::kHost:  // Several slices only (ApplyAcrossSlices).
       break;
   }
   PODSIM_CHECK(false) << "vertex " << vertex << " has no place in the GPU layout";
   return vertex;
+}
+
+LinkIndex FabricSymmetry::MovedTorusLink(const topology::Link& l, VertexId src) const {
+  // Between neighbours: the link along the same axis and direction (axes >= 3 long, so the
+  // direction is unambiguous).
+  const std::vector<int> a = fabric_->ChipCoord(l.src), b = fabric_->ChipCoord(l.dst);
+  for (size_t axis = 0; axis < a.size(); ++axis) {
+    if (a[axis] == b[axis]) continue;
+    const int n = fabric_->shape()[axis];
+    const int direction = ((b[axis] - a[axis]) % n + n) % n == 1 ? 1 : -1;
+    std::optional<LinkIndex> moved = fabric_->NeighborLink(src, static_cast<int>(axis), direction);
+    return moved ? *moved : topology::kNoLink;
+  }
+  return topology::kNoLink;
 }
 
 LinkIndex FabricSymmetry::ApplyToLink(LinkIndex link, const Shift& shift) const {
@@ -221,20 +323,8 @@ LinkIndex FabricSymmetry::ApplyToLink(LinkIndex link, const Shift& shift) const 
   }
   const VertexId src = ApplyToVertex(l.src, shift);
   const VertexId dst = ApplyToVertex(l.dst, shift);
-  if (torus_) {
-    // Between neighbours: the link along the same axis and direction (axes >= 3 long, so the
-    // direction is unambiguous).
-    const std::vector<int> a = fabric_->ChipCoord(l.src), b = fabric_->ChipCoord(l.dst);
-    for (size_t axis = 0; axis < a.size(); ++axis) {
-      if (a[axis] == b[axis]) continue;
-      const int n = fabric_->shape()[axis];
-      const int direction = ((b[axis] - a[axis]) % n + n) % n == 1 ? 1 : -1;
-      std::optional<LinkIndex> moved =
-          fabric_->NeighborLink(src, static_cast<int>(axis), direction);
-      return moved ? *moved : topology::kNoLink;
-    }
-    return topology::kNoLink;
-  }
+  const bool ici = l.src < fabric_->chip_count() && l.dst < fabric_->chip_count();
+  if (torus_ || (slices_ && ici)) return MovedTorusLink(l, src);
   for (LinkIndex candidate : fabric_->OutLinks(src)) {
     const topology::Link& c = fabric_->link(candidate);
     if (c.dst == dst && c.kind == l.kind) return candidate;

@@ -31,7 +31,12 @@
 //         is whole units and, with 3 levels, the core index wraps with it
 //         ((nodes / spines_per_pod) % cores_per_group == 0); otherwise only the shifts that stay
 //         inside the fabric (ToCanonical's) are used, and the node axis gives no group.
-// Other fabrics (DCN slices, unwrapped tori, switch:N) have none.
+//   * Tori of several slices over DCN (topology/torus_builder.h), each slice as above: the
+//     torus's axes, shifted in every slice at once by whole host tiles (a chip's host moves with
+//     it, so its PCIe and DCN links map onto links), then the slice. Routes within a slice are
+//     the torus's; between slices chip, host, DCN switch, host, chip, which every shift maps onto
+//     the route between the images.
+// Other fabrics (unwrapped tori, switch:N) have none.
 
 #ifndef PODSIM_COLLECTIVES_FABRIC_SYMMETRY_H_
 #define PODSIM_COLLECTIVES_FABRIC_SYMMETRY_H_
@@ -57,8 +62,9 @@ class FabricSymmetry {
   };
 
   // Whether the fabric has symmetry axes (a group of shifts, possibly only the identity).
-  bool has_axes() const { return torus_ || gpu_; }
-  // The length of each symmetry axis: the torus's shape, or {slot digits..., nodes}.
+  bool has_axes() const { return torus_ || gpu_ || slices_; }
+  // The length of each symmetry axis: the torus's shape (several slices: then the slices), or
+  // {slot digits..., nodes}.
   const std::vector<int>& axis_lengths() const { return lengths_; }
   // Whether the cyclic shifts along `axis` by multiples of `step` are symmetries of the fabric.
   // REQUIRES: has_axes().
@@ -86,14 +92,23 @@ class FabricSymmetry {
   topology::LinkIndex ApplyToLink(topology::LinkIndex link, const Shift& shift) const;
 
  private:
-  enum class Role : uint8_t { kNone, kChip, kNic, kNvSwitch, kLeaf, kSpine, kCore };
+  enum class Role : uint8_t { kNone, kChip, kNic, kNvSwitch, kLeaf, kSpine, kCore, kHost };
 
   // The slot that `slot` moves to under the shift's slot digits.
   int MovedSlot(int slot, const Shift& shift) const;
+  // Several slices: finds the host tiles (tile_), and with them the symmetry (slices_).
+  void FindHostTiles();
+  // Several slices: the vertex a shift moves a chip or a host to (the DCN switch stays).
+  topology::VertexId ApplyAcrossSlices(topology::VertexId vertex, const Shift& shift) const;
+  // The link between the images of `l`'s ends along the same torus axis and direction (both
+  // ends chips of one torus slice), or kNoLink.
+  topology::LinkIndex MovedTorusLink(const topology::Link& l, topology::VertexId src) const;
 
   const topology::Fabric* fabric_;
   bool torus_ = false;
   bool gpu_ = false;
+  bool slices_ = false;          // A torus of several slices over DCN.
+  std::vector<int> tile_;        // Several slices: a host's chips along each torus axis.
   std::vector<int> lengths_;     // Of the symmetry axes.
   std::vector<int> radix_;       // GPU: lengths of the slot digits, the first axes.
   int unit_nodes_ = 0;           // GPU: nodes per translation unit; 0 when there is none.

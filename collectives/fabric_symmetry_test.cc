@@ -73,14 +73,53 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByScalableUnits) {
   ExpectRoutesMap(system.fabric, symmetry, chips, *shift);
 }
 
+// Slices over DCN: shifts by whole host tiles in every slice at once and of the slices map every
+// link and every route, within a slice and across the DCN (chip, host, switch, host, chip).
+TEST(FabricSymmetryTest, SlicesOverDcnShiftByHostTilesAndSlices) {
+  for (const char* text : {"tpu-v5p:8x4x1,wrap=all,slices=2", "tpu-v5e:16x4,wrap=all,slices=3"}) {
+    SCOPED_TRACE(text);
+    topology::System system = System(text);
+    const topology::Fabric& fabric = system.fabric;
+    FabricSymmetry symmetry(&fabric);
+    ASSERT_TRUE(symmetry.has_axes());
+    const std::vector<int>& lengths = symmetry.axis_lengths();
+    ASSERT_EQ(lengths.size(), fabric.shape().size() + 1);
+    EXPECT_EQ(lengths.back(), fabric.torus()->slices);
+    EXPECT_FALSE(symmetry.translates_torus());  // Not every shift: whole host tiles only.
+    EXPECT_FALSE(symmetry.AllowsStep(0, 1));    // A host spans 2 chips along x.
+    std::vector<FabricSymmetry::Shift> shifts;
+    for (size_t a = 0; a < lengths.size(); ++a) {
+      int step = 1;
+      while (step < lengths[a] && !symmetry.AllowsStep(a, step)) ++step;
+      if (step == lengths[a]) continue;
+      shifts.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
+      shifts.back().delta[a] = step;
+    }
+    EXPECT_GE(shifts.size(), 2u);
+    std::vector<topology::VertexId> chips;
+    for (topology::VertexId chip = 0; chip < fabric.chip_count(); chip += 3) chips.push_back(chip);
+    const std::optional<FabricSymmetry::Shift> canonical = symmetry.ToCanonical({chips.back()});
+    ASSERT_TRUE(canonical);
+    shifts.push_back(*canonical);
+    for (const FabricSymmetry::Shift& shift : shifts) {
+      for (topology::LinkIndex link = 0; link < fabric.link_count(); ++link) {
+        const topology::LinkIndex image = symmetry.ApplyToLink(link, shift);
+        ASSERT_NE(image, topology::kNoLink) << "link " << link;
+        EXPECT_EQ(fabric.link(image).kind, fabric.link(link).kind);
+      }
+      ExpectRoutesMap(fabric, symmetry, chips, shift);
+    }
+  }
+}
+
 TEST(FabricSymmetryTest, FabricsWithoutTranslations) {
   for (const char* text :
-       {"h100:8", "h100:192", "tpu-v5e:16x16,slices=2", "tpu-v5e:4x4", "switch:8"}) {
+       {"h100:8", "h100:192", "tpu-v5e:8x8,slices=2", "tpu-v5e:4x4", "switch:8"}) {
     topology::System system = System(text);
     FabricSymmetry symmetry(&system.fabric);
     EXPECT_FALSE(symmetry.ToCanonical({1, 2})) << text;
   }
-  for (const char* text : {"tpu-v5e:16x16,slices=2", "tpu-v5e:4x4", "switch:8"}) {
+  for (const char* text : {"tpu-v5e:8x8,slices=2", "tpu-v5e:4x4", "switch:8"}) {
     topology::System system = System(text);
     EXPECT_FALSE(FabricSymmetry(&system.fabric).has_axes()) << text;
   }

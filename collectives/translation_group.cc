@@ -62,7 +62,8 @@ LinkOrbits TranslationGroup::Orbits() const {
     for (LinkIndex l = 0; l < links; ++l) orbits.canonical[l] = l;
     return orbits;
   }
-  if (fabric_->torus() == nullptr) return SwitchedOrbits();
+  // Hosts and the DCN switch are not chips either when slices are joined over DCN.
+  if (fabric_->torus() == nullptr || fabric_->torus()->slices > 1) return SwitchedOrbits();
   std::vector<uint64_t> orbit_size(links, 0);
   for (LinkIndex l = 0; l < links; ++l) {
     const VertexId src = fabric_->link(l).src;
