@@ -11,6 +11,7 @@
 #include "sim/engine.h"
 #include "sim/flow_model.h"
 #include "topology/generic_builder.h"
+#include "topology/system.h"
 
 namespace podsim::collectives {
 namespace {
@@ -53,6 +54,25 @@ TEST(RankGridTest, GridOfWholeAxesMatchesMultiAxis) {
   ASSERT_TRUE(grid.ok()) << grid.status();
   EXPECT_EQ(grid->algorithm, "multi-axis");
   EXPECT_EQ(grid->time, axes->time);
+}
+
+// One chip in each of 4 slices over DCN: a one-way ring through the DCN switch (each chip's one
+// PCIe link carries its sends); the line in slice order it was ran the same bytes over N - 1 links
+// one way and back, slower.
+TEST(RankGridTest, ChipsInSlicesOfTheirOwnRingThroughTheDcnSwitch) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("tpu-v5p:4x4x1,wrap=all,slices=4");
+  ASSERT_TRUE(system.ok()) << system.status();
+  const topology::Fabric& fabric = system->fabric;
+  std::vector<topology::VertexId> ranks;
+  for (int slice = 0; slice < 4; ++slice) ranks.push_back(fabric.ChipAt({1, 2, 0}, slice));
+  sim::StatusOr<CollectiveResult> ring = SimulateCollective(fabric, AllGather(ranks, {4}, 1 << 26));
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_EQ(ring->algorithm, "ring");
+  CollectiveRequest as_line = AllGather(ranks, {4}, 1 << 26);
+  as_line.algorithm = "line";
+  sim::StatusOr<CollectiveResult> line = SimulateCollective(fabric, as_line);
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_LT(ring->time, line->time);
 }
 
 // A line of 4 chips on a ring of 8 does not close: the line algorithm, about twice the ring time.

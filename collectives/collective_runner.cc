@@ -118,6 +118,24 @@ bool ClosesIntoRing(const Fabric& fabric, const std::vector<VertexId>& line) {
   return true;
 }
 
+// A line of three or more chips, each in a slice of its own, whose one-way routes from each chip
+// to the next, the last to the first included, share no link: a ring through the DCN switch,
+// where each chip's one PCIe link carries its sends (both ways, ClosesIntoRing, it would carry
+// two neighbours' shards).
+bool ClosesOneWayAcrossSlices(const Fabric& fabric, const std::vector<VertexId>& line) {
+  if (line.size() < 3 || fabric.torus() == nullptr || fabric.torus()->slices < 2) return false;
+  std::set<int> slices;
+  for (VertexId chip : line) slices.insert(fabric.SliceOf(chip));
+  if (slices.size() != line.size()) return false;
+  std::set<topology::LinkIndex> used;
+  for (size_t i = 0; i < line.size(); ++i) {
+    for (topology::LinkIndex link : fabric.Route(line[i], line[(i + 1) % line.size()])) {
+      if (!used.insert(link).second) return false;
+    }
+  }
+  return true;
+}
+
 // The lines of `ranks` (mixed radix over `shape`, first dimension fastest) along each dimension
 // longer than 1.
 std::vector<GridDim> GridDims(const Fabric& fabric, const std::vector<VertexId>& ranks,
@@ -141,6 +159,8 @@ std::vector<GridDim> GridDims(const Fabric& fabric, const std::vector<VertexId>&
       dim.pattern = length == 2 ? ForwardingPattern::kUnidirectionalRing
                     : ClosesIntoRing(fabric, dim.lines.front())
                         ? ForwardingPattern::kBidirectionalRing
+                    : ClosesOneWayAcrossSlices(fabric, dim.lines.front())
+                        ? ForwardingPattern::kUnidirectionalRing
                         : ForwardingPattern::kLine;
       dims.push_back(std::move(dim));
     }
@@ -473,6 +493,10 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
   }
   if (fabric.torus() != nullptr && plan.grid.size() == 1 && plan.grid[0].length == 2) {
     return {"ring", "explicit ranks on a torus, two: each sends the other its shard"};
+  }
+  if (fabric.torus() != nullptr && plan.grid.size() == 1 &&
+      plan.grid[0].pattern == ForwardingPattern::kUnidirectionalRing) {
+    return {"ring", "explicit ranks in slices of their own: a one-way ring through the DCN switch"};
   }
   if (fabric.torus() != nullptr && plan.grid.size() == 1 &&
       plan.grid[0].pattern == ForwardingPattern::kLine) {

@@ -41,11 +41,13 @@ const std::vector<std::string>& Systems() {
   return kSystems;
 }
 
-// Tori of two slices joined over DCN (hosts of 4 chips on v5p, 8 on v5e), drawn instead of the
-// system above in one case of five, from a stream of their own (the other draws stay).
+// Tori of two and four slices joined over DCN (hosts of 4 chips on v5p, 8 on v5e), drawn
+// instead of the system above in one case of five, from a stream of their own (the other draws
+// stay).
 const std::vector<std::string>& MultiSliceSystems() {
   static const std::vector<std::string> kSystems = {"tpu-v5p:8x4x1,wrap=all,slices=2",
-                                                    "tpu-v5e:16x4,wrap=all,slices=2"};
+                                                    "tpu-v5e:16x4,wrap=all,slices=2",
+                                                    "tpu-v5p:4x4x1,wrap=all,slices=4"};
   return kSystems;
 }
 
