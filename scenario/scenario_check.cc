@@ -185,6 +185,30 @@ sim::Status CheckTokens(const std::string& command, bool has_batch_tokens, int64
   return sim::Status::Ok();
 }
 
+// The framework fields Train and Sweep share (named alike; scenario_build.cc's
+// SetFrameworkOptions reads them): each named recipe, kernel library and loss known, and an fp8
+// all-gather only with fp8 training. `prefix` is "train" or "sweep".
+template <typename Message>
+sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
+                                 const SourceMap& source) {
+  if (m.has_precision()) {
+    PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::PrecisionRecipeNamed(m.precision()).status(),
+                                           prefix + ".precision"));
+  }
+  if (m.has_kernels()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::KernelLibraryNamed(m.kernels()).status(), prefix + ".kernels"));
+  }
+  if (m.has_loss()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::LossKernelNamed(m.loss()).status(), prefix + ".loss"));
+  }
+  if (m.fp8_all_gather() && !m.fp8()) {
+    return Invalid(source, prefix + ".fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
+  }
+  return sim::Status::Ok();
+}
+
 sim::Status CheckTrain(const Train& t, const topology::System& system, const SourceMap& source) {
   PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model, BuildModel(t.model(), "train.model", source));
   PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, BuildTrainLayout(t, source));
@@ -202,18 +226,7 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.flops_convention",
                                    Train::FlopsConvention_descriptor(), t.flops_convention(),
                                    t.has_flops_convention(), false));
-  if (t.has_precision()) {
-    PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::PrecisionRecipeNamed(t.precision()).status(),
-                                           "train.precision"));
-  }
-  if (t.has_kernels()) {
-    PODSIM_RETURN_IF_ERROR(
-        source.Annotate(workloads::KernelLibraryNamed(t.kernels()).status(), "train.kernels"));
-  }
-  if (t.has_loss()) {
-    PODSIM_RETURN_IF_ERROR(
-        source.Annotate(workloads::LossKernelNamed(t.loss()).status(), "train.loss"));
-  }
+  PODSIM_RETURN_IF_ERROR(CheckFrameworkFields(t, "train", source));
   // The forward op names of the model's layers, each once (the same under any sharding): of its
   // dense layers and of its MoE layers, where it has them.
   std::vector<std::string> names = {std::string(workloads::kSavedInput)};
@@ -252,9 +265,6 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
                                          "train.attention"));
-  if (t.fp8_all_gather() && !t.fp8()) {
-    return Invalid(source, "train.fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
-  }
   if (t.fp8_all_gather() && layout.fsdp <= 1) {
     return Invalid(source, "train.fp8_all_gather",
                    "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
@@ -369,21 +379,7 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   if (sweep.has_top()) {
     PODSIM_RETURN_IF_ERROR(CheckRange(source, "sweep.top", sweep.top(), 1, kMaxTop));
   }
-  if (sweep.has_precision()) {
-    PODSIM_RETURN_IF_ERROR(source.Annotate(
-        workloads::PrecisionRecipeNamed(sweep.precision()).status(), "sweep.precision"));
-  }
-  if (sweep.has_kernels()) {
-    PODSIM_RETURN_IF_ERROR(
-        source.Annotate(workloads::KernelLibraryNamed(sweep.kernels()).status(), "sweep.kernels"));
-  }
-  if (sweep.has_loss()) {
-    PODSIM_RETURN_IF_ERROR(
-        source.Annotate(workloads::LossKernelNamed(sweep.loss()).status(), "sweep.loss"));
-  }
-  if (sweep.fp8_all_gather() && !sweep.fp8()) {
-    return Invalid(source, "sweep.fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
-  }
+  PODSIM_RETURN_IF_ERROR(CheckFrameworkFields(sweep, "sweep", source));
   workloads::OpOptions fp8;
   fp8.fp8 = sweep.fp8();
   return source.Annotate(workloads::ValidateFp8(fp8, system.chip), "sweep.fp8");
