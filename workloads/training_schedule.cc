@@ -188,6 +188,15 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                     const Layout& layout, const BatchSpec& batch,
                                     const OpOptions& options) {
   schedule::Schedule out;
+  BuildTrainingSchedule(system, model, layout, batch, options, &out);
+  return out;
+}
+
+void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, const Layout& layout,
+                           const BatchSpec& batch, const OpOptions& options,
+                           schedule::Schedule* schedule) {
+  PODSIM_CHECK(schedule->programs_size() == 0) << "BuildTrainingSchedule into a non-empty schedule";
+  schedule::Schedule& out = *schedule;
   out.set_system(system);
   AddMesh(&out, layout.MeshAxes());
   for (const std::string& axis : layout.order) out.add_order(axis);
@@ -324,7 +333,6 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
     builder.Append(optimizer, -1, Unit{}, -1, true);
     for (int r : reductions) program->mutable_ops(before)->add_deps(r);
   }
-  return out;
 }
 
 }  // namespace podsim::workloads

@@ -41,6 +41,13 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
                                     const Layout& layout, const BatchSpec& batch,
                                     const OpOptions& options);
 
+// The same schedule, written into `out` (REQUIRES: empty), which may live on a protobuf arena:
+// a sweep builds one per candidate for its bounds, and an arena allocates a schedule's tens of
+// thousands of ops and names in a few blocks and frees them at once.
+void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, const Layout& layout,
+                           const BatchSpec& batch, const OpOptions& options,
+                           schedule::Schedule* out);
+
 }  // namespace podsim::workloads
 
 #endif  // PODSIM_WORKLOADS_TRAINING_SCHEDULE_H_
