@@ -10,7 +10,10 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "collectives/collective.h"
 #include "collectives/collective_builder.h"
@@ -643,6 +646,26 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
 }
 
 // A validated request: its groups and algorithm.
+}  // namespace
+
+struct GroupCache::Impl {
+  struct Key {
+    std::vector<std::string> axes;
+    std::vector<VertexId> ranks;
+    std::vector<int> rank_shape;
+    bool operator<(const Key& other) const {
+      return std::tie(axes, ranks, rank_shape) <
+             std::tie(other.axes, other.ranks, other.rank_shape);
+    }
+  };
+  std::map<Key, GroupPlan> plans;
+};
+
+GroupCache::GroupCache() : impl_(std::make_unique<Impl>()) {}
+GroupCache::~GroupCache() = default;
+
+namespace {
+
 struct Plan {
   GroupPlan groups;
   Choice choice;
@@ -651,7 +674,8 @@ struct Plan {
   const TranslationGroup* symmetry = nullptr;
 };
 
-sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request) {
+sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request,
+                            GroupCache* cache = nullptr) {
   if (!(std::isfinite(request.bytes) && request.bytes > 0)) {
     return sim::Status::InvalidArgument("--bytes: must be > 0 (got " + FormatBytes(request.bytes) +
                                         ")");
@@ -665,8 +689,19 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
                                    FormatBytes(request.bytes) + ")");
   }
   Plan plan;
-  PODSIM_ASSIGN_OR_RETURN(plan.groups,
-                          MakeGroups(fabric, request.axes, request.ranks, request.rank_shape));
+  if (cache == nullptr) {
+    PODSIM_ASSIGN_OR_RETURN(plan.groups,
+                            MakeGroups(fabric, request.axes, request.ranks, request.rank_shape));
+  } else {
+    GroupCache::Impl::Key key{request.axes, request.ranks, request.rank_shape};
+    auto it = cache->impl().plans.find(key);
+    if (it == cache->impl().plans.end()) {
+      PODSIM_ASSIGN_OR_RETURN(GroupPlan groups,
+                              MakeGroups(fabric, request.axes, request.ranks, request.rank_shape));
+      it = cache->impl().plans.emplace(std::move(key), std::move(groups)).first;
+    }
+    plan.groups = it->second;
+  }
   const CollectiveOp op = request.op;
   if (op == CollectiveOp::kPointToPoint || op == CollectiveOp::kBroadcast) {
     if (request.src >= fabric.chip_count() ||
@@ -963,12 +998,10 @@ void InstallEfficientLinks(const Fabric& fabric, const FabricEfficiency& efficie
   }
 }
 
-sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(const Fabric& fabric,
-                                                           const CollectiveRequest& request,
-                                                           const FabricEfficiency& efficiency,
-                                                           TransferExecutor* executor,
-                                                           AlgorithmChoice* choice) {
-  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(
+    const Fabric& fabric, const CollectiveRequest& request, const FabricEfficiency& efficiency,
+    TransferExecutor* executor, AlgorithmChoice* choice, GroupCache* groups) {
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request, groups));
   if (choice != nullptr) *choice = AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
   return Build(fabric, request, plan, efficiency, executor);
 }
