@@ -15,16 +15,18 @@
 
 namespace podsim::collectives {
 
-// The groups of the collectives built on one fabric, memoized by their axes, explicit ranks and
-// rank shape: a step launches the same groups' collectives for every layer and microbatch, and
-// finding a group's lines and whether they close into rings (routes checked link by link) took
-// a seventh of a sweep's time. Holds only groups that were valid. Not thread-safe.
-class GroupCache {
+// What building the collectives of one fabric computes, memoized: their groups, by axes,
+// explicit ranks and rank shape, and the layouts of phased collectives (phased_collective.h), by
+// everything their pieces are built from. A step launches the same collectives for every layer
+// and microbatch; finding a group's lines and checking its rings route by route took a seventh
+// of a sweep's time, and building the members' phases and slots most of a step's. Holds only
+// what was valid. Not thread-safe.
+class CollectiveCache {
  public:
-  GroupCache();
-  ~GroupCache();
-  GroupCache(const GroupCache&) = delete;
-  GroupCache& operator=(const GroupCache&) = delete;
+  CollectiveCache();
+  ~CollectiveCache();
+  CollectiveCache(const CollectiveCache&) = delete;
+  CollectiveCache& operator=(const CollectiveCache&) = delete;
 
   struct Impl;  // collective_runner.cc
   Impl& impl() { return *impl_; }
@@ -35,13 +37,13 @@ class GroupCache {
 
 // Validates `request` and builds its collective on `executor` (whose flow model holds the
 // fabric's links), ready to Start; `choice` (optional) receives the algorithm and why. With
-// `groups` (of this fabric), the request's groups are looked up there first and stored there.
+// `cache` (of this fabric), what the request needs is looked up there first and stored there.
 sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(const topology::Fabric& fabric,
                                                            const CollectiveRequest& request,
                                                            const FabricEfficiency& efficiency,
                                                            TransferExecutor* executor,
                                                            AlgorithmChoice* choice = nullptr,
-                                                           GroupCache* groups = nullptr);
+                                                           CollectiveCache* cache = nullptr);
 
 // Adds one flow-model resource per fabric link, in link order (as topology::InstallLinks), at
 // the bandwidth `efficiency` leaves of the line rate. REQUIRES: `model` has no resources yet.

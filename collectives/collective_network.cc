@@ -178,7 +178,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Collective> collective,
-      BuildCollective(*fabric_, alone, efficiency_, r.executor.get(), &choice, &groups_));
+      BuildCollective(*fabric_, alone, efficiency_, r.executor.get(), &choice, &cache_));
   // The rehearsal's clock runs on from one request to the next; durations are differences.
   const sim::Time start = r.engine.now();
   const uint64_t transfers_before = r.executor->transfers();
@@ -269,7 +269,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Collective> collective,
-      BuildCollective(*fabric_, shared, efficiency_, executor_.get(), &choice, &groups_));
+      BuildCollective(*fabric_, shared, efficiency_, executor_.get(), &choice, &cache_));
   if (algorithm != nullptr) *algorithm = std::move(choice.algorithm);
   running_.push_back(std::make_unique<Running>());
   Running* running = running_.back().get();

@@ -110,7 +110,7 @@ class CollectiveNetwork {
   FabricSymmetry symmetry_;
   RehearsalCache* shared_;
   const LinkOrbits* orbits_;
-  GroupCache groups_;  // Of every collective built here and in the rehearsals.
+  CollectiveCache cache_;  // Of every collective built here and in the rehearsals.
   uint64_t translated_ = 0;
   uint64_t cached_transfers_ = 0;  // Of the records found in the shared cache.
   std::unique_ptr<TransferExecutor> executor_;

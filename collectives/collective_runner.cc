@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -648,7 +649,7 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
 // A validated request: its groups and algorithm.
 }  // namespace
 
-struct GroupCache::Impl {
+struct CollectiveCache::Impl {
   struct Key {
     std::vector<std::string> axes;
     std::vector<VertexId> ranks;
@@ -659,10 +660,30 @@ struct GroupCache::Impl {
     }
   };
   std::map<Key, GroupPlan> plans;
+  // A phased collective's layout and its estimated transfers, by everything its pieces are
+  // built from.
+  struct LayoutKey {
+    std::string algorithm;
+    CollectiveOp op;
+    double bytes;
+    Key groups;
+    std::vector<VertexId> rank_reps;
+    bool pipeline;
+    bool operator<(const LayoutKey& other) const {
+      return std::tie(algorithm, op, bytes, groups, rank_reps, pipeline) <
+             std::tie(other.algorithm, other.op, other.bytes, other.groups, other.rank_reps,
+                      other.pipeline);
+    }
+  };
+  struct Layout {
+    std::shared_ptr<const PhasedLayout> layout;
+    double estimated_transfers;
+  };
+  std::map<LayoutKey, Layout> layouts;
 };
 
-GroupCache::GroupCache() : impl_(std::make_unique<Impl>()) {}
-GroupCache::~GroupCache() = default;
+CollectiveCache::CollectiveCache() : impl_(std::make_unique<Impl>()) {}
+CollectiveCache::~CollectiveCache() = default;
 
 namespace {
 
@@ -675,7 +696,7 @@ struct Plan {
 };
 
 sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request,
-                            GroupCache* cache = nullptr) {
+                            CollectiveCache* cache = nullptr) {
   if (!(std::isfinite(request.bytes) && request.bytes > 0)) {
     return sim::Status::InvalidArgument("--bytes: must be > 0 (got " + FormatBytes(request.bytes) +
                                         ")");
@@ -693,7 +714,7 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
     PODSIM_ASSIGN_OR_RETURN(plan.groups,
                             MakeGroups(fabric, request.axes, request.ranks, request.rank_shape));
   } else {
-    GroupCache::Impl::Key key{request.axes, request.ranks, request.rank_shape};
+    CollectiveCache::Impl::Key key{request.axes, request.ranks, request.rank_shape};
     auto it = cache->impl().plans.find(key);
     if (it == cache->impl().plans.end()) {
       PODSIM_ASSIGN_OR_RETURN(GroupPlan groups,
@@ -829,27 +850,53 @@ double SimulatedShare(const CollectiveRequest& request, const Plan& plan) {
   return static_cast<double>(reps) / static_cast<double>(request.ranks.size());
 }
 
-// A phased collective of `pieces`, once their transfers fit the request's work bound.
+// What builds a phased collective's pieces; called only where no cached layout has them.
+using PiecesBuilder = std::function<sim::StatusOr<std::vector<ExchangePiece>>()>;
+
+// A phased collective of the pieces `build` gives, once their transfers fit the request's work
+// bound. With `cache` (and no lone collective's symmetry), its layout is built once per distinct
+// request and shared by the later launches.
 sim::StatusOr<std::unique_ptr<Collective>> MakePhased(TransferExecutor* executor,
                                                       const CollectiveRequest& request,
-                                                      const Plan& plan,
-                                                      std::vector<ExchangePiece> pieces,
-                                                      bool pipeline = false) {
-  PODSIM_RETURN_IF_ERROR(
-      CheckTransfers(request, plan, EstimatedTransfers(pieces) * SimulatedShare(request, plan)));
+                                                      const Plan& plan, const PiecesBuilder& build,
+                                                      bool pipeline, CollectiveCache* cache) {
+  std::optional<CollectiveCache::Impl::LayoutKey> key;
+  if (cache != nullptr && plan.symmetry == nullptr) {
+    key = CollectiveCache::Impl::LayoutKey{
+        plan.choice.algorithm,
+        request.op,
+        request.bytes,
+        CollectiveCache::Impl::Key{request.axes, request.ranks, request.rank_shape},
+        request.rank_reps,
+        pipeline};
+    auto found = cache->impl().layouts.find(*key);
+    if (found != cache->impl().layouts.end()) {
+      PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, found->second.estimated_transfers));
+      return std::unique_ptr<Collective>(
+          std::make_unique<PhasedCollective>(executor, found->second.layout));
+    }
+  }
+  PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces, build());
+  const double estimate = EstimatedTransfers(pieces) * SimulatedShare(request, plan);
+  PODSIM_RETURN_IF_ERROR(CheckTransfers(request, plan, estimate));
   std::vector<VertexId> members = Members(plan.groups);
   std::vector<VertexId> reps = request.rank_reps;
   if (plan.symmetry != nullptr) {
     for (VertexId member : members) reps.push_back(plan.symmetry->Rep(member));
   }
-  return std::unique_ptr<Collective>(std::make_unique<PhasedCollective>(
-      executor, std::move(members), std::move(pieces), pipeline, reps));
+  auto layout =
+      std::make_shared<const PhasedLayout>(std::move(members), std::move(pieces), pipeline, reps);
+  if (key)
+    cache->impl().layouts.emplace(std::move(*key), CollectiveCache::Impl::Layout{layout, estimate});
+  return std::unique_ptr<Collective>(
+      std::make_unique<PhasedCollective>(executor, std::move(layout)));
 }
 
 sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
                                                  const CollectiveRequest& request, const Plan& plan,
                                                  const FabricEfficiency& efficiency,
-                                                 TransferExecutor* executor) {
+                                                 TransferExecutor* executor,
+                                                 CollectiveCache* cache = nullptr) {
   const GroupPlan& groups = plan.groups;
   const std::string& algorithm = plan.choice.algorithm;
   const CollectiveOp op = request.op;
@@ -894,23 +941,26 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     collective = std::make_unique<DoubleBinaryTree>(executor, std::move(trees), request.bytes,
                                                     chunks, ranks_per_node);
   } else if (algorithm == "halving-doubling") {
-    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
-                            HalvingDoublingPieces(groups.groups, op, request.bytes));
-    return MakePhased(executor, request, plan, std::move(pieces));
+    return MakePhased(
+        executor, request, plan,
+        [&] { return HalvingDoublingPieces(groups.groups, op, request.bytes); }, false, cache);
   } else if (algorithm == "recursive-doubling") {
-    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
-                            RecursiveDoublingPieces(groups.groups, request.bytes));
-    return MakePhased(executor, request, plan, std::move(pieces));
+    return MakePhased(
+        executor, request, plan,
+        [&] { return RecursiveDoublingPieces(groups.groups, request.bytes); }, false, cache);
   } else if (algorithm == "hierarchical") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
           "--algorithm hierarchical: needs one group of GPUs (no --axes)");
     }
-    PODSIM_ASSIGN_OR_RETURN(std::vector<ExchangePiece> pieces,
-                            HierarchicalPieces(fabric, groups.groups[0], op, request.bytes,
-                                               ChunkCount(request.bytes, kHierarchicalChunkBytes,
-                                                          kMaxHierarchicalChunks)));
-    return MakePhased(executor, request, plan, std::move(pieces), /*pipeline=*/true);
+    return MakePhased(
+        executor, request, plan,
+        [&] {
+          return HierarchicalPieces(
+              fabric, groups.groups[0], op, request.bytes,
+              ChunkCount(request.bytes, kHierarchicalChunkBytes, kMaxHierarchicalChunks));
+        },
+        /*pipeline=*/true, cache);
   } else if (algorithm == "in-switch") {
     if (groups.groups.size() != 1) {
       return sim::Status::InvalidArgument(
@@ -946,8 +996,12 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
         executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
         chunks, std::move(simulated));
   } else if (algorithm == "shift") {
-    return MakePhased(executor, request, plan,
-                      GroupRingPieces(groups, op, request.bytes, ForwardingPattern::kShift));
+    return MakePhased(
+        executor, request, plan,
+        [&]() -> sim::StatusOr<std::vector<ExchangePiece>> {
+          return GroupRingPieces(groups, op, request.bytes, ForwardingPattern::kShift);
+        },
+        false, cache);
   } else if (algorithm == "multi-axis" ||
              (fabric.torus() != nullptr && request.algorithm.empty() && request.ranks.empty())) {
     // A lower bound first, before the pieces are built: each member forwards at least once per
@@ -956,12 +1010,22 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
     for (int axis : groups.axes) steps += fabric.shape()[axis] - 1;
     PODSIM_RETURN_IF_ERROR(CheckTransfers(
         request, plan, EstimatedTransfers(groups, 1, steps) * SimulatedShare(request, plan)));
-    return MakePhased(executor, request, plan, MultiAxisPieces(fabric, groups, op, request.bytes));
+    return MakePhased(
+        executor, request, plan,
+        [&]() -> sim::StatusOr<std::vector<ExchangePiece>> {
+          return MultiAxisPieces(fabric, groups, op, request.bytes);
+        },
+        false, cache);
   } else {
     ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
                                 : algorithm == "bidi-ring" ? ForwardingPattern::kBidirectionalRing
                                                            : ForwardingPattern::kLine;
-    return MakePhased(executor, request, plan, GroupRingPieces(groups, op, request.bytes, pattern));
+    return MakePhased(
+        executor, request, plan,
+        [&]() -> sim::StatusOr<std::vector<ExchangePiece>> {
+          return GroupRingPieces(groups, op, request.bytes, pattern);
+        },
+        false, cache);
   }
   return collective;
 }
@@ -1000,10 +1064,10 @@ void InstallEfficientLinks(const Fabric& fabric, const FabricEfficiency& efficie
 
 sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(
     const Fabric& fabric, const CollectiveRequest& request, const FabricEfficiency& efficiency,
-    TransferExecutor* executor, AlgorithmChoice* choice, GroupCache* groups) {
-  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request, groups));
+    TransferExecutor* executor, AlgorithmChoice* choice, CollectiveCache* cache) {
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request, cache));
   if (choice != nullptr) *choice = AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
-  return Build(fabric, request, plan, efficiency, executor);
+  return Build(fabric, request, plan, efficiency, executor, cache);
 }
 
 std::string_view AlgorithmSummary(std::string_view name) {

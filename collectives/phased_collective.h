@@ -51,15 +51,62 @@ struct ExchangePiece {
   std::vector<ExchangePhase> phases;
 };
 
-class PhasedCollective : public Collective, public RankDoneListener, public ReceiveRouter {
- public:
+// The immutable part of a phased collective: its members, their representatives, and every
+// phase's lines and slots. Built once per distinct collective and shared by its launches (a step
+// launches the same collective for every layer and microbatch), so that a launch costs the lines
+// its representatives run, not its members.
+struct PhasedLayout {
   // REQUIRES: every phase partitions `members`; at least one piece with one phase; with
   // `pipeline`, every piece has the same number of phases. `reps`, when not empty: per member,
   // the member standing for it (itself for a representative), from a rotation group under which
   // the pieces are invariant.
+  PhasedLayout(std::vector<topology::VertexId> members, std::vector<ExchangePiece> pieces,
+               bool pipeline, const std::vector<topology::VertexId>& reps);
+
+  struct Slot {  // Where a member sits in one phase.
+    uint32_t line;
+    uint32_t index;
+  };
+  struct Line {
+    std::vector<topology::VertexId> ranks;  // Empty: no representative, so it never runs.
+    std::vector<uint8_t> simulated;         // Per rank, with reps; empty: every rank.
+    ForwardingPattern pattern;
+    double shard_bytes;
+    uint32_t chunks;
+    uint32_t tag;  // What its ShardForwarding reports (an index into `tags`).
+  };
+  struct Run {
+    uint32_t piece;
+    uint32_t phase;
+    std::vector<Line> lines;
+    std::vector<Slot> slot_of_member;  // Indexed by member number.
+  };
+  struct LineRef {
+    uint32_t run;
+    uint32_t line;
+  };
+
+  std::vector<topology::VertexId> members;
+  std::vector<uint32_t> member_of_vertex;     // Vertex -> member number.
+  std::vector<uint32_t> rep_of_member;        // Member -> the member standing for it.
+  std::vector<uint32_t> simulated;            // Members that are their own representative.
+  std::vector<uint32_t> simulated_of_member;  // Member -> its index in `simulated`.
+  std::vector<Run> runs;                      // Piece-major.
+  std::vector<LineRef> tags;                  // Per tag, its line.
+  std::vector<uint32_t> first_run_of_piece;
+  std::vector<uint32_t> phases_of_piece;
+  bool pipeline = false;
+  bool mirrored = false;  // Built with reps.
+};
+
+class PhasedCollective : public Collective, public RankDoneListener, public ReceiveRouter {
+ public:
+  // REQUIRES: as PhasedLayout's.
   PhasedCollective(TransferExecutor* executor, std::vector<topology::VertexId> members,
                    std::vector<ExchangePiece> pieces, bool pipeline = false,
                    const std::vector<topology::VertexId>& reps = {});
+  // A launch of a collective whose layout is built (and may be shared with other launches).
+  PhasedCollective(TransferExecutor* executor, std::shared_ptr<const PhasedLayout> layout);
 
   // Starts every piece on every member; `on_done` runs when all members finished all pieces.
   void Start(sim::EventHandler on_done) override;
@@ -68,37 +115,19 @@ class PhasedCollective : public Collective, public RankDoneListener, public Rece
   void RouteReceive(uint32_t tag, uint32_t index, int direction) override;
 
  private:
-  struct Slot {  // Where a member sits in one phase.
-    uint32_t line;
-    uint32_t index;
-  };
-  struct PhaseRun {
-    uint32_t piece;
-    uint32_t phase;
-    std::vector<std::unique_ptr<ShardForwarding>> lines;
-    std::vector<Slot> slot_of_member;  // Indexed by member number.
-    std::vector<uint8_t> entered;      // Per member: RankReady was called.
-    std::vector<uint8_t> done;         // Per member: its line finished at the member.
-  };
   // Enters the member into `run` once its prerequisites are done (the piece's previous phase and,
   // when pipelined, the previous piece's same phase); does nothing before that or twice.
   void TryEnter(uint32_t run, uint32_t member);
+  // Index of (run, simulated member) in entered_ and done_.
+  size_t StateIndex(uint32_t run, uint32_t member) const;
 
   TransferExecutor* executor_;
-  std::vector<topology::VertexId> members_;
-  std::vector<uint32_t> member_of_vertex_;  // Vertex -> member number.
-  std::vector<uint32_t> rep_of_member_;     // Member -> the member standing for it.
-  std::vector<uint32_t> simulated_;         // Members that are their own representative.
-  std::vector<PhaseRun> runs_;              // Piece-major.
-  struct LineRef {
-    uint32_t run;
-    uint32_t line;
-  };
-  std::vector<LineRef> lines_;  // Indexed by the tag each ShardForwarding reports.
-  std::vector<uint32_t> first_run_of_piece_;
-  std::vector<uint32_t> phases_of_piece_;
-  bool pipeline_ = false;
-  size_t remaining_ = 0;  // (piece, member) pairs not finished yet.
+  std::shared_ptr<const PhasedLayout> layout_;
+  // Per run, per line of the layout: its forwarding (null for a line that never runs).
+  std::vector<std::vector<std::unique_ptr<ShardForwarding>>> lines_;
+  std::vector<uint8_t> entered_;  // Per run and simulated member: RankReady was called.
+  std::vector<uint8_t> done_;     // Per run and simulated member: its line finished there.
+  size_t remaining_ = 0;          // (piece, member) pairs not finished yet.
   sim::EventHandler on_done_;
 };
 
