@@ -131,6 +131,39 @@ TEST(CollectiveNetworkTest, WholeCollectiveAloneEqualsFlows) {
   }
 }
 
+// A network builds each distinct collective once (CollectiveCache) and its launches share that
+// layout: a launch after another finished, and two launched together, take what they take on a
+// network that builds them afresh; a request naming the algorithm it would be chosen anyway is
+// built on its own.
+TEST(CollectiveNetworkTest, LaunchesOfOneCollectiveShareItsLayoutAndChangeNoResult) {
+  topology::Fabric fabric = Torus({4, 4});
+  const CollectiveRequest grid = AllGather(AllChips(fabric), {4, 4}, 1 << 24);
+  CollectiveRequest named = AllGather({0, 1, 2, 3}, {4}, 1 << 22);
+  named.algorithm = "bidi-ring";
+  const std::vector<CollectiveRequest> requests = {
+      grid, AllGather({0, 1, 2, 3}, {4}, 1 << 22), grid, named, grid, grid};
+  const std::vector<sim::Time> starts = {sim::Time::Zero(),           sim::Time::Milliseconds(5),
+                                         sim::Time::Milliseconds(10), sim::Time::Milliseconds(15),
+                                         sim::Time::Milliseconds(20), sim::Time::Milliseconds(20)};
+  const std::vector<sim::Time> shared = RunOnNetwork(fabric, requests, starts, NetworkMode::kFlows);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    // The same launches, each on a network of its own that has built nothing before: alone for
+    // the first four (their starts are past the previous ones' ends), the last two together.
+    const bool pair = i >= 4;
+    const std::vector<sim::Time> fresh =
+        pair ? RunOnNetwork(fabric, {requests[4], requests[5]}, {starts[4], starts[5]},
+                            NetworkMode::kFlows)
+             : RunOnNetwork(fabric, {requests[i]}, {starts[i]}, NetworkMode::kFlows);
+    EXPECT_EQ(shared[i], fresh[pair ? i - 4 : 0]) << i;
+  }
+  EXPECT_GT(shared[0] - starts[0], sim::Time::Zero());
+  EXPECT_EQ(shared[2] - starts[2], shared[0] - starts[0]);
+  EXPECT_EQ(shared[3] - starts[3], shared[1] - starts[1]);
+  EXPECT_LT(shared[0], starts[1]);
+  EXPECT_EQ(shared[4], shared[5]);
+  EXPECT_GT(shared[4] - starts[4], shared[0] - starts[0]);
+}
+
 // Two identical collectives on the same links: max-min gives each half, as whole collectives
 // and as transfers alike.
 TEST(CollectiveNetworkTest, OverlappingCollectivesShareTheirBottleneck) {

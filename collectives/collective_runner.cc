@@ -664,15 +664,17 @@ struct CollectiveCache::Impl {
   // built from.
   struct LayoutKey {
     std::string algorithm;
+    // An algorithm chosen, not requested: Build's branch (and so the builder) can depend on it.
+    bool chosen;
     CollectiveOp op;
     double bytes;
     Key groups;
     std::vector<VertexId> rank_reps;
     bool pipeline;
     bool operator<(const LayoutKey& other) const {
-      return std::tie(algorithm, op, bytes, groups, rank_reps, pipeline) <
-             std::tie(other.algorithm, other.op, other.bytes, other.groups, other.rank_reps,
-                      other.pipeline);
+      return std::tie(algorithm, chosen, op, bytes, groups, rank_reps, pipeline) <
+             std::tie(other.algorithm, other.chosen, other.op, other.bytes, other.groups,
+                      other.rank_reps, other.pipeline);
     }
   };
   struct Layout {
@@ -864,6 +866,7 @@ sim::StatusOr<std::unique_ptr<Collective>> MakePhased(TransferExecutor* executor
   if (cache != nullptr && plan.symmetry == nullptr) {
     key = CollectiveCache::Impl::LayoutKey{
         plan.choice.algorithm,
+        request.algorithm.empty(),
         request.op,
         request.bytes,
         CollectiveCache::Impl::Key{request.axes, request.ranks, request.rank_shape},
