@@ -20,7 +20,8 @@ namespace podsim::collectives {
 // everything their pieces are built from. A step launches the same collectives for every layer
 // and microbatch; finding a group's lines and checking its rings route by route took a seventh
 // of a sweep's time, and building the members' phases and slots most of a step's. Holds only
-// what was valid. Not thread-safe.
+// what was valid, for the network's life: at most one entry per distinct collective of the
+// schedule, which is bounded before it runs. Not thread-safe.
 class CollectiveCache {
  public:
   CollectiveCache();

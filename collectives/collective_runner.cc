@@ -646,7 +646,6 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
   return switches;
 }
 
-// A validated request: its groups and algorithm.
 }  // namespace
 
 struct CollectiveCache::Impl {
@@ -689,6 +688,7 @@ CollectiveCache::~CollectiveCache() = default;
 
 namespace {
 
+// A validated request: its groups and algorithm.
 struct Plan {
   GroupPlan groups;
   Choice choice;
