@@ -83,13 +83,20 @@ std::string CommandLine(int argc, const char* const* argv) {
   return line;
 }
 
+// Writes "podsim: error: MESSAGE" and its newline in one write: under mpirun the ranks' and the
+// launcher's stderr share a terminal, and a line written piece by piece (std::cerr is
+// unbuffered) can be cut by another process's lines.
+void PrintError(std::ostream& err, const std::string& message) {
+  err << ("podsim: error: " + message + "\n") << std::flush;
+}
+
 }  // namespace
 
 int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   // Errors reach the user as a Status, in one line; protobuf's own log lines would add others.
   google::protobuf::SetLogHandler(nullptr);
   if (sim::Status arguments = CheckArguments(argc, argv); !arguments.ok()) {
-    if (!IsSecondaryRank()) err << "podsim: error: " << arguments.message() << "\n";
+    if (!IsSecondaryRank()) PrintError(err, std::string(arguments.message()));
     return 1;
   }
   CLI::App app{"podsim: discrete-event simulator of accelerator pods", "podsim"};
@@ -125,7 +132,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   // A misspelled flag or command is a usage error (exit 2), as CLI11's own are.
   if (sim::Status spelling = CheckSpelling(app, argc, argv); !spelling.ok()) {
-    if (!IsSecondaryRank()) err << "podsim: error: " << spelling.message() << "\n";
+    if (!IsSecondaryRank()) PrintError(err, std::string(spelling.message()));
     return 2;
   }
 
@@ -141,22 +148,22 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     for (const Command& c : commands) {
       if (c.subcommand->parsed()) help = "podsim help " + c.subcommand->get_name();
     }
-    (shown ? err : silent) << "podsim: error: " << e.what() << "; " << help << " lists the flags\n";
+    PrintError(shown ? err : silent, std::string(e.what()) + "; " + help + " lists the flags");
     return 2;
   }
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;
   if (!max_transfers_text.empty()) {
     const std::optional<double> limit = topology::ParseNumber(max_transfers_text);
     if (!limit || !(*limit >= 1 && *limit <= 1e15)) {
-      err << "podsim: error: --max-transfers: expected a number of transfers from 1 to 1e15, "
-             "like 1e8 (got '"
-          << max_transfers_text << "')\n";
+      PrintError(err,
+                 "--max-transfers: expected a number of transfers from 1 to 1e15, like 1e8 (got '" +
+                     max_transfers_text + "')");
       return 1;
     }
     max_transfers = static_cast<uint64_t>(*limit);
   }
   if (sim::Status logging = ConfigureLogging(log_flags); !logging.ok()) {
-    if (!IsSecondaryRank()) err << "podsim: error: " << logging.message() << "\n";
+    if (!IsSecondaryRank()) PrintError(err, std::string(logging.message()));
     return 1;
   }
   CommandIo io{out, err, max_transfers, CommandLine(argc, argv)};
@@ -168,15 +175,16 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       (parsed == commands.end() ||
        (parsed->subcommand->get_name() != "sweep" && parsed->subcommand->get_name() != "run"))) {
     if (!IsSecondaryRank()) {
-      err << "podsim: error: started by mpirun with " << LaunchedRanks()
-          << " ranks: only sweep spreads over MPI ranks; run this command without mpirun\n";
+      PrintError(err, "started by mpirun with " + std::to_string(LaunchedRanks()) +
+                          " ranks: only sweep spreads over MPI ranks; run this command without "
+                          "mpirun");
     }
     return 1;
   }
   sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);
   if (status.ok()) return 0;
   // The MPI ranks of a sweep fail alike; rank 0 says why.
-  if (!IsSecondaryRank()) err << "podsim: error: " << status.message() << "\n";
+  if (!IsSecondaryRank()) PrintError(err, std::string(status.message()));
   return status.code() == sim::Status::Code::kUsage ? 2 : 1;
 }
 
