@@ -6,10 +6,12 @@ Usage: tools/fit_calibration.py [--json] [--data DIR]
 Inputs (data/calibration/README.md says where every row comes from):
   data/calibration/gemm.csv       GEMM points: calibration.md G1.1-G1.3, measured.md V13, our H200.
   data/calibration/attention.csv  attention kernel points: calibration.md G2, our H200.
+  data/calibration/kernels.csv    HBM-bound (non-GEMM) kernels of our H200 layer profile.
 Outputs, per family (a100, h100, b200, tpu-v5e): the fitted constants rounded to 3 significant
 digits, the rows that set them, a per-row error table (predicted vs measured, computed with the
 rounded constants), mean and max absolute error, and d(mean abs log error)/d(constant) by central
-finite differences. Readable text by default; with --json one JSON object with the same content.
+finite differences (not for the non-GEMM fractions: each is a closed-form ratio). Readable text by
+default; with --json one JSON object with the same content.
 
 GEMM model (workloads/compute_model.h), for `batch` independent [m,k] x [k,n] products:
   t = overhead + max(2*b*m*n*k / (peak * e), bytes / (hbm_bw * HBM_FRACTION))
@@ -43,6 +45,15 @@ fit per kernel (ATTENTION_FITS says which rows and why):
         cudnn  cuDNN fused attention (SDPA's cuDNN backend; our H200; causal only): as fa2
   b200  fa4    FA4 (G2.2): a only; half-points FA3's
 a100 and tpu-v5e have no fittable rows (ATTENTION_NOT_FITTED).
+
+Non-GEMM (HBM-bound) kernel model (workloads/hbm_kernel.h; fit h200/nongemm, family h100, i.e.
+hopper): an op of kernel class c (softmax, dropout, layernorm, gelu and their .dx backwards) takes
+  t = KERNEL_OVERHEAD_S + bytes / (hbm_bw * f_c)           a call
+with bytes podsim's byte count of the op (NONGEMM_BYTES). Per class, in closed form, pooled over
+the profiled shapes (our H200 layer, docs/measurements/h200_layer.md; every row at S = 2048):
+  f_c = sum(bytes) / sum((total_time - calls * KERNEL_OVERHEAD_S) * hbm_bw)
+a100, b200 and tpu-v5e have no kernel profile and keep HBM_FRACTION for these classes
+(NONGEMM_NOT_FITTED).
 
 Only the standard library: Nelder-Mead is written out below and run on the logarithms of the
 parameters (all are positive; the log makes 1e-6 s overheads and 1e3-element half-points
@@ -79,6 +90,11 @@ FP8_PEAKS = {"h100": 1.979e15, "h200": 1.979e15, "b200": 4.5e15, "gb200": 4.5e15
 # docs/measurements/h200.md (large copies, reads and HBM-bound GEMMs reach 0.88-0.90 of the
 # preset bandwidth). No reference measures a TPU's.
 HBM_FRACTION = 0.90
+# Per-call overhead of an HBM-bound kernel, fixed, not fitted: workloads/compute_model.cc
+# kGpuKernelOverhead, from book case G7 (reference/formulas.md 4.3 "Small-op latency": an H100
+# add of 65,536 fp32 elements measured at ~1.5 us, of which its HBM roofline is 0.26 us); every
+# GPU family. Taken off each call's time before the non-GEMM fractions are fitted (h200/nongemm).
+KERNEL_OVERHEAD_S = 1.25e-6
 # bf16 and fp16 run at the same tensor-core / MXU peak on every chip here; 2 bytes per element.
 SIXTEEN_BIT = ("bf16", "fp16")
 BYTES_PER_ELEMENT = 2
@@ -864,12 +880,201 @@ def sustained_ratio(results):
     return ratios
 
 
+# ---------------------------------------------------------------------------------------------
+# Non-GEMM (HBM-bound) kernels: fit h200/nongemm
+
+
+@dataclass
+class KernelPoint:
+    """One kernel class at one shape of kernels.csv: the sum of its rows there (layernorm.dx has
+    two kernels, so two rows; every other class one). calls and time_s are summed over one
+    profiled forward + backward of `layers` layers."""
+    lines: list          # 1-based kernels.csv line numbers of the rows summed
+    kernels: list        # the CUDA kernels' names, one per row
+    chip: str
+    shape: str
+    cls: str
+    h: int
+    heads: int
+    ffn: int
+    batch: int
+    seq: int
+    layers: int
+    calls: int
+    time_s: float
+
+    @property
+    def row_id(self):
+        return "kernels.csv:" + ",".join(map(str, self.lines))
+
+    def label(self):
+        return f"{self.row_id:26s} {self.cls:13s} {self.shape}"
+
+
+def load_kernels(path):
+    """kernels.csv as KernelPoints, one per (class, shape), rows of a class at a shape summed, in
+    the file's order."""
+    points = {}
+    for number, row in read_csv_rows(path):
+        key = (row["chip"], row["class"], row["shape"])
+        dims = {name: int(row[name]) for name in ("h", "heads", "ffn", "batch", "seq", "layers")}
+        if key not in points:
+            points[key] = KernelPoint([], [], row["chip"], row["shape"], row["class"], calls=0,
+                                      time_s=0.0, **dims)
+        point = points[key]
+        if {name: getattr(point, name) for name in dims} != dims:
+            raise ValueError(f"kernels.csv:{number}: {key} has another shape on another row")
+        point.lines.append(number)
+        point.kernels.append(row["kernel"])
+        point.calls += int(row["calls"])
+        point.time_s += float(row["total_us"]) * 1e-6
+    return list(points.values())
+
+
+# podsim's op byte counts, per layer, for each kernel class (bf16: BYTES_PER_ELEMENT = 2), as
+# workloads/layer_ops.cc and workloads/layer_build.cc build a Megatron-style GPT layer's ops
+# (Norm, ElementwiseBackward, AppendMaterializedCore and its backward). With T = seq * batch
+# tokens, h = d_model, ffn the MLP width and P = batch * heads * seq^2 the attention-score
+# elements of the layer (all seq^2 pairs: the mask is applied to them, not skipped):
+#   softmax       4 P              the scores read, the probabilities written
+#   softmax.dx    6 P              dY and the saved output in, dX out
+#   dropout       5 (P + 2 T h)    the attention-probability dropout and the two hidden dropouts
+#                                  (after the attention output and the MLP): bf16 in and out plus
+#                                  a 1-byte mask (Korthikanti et al. 2022 sec. 4.1)
+#   dropout.dx    5 (P + 2 T h)    dY and the mask in, dX out (PyTorch's masked_scale)
+#   layernorm     2 (4 T h + 2*2 h)  two LayerNorms a layer (Norm): x in, y out, the gain and
+#                                  bias read (norm_params = 2 h elements)
+#   layernorm.dx  2 (10 T h + 2*2*2 h)  ElementwiseBackward of a Norm, two kernels: in, the
+#                                  forward's reads (x, gain, bias) and write's size (dY), and
+#                                  twice that write's size again (the gain and bias gradients'
+#                                  kernel reads x and dY too); out, the forward's reads' size (dX
+#                                  and the gain and bias gradients). The 2*2*2 h of the
+#                                  parameters moves the fitted fraction by 1e-4 only.
+#   gelu          4 T ffn          in and out
+#   gelu.dx       6 T ffn          dY and the saved input in, dX out
+NONGEMM_BYTES = {
+    "softmax": lambda T, h, ffn, P: 4 * P,
+    "softmax.dx": lambda T, h, ffn, P: 6 * P,
+    "dropout": lambda T, h, ffn, P: 5 * (P + 2 * T * h),
+    "dropout.dx": lambda T, h, ffn, P: 5 * (P + 2 * T * h),
+    "layernorm": lambda T, h, ffn, P: 2 * (4 * T * h + 2 * BYTES_PER_ELEMENT * h),
+    "layernorm.dx": lambda T, h, ffn, P: 2 * (10 * T * h + 2 * 2 * BYTES_PER_ELEMENT * h),
+    "gelu": lambda T, h, ffn, P: 4 * T * ffn,
+    "gelu.dx": lambda T, h, ffn, P: 6 * T * ffn,
+}
+NONGEMM_CLASSES = tuple(NONGEMM_BYTES)
+
+
+def nongemm_bytes(point):
+    """podsim's HBM bytes of a KernelPoint's class over its `layers` layers (NONGEMM_BYTES)."""
+    tokens = point.seq * point.batch
+    scores = point.batch * point.heads * point.seq * point.seq
+    return point.layers * NONGEMM_BYTES[point.cls](tokens, point.h, point.ffn, scores)
+
+
+def nongemm_time(fraction, point):
+    """Predicted seconds of a KernelPoint: its calls' overhead plus its bytes at `fraction` of
+    its chip's preset HBM bandwidth."""
+    return point.calls * KERNEL_OVERHEAD_S + nongemm_bytes(point) / (CHIPS[point.chip][1] *
+                                                                     fraction)
+
+
+def nongemm_fraction(points):
+    """The pooled fraction of the HBM bandwidth at which the points' bytes take their time less
+    the per-call overhead: sum(bytes) / sum((time - calls * overhead) * hbm_bw)."""
+    return (sum(nongemm_bytes(p) for p in points) /
+            sum((p.time_s - p.calls * KERNEL_OVERHEAD_S) * CHIPS[p.chip][1] for p in points))
+
+
+def line_ranges(lines):
+    """'5-7', '20-25', '5,9': sorted line numbers with consecutive runs collapsed."""
+    lines, runs = sorted(lines), []
+    for line in lines:
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
+NONGEMM_FIT = {
+    "key": "h200/nongemm", "family": "h100", "variant": "nongemm", "chips": ("h200",),
+    "why": "hopper's HBM-bound kernel classes (compute_model.cc kHopper*Fraction): the "
+           "kernels of our H200 profile of a Megatron-style GPT layer, forward and backward, "
+           "bf16, at the 700 W cap (docs/measurements/h200_layer.md, "
+           "tools/device/h200_layer_measure.py): three shapes (k22b_tp8, m1p7b, m145b_tp8), "
+           "every row at seq 2048, so the softmax rows are all 2048 wide. The kernels are "
+           "PyTorch eager's (softmax_warp_forward, fused_dropout_kernel_vec with its Philox "
+           "random numbers, vectorized_layer_norm_kernel, ...); Megatron-LM's fused "
+           "scale-mask-softmax extends PyTorch's warp softmax, so the softmax classes are "
+           "assumed to carry over to it. Per class c, f_c = sum(bytes) / sum((time - calls x "
+           "1.25 us) x 4.8e12) over the shapes (layernorm.dx: its two kernels' rows summed per "
+           "shape), bytes podsim's byte count of the class's ops (NONGEMM_BYTES). The other GPU "
+           "families (a100, blackwell) and TPUs have no kernel profile and keep the HBM "
+           "streaming fraction (0.9) for these classes.",
+}
+# Families with no kernel profile, and what their HBM-bound kernel classes use instead.
+_NO_PROFILE = ("not fitted: no kernel profile of {what}; its softmax, dropout, layernorm and "
+               "gelu kernels (and their .dx) keep the HBM streaming fraction {fraction:g} "
+               "(kHbmFraction)")
+NONGEMM_NOT_FITTED = {
+    "a100": _NO_PROFILE.format(what="an A100", fraction=HBM_FRACTION),
+    "b200": _NO_PROFILE.format(what="a Blackwell GPU (b200, gb200)", fraction=HBM_FRACTION),
+    "tpu-v5e": _NO_PROFILE.format(what="a TPU", fraction=HBM_FRACTION),
+}
+
+
+def run_nongemm_fit(points):
+    """Fits NONGEMM_FIT's fractions on the KernelPoints of its chips and describes the result
+    as run_fit does (JSON-ready): raw and rounded fractions, the kernels.csv lines that set
+    each, the per-(class, shape) error table computed with the rounded fractions (measured and
+    predicted in microseconds), its mean and max. `count` is the number of kernels.csv rows."""
+    points = [p for p in points if p.chip in NONGEMM_FIT["chips"]]
+    by_class = {cls: [p for p in points if p.cls == cls] for cls in NONGEMM_CLASSES}
+    missing = [cls for cls, mine in by_class.items() if not mine]
+    if missing:
+        raise ValueError(f"{NONGEMM_FIT['key']}: no rows for {', '.join(missing)}")
+    fitted = {cls: nongemm_fraction(mine) for cls, mine in by_class.items()}
+    rounded = {cls: round_sig(value) for cls, value in fitted.items()}
+    table, constants = [], {}
+    for cls, mine in by_class.items():
+        rows = []
+        for p in mine:
+            measured, predicted = p.time_s * 1e6, nongemm_time(rounded[cls], p) * 1e6
+            rows.append({"row": p.row_id, "label": p.label(), "flag": "", "class": cls,
+                         "shape": p.shape, "kernels": p.kernels, "calls": p.calls,
+                         "bytes": nongemm_bytes(p), "measured": measured,
+                         "predicted": predicted, "error": predicted / measured - 1})
+        table += rows
+        lines = [line for p in mine for line in p.lines]
+        errors = [r["error"] for r in rows]
+        kernels = sorted({kernel for p in mine for kernel in p.kernels})
+        constants[cls] = {
+            "value": rounded[cls], "raw": fitted[cls],
+            "lines": f"kernels.csv:{line_ranges(lines)}", "kernels": kernels,
+            "how": (f"pooled over {len(mine)} shapes ({' + '.join(kernels)}); shapes' errors "
+                    f"{100 * min(errors):+.1f}% to {100 * max(errors):+.1f}%"),
+        }
+    errors = [abs(r["error"]) for r in table]
+    return {
+        "key": NONGEMM_FIT["key"], "family": NONGEMM_FIT["family"],
+        "variant": NONGEMM_FIT["variant"], "why": NONGEMM_FIT["why"], "kind": "nongemm",
+        "fitted": fitted, "rounded": rounded, "constants": constants,
+        "rows": table, "checks": [], "count": sum(len(p.lines) for p in points),
+        "points": len(table), "mean_abs_error": sum(errors) / len(errors),
+        "max_abs_error": max(errors),
+    }
+
+
 def calibrate(data_dir=DATA_DIR):
     """Runs every fit on the CSVs in data_dir and returns the JSON-ready result: settings,
     per-family GEMM fits (isolated, anchored where needed, sustained where measured, fp8 where
-    fp8 rows exist) and attention fits (or why not), and the sustained/isolated ratios."""
+    fp8 rows exist), attention fits (or why not) and non-GEMM kernel fits (or why not: under
+    "nongemm", keyed by the profiled chip, h200/nongemm as {"h200": fit}), and the
+    sustained/isolated ratios."""
     gemm = load_gemm(pathlib.Path(data_dir) / "gemm.csv")
     attention = load_attention(pathlib.Path(data_dir) / "attention.csv")
+    kernels = load_kernels(pathlib.Path(data_dir) / "kernels.csv")
     results = {}
     for spec in GEMM_FITS:
         results[spec.key] = run_fit(spec, gemm, gemm_log_error, results)
@@ -878,6 +1083,8 @@ def calibrate(data_dir=DATA_DIR):
             results[extra.key] = run_fit(extra, gemm, gemm_log_error, results)
     for spec in ATTENTION_FITS:
         results[spec.key] = run_fit(spec, attention, attention_log_error, results)
+    nongemm = run_nongemm_fit(kernels)
+    results[nongemm["key"]] = nongemm
     families = {}
     for family in FAMILIES:
         mine = [r for r in results.values() if r["family"] == family]
@@ -885,8 +1092,11 @@ def calibrate(data_dir=DATA_DIR):
             "gemm": {r["variant"]: r for r in mine if r["kind"] == "gemm"},
             "attention": ({r["variant"]: r for r in mine if r["kind"] == "attention"} or
                           ATTENTION_NOT_FITTED.get(family, "not fitted")),
+            "nongemm": ({r["key"].split("/")[0]: r for r in mine if r["kind"] == "nongemm"} or
+                        NONGEMM_NOT_FITTED.get(family, "not fitted")),
         }
-    return {"settings": {"hbm_fraction": HBM_FRACTION, "chips": CHIPS, "fp8_peaks": FP8_PEAKS,
+    return {"settings": {"hbm_fraction": HBM_FRACTION, "kernel_overhead_s": KERNEL_OVERHEAD_S,
+                         "chips": CHIPS, "fp8_peaks": FP8_PEAKS,
                          "round_digits": ROUND_DIGITS, "sensitivity_step": SENSITIVITY_STEP,
                          "half_point_floor": HALF_POINT_FLOOR},
             "families": families, "sustained_over_isolated": sustained_ratio(results)}
@@ -929,6 +1139,25 @@ def print_fit(result, out):
             out.write(_table_line(r, r["flag"] or compared))
 
 
+def print_nongemm_fit(result, out):
+    """A non-GEMM kernel fit as text: the fractions and the kernels.csv lines that set them, the
+    per-(class, shape) table (microseconds), the summary."""
+    out.write(f"\n== {result['key']}: {result['count']} rows ==\n{result['why']}\n")
+    bandwidth = f"{CHIPS['h200'][1]:.3g}".replace("e+", "e")
+    out.write(f"constants (3 significant digits): per kernel class, the fraction of the h200 "
+              f"preset's {bandwidth} B/s, after {KERNEL_OVERHEAD_S * 1e6:g} us a "
+              f"call; the kernels.csv lines that set it:\n")
+    for name, c in result["constants"].items():
+        out.write(f"  {name:12s} = {c['value']:<6.3g} {c['lines']:17s} {c['how']}\n")
+    label = f"{'row(s)':26s} {'class':13s} shape"
+    out.write(f"  {label:86s} {'measured':>9s} {'predicted':>9s} {'error':>7s}  [us]\n")
+    for r in result["rows"]:
+        out.write(_table_line(r))
+    out.write(f"  mean abs error {100 * result['mean_abs_error']:.2f}%, "
+              f"max {100 * result['max_abs_error']:.2f}% over {result['points']} class x shape "
+              f"points ({result['count']} rows)\n")
+
+
 def _table_line(row, why=""):
     text = (f"  {row['label']:86s} {row['measured']:9.4g} {row['predicted']:9.4g} "
             f"{100 * row['error']:+6.1f}%")
@@ -939,7 +1168,9 @@ def print_text(result, out=sys.stdout):
     """The whole calibration as readable text."""
     settings = result["settings"]
     out.write(f"podsim compute calibration from data/calibration; HBM fraction fixed at "
-              f"{settings['hbm_fraction']}; errors use the rounded constants\n")
+              f"{settings['hbm_fraction']}, HBM-bound kernel overhead at "
+              f"{settings['kernel_overhead_s'] * 1e6:g} us a call; errors use the rounded "
+              f"constants\n")
     for family, content in result["families"].items():
         out.write(f"\n######## family {family} ########\n")
         for fit in content["gemm"].values():
@@ -949,6 +1180,11 @@ def print_text(result, out=sys.stdout):
         else:
             for fit in content["attention"].values():
                 print_fit(fit, out)
+        if isinstance(content["nongemm"], str):
+            out.write(f"\n== {family} nongemm: {content['nongemm']} ==\n")
+        else:
+            for fit in content["nongemm"].values():
+                print_nongemm_fit(fit, out)
     out.write(f"\nsustained (power cap) / isolated GEMM efficiency "
               f"(e at {'x'.join(map(str, RATIO_SHAPE))}):\n")
     for family, ratio in result["sustained_over_isolated"].items():
@@ -964,7 +1200,7 @@ def print_text(result, out=sys.stdout):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--data", default=str(DATA_DIR), help="directory of the two CSVs")
+    parser.add_argument("--data", default=str(DATA_DIR), help="directory of the CSVs")
     args = parser.parse_args(argv)
     result = calibrate(args.data)
     if args.json:

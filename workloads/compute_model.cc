@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/check.h"
+#include "workloads/hbm_kernel.h"
 
 namespace podsim::workloads {
 
@@ -85,6 +86,23 @@ constexpr double kMxuReferenceWidth = 128;
 // faster; QuACK's memory-bound kernels on H100 (calibration.md G3) reach ~0.90. Used for every
 // family, TPUs included (an assumption: no reference measures a TPU's HBM bandwidth).
 constexpr double kHbmFraction = 0.90;
+// hopper HBM-bound kernel classes (hbm_kernel.h): fit h200/nongemm -- the kernels of our H200
+// profile of a Megatron-style GPT layer in PyTorch eager at its 700 W cap (data/calibration/
+// kernels.csv, from docs/measurements/h200_layer/): three shapes (Korthikanti's 22B and Megatron's
+// 145.6B tp ranks, the 1.7B at tp=1), every row at sequence length 2048. Each is the fraction of
+// the 4.8e12 B/s preset bandwidth at which podsim's byte count of the class's ops takes the
+// measured kernel time, less kGpuKernelOverhead a call, pooled over the shapes; the fit prints the
+// shapes' spread (at most 16%, layernorm). The softmax's rows are 2048 wide: no row measures
+// another width, where a warp per row holds a different share of the row in registers.
+constexpr double kHopperSoftmaxFraction = 0.359;            // kernels.csv:5-7 (2.5x the roofline)
+constexpr double kHopperSoftmaxBackwardFraction = 0.914;    // kernels.csv:8-10
+constexpr double kHopperDropoutFraction = 0.593;            // kernels.csv:11-13 (Philox in-kernel)
+constexpr double kHopperDropoutBackwardFraction = 0.897;    // kernels.csv:14-16
+constexpr double kHopperLayerNormFraction = 0.449;          // kernels.csv:17-19
+constexpr double kHopperLayerNormBackwardFraction = 0.527;  // kernels.csv:20-25 (two kernels)
+constexpr double kHopperGeluFraction = 0.686;               // kernels.csv:26-28
+constexpr double kHopperGeluBackwardFraction = 0.794;       // kernels.csv:29-31
+
 // Per-kernel overhead of an HBM-bound op: book case G7 (reference/formulas.md 4.3 "Small-op
 // latency"), an H100 add of 65,536 fp32 elements measured at ~1.5 us, of which the HBM roofline
 // at kHbmFraction is 786,432 B / (3.35e12 x 0.90) = 0.26 us. Every GPU family.
@@ -184,6 +202,15 @@ const AttentionCurve* ComputeEfficiency::AttentionCurveOf(std::string_view name)
   return nullptr;
 }
 
+double ComputeEfficiency::HbmFractionOf(std::string_view name) const {
+  if (!name.empty()) {
+    for (const auto& [kernel, fraction] : hbm_kernel_fractions) {
+      if (kernel == name) return fraction;
+    }
+  }
+  return hbm_fraction;
+}
+
 ComputeEfficiency IdealRoofline() { return ComputeEfficiency{}; }
 
 std::string_view CalibrationSource(std::string_view family) {
@@ -194,7 +221,9 @@ std::string_view CalibrationSource(std::string_view family) {
       {"hopper",
        "fit h100/sustained: 76 H200 GEMMs at the 700 W cap, data/calibration/gemm.csv:103-178 "
        "(docs/measurements/h200.md); FA3 attention fit h100/fa3 on attention.csv; fp8 GEMMs fit "
-       "h100/fp8 (MAMF's fp8 best shapes, gemm.csv:69-70; bf16 ramp)"},
+       "h100/fp8 (MAMF's fp8 best shapes, gemm.csv:69-70; bf16 ramp); softmax, dropout, "
+       "LayerNorm and GeLU kernels fit h200/nongemm (our H200 layer profile, "
+       "data/calibration/kernels.csv)"},
       {"blackwell",
        "fit b200/anchored: OpenXLA's sm_100 B200 table, data/calibration/gemm.csv:24-42, plateau "
        "at MAMF's B200 best shape (gemm.csv:66); attention from attention.csv; fp8 GEMMs fit "
@@ -226,6 +255,16 @@ ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
             Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
                 kHopperMatmulOverhead, kHopperAttention, kHopperFp8Matmul);
         hopper.attention_kernels = {{"fa2", kHopperFa2Attention}, {"cudnn", kHopperCudnnAttention}};
+        hopper.hbm_kernel_fractions = {
+            {"softmax", kHopperSoftmaxFraction},
+            {"softmax.dx", kHopperSoftmaxBackwardFraction},
+            {"dropout", kHopperDropoutFraction},
+            {"dropout.dx", kHopperDropoutBackwardFraction},
+            {"layernorm", kHopperLayerNormFraction},
+            {"layernorm.dx", kHopperLayerNormBackwardFraction},
+            {"gelu", kHopperGeluFraction},
+            {"gelu.dx", kHopperGeluBackwardFraction},
+        };
         return hopper;
       }
     case topology::ChipFamily::kTpu: {
@@ -286,6 +325,10 @@ ComputeModel::ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency eff
   for (double fraction : {e.matmul_peak_fraction, e.attention_fraction, e.hbm_fraction}) {
     PODSIM_CHECK(fraction > 0 && fraction <= 1) << "efficiency fraction " << fraction;
   }
+  for (const auto& [kernel, fraction] : e.hbm_kernel_fractions) {
+    PODSIM_CHECK(IsHbmKernelClass(kernel) && fraction > 0 && fraction <= 1)
+        << "HBM kernel class " << kernel << " at " << fraction;
+  }
   PODSIM_CHECK(e.mn_half >= 0 && e.k_half >= 0) << "half-points " << e.mn_half << ", " << e.k_half;
   const AttentionCurve& a = e.attention;
   PODSIM_CHECK(a.plateau >= 0 && a.plateau <= 1 && a.backward_plateau >= 0 &&
@@ -338,8 +381,10 @@ OpCost ComputeModel::Cost(const Op& op) const {
     const double peak = op.fp8 ? fp8_flops_per_s_ : peak_flops_per_s_;
     cost.compute_s = op.flops / (peak * cost.efficiency);
   }
-  cost.memory_s =
-      (op.hbm_read_bytes + op.hbm_write_bytes) / (hbm_bytes_per_s_ * efficiency_.hbm_fraction);
+  const bool hbm_bound = op.kind != OpKind::kMatmul && op.kind != OpKind::kAttention;
+  const double hbm_fraction =
+      hbm_bound ? efficiency_.HbmFractionOf(op.kernel) : efficiency_.hbm_fraction;
+  cost.memory_s = (op.hbm_read_bytes + op.hbm_write_bytes) / (hbm_bytes_per_s_ * hbm_fraction);
   if (cost.compute_s > cost.memory_s) {
     cost.limiter = ComputeLimiter::kCompute;
   } else if (cost.memory_s > 0) {

@@ -16,6 +16,9 @@
 //                 matmul_peak_fraction. REQUIRES: a named kernel the family has a curve for.
 //   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
 //                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
+//                 The bandwidth fraction is the family's for the op's kernel class where it has
+//                 one (Op::kernel, hbm_kernel.h: softmax, dropout, LayerNorm, GeLU), hbm_fraction
+//                 otherwise.
 //   kCollective   not a compute op (REQUIRES: never passed here).
 //
 // Matmul efficiency, for `batch` independent [m,k] x [k,n] products:
@@ -49,7 +52,9 @@
 //              the MXU width.
 //   TPU attention is not calibrated anywhere (no kernel measurements): attention_fraction x
 //   matmul efficiency. HBM fraction and the HBM-bound kernels' overhead are the GPU ones of
-//   docs/measurements/h200.md and book case G7, for every family.
+//   docs/measurements/h200.md and book case G7, for every family. Kernel classes (hbm_kernel.h)
+//   only on hopper, from the kernels of our H200 layer profile (docs/measurements/h200_layer.md);
+//   elsewhere they stream at hbm_fraction (not calibrated: no kernel profile of those chips).
 //   ideal      (generic chips) the roofline: efficiencies of 1, no shape term, no overhead.
 
 #ifndef PODSIM_WORKLOADS_COMPUTE_MODEL_H_
@@ -106,6 +111,11 @@ struct ComputeEfficiency {
   const AttentionCurve* AttentionCurveOf(std::string_view name) const;
   // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].
   double hbm_fraction = 1;
+  // The fractions of kernel classes (hbm_kernel.h) that stream below it, each in (0, 1]; a class
+  // absent here runs at hbm_fraction.
+  std::vector<std::pair<std::string, double>> hbm_kernel_fractions;
+  // The fraction of the HBM bandwidth an HBM-bound op of kernel `name` sustains ("": hbm_fraction).
+  double HbmFractionOf(std::string_view name) const;
   // Fixed cost of one compute op (launch, prologue, tail), added to its roofline time:
   // matmul_overhead for kMatmul and kAttention (library GEMM and attention kernels),
   // kernel_overhead for the HBM-bound kinds.
@@ -150,7 +160,7 @@ enum class ComputeLimiter { kCompute, kMemory, kNone };
 struct OpCost {
   sim::Time duration;     // What the compute stream is busy for.
   double compute_s = 0;   // FLOPs / (peak x efficiency); 0 for HBM-bound kinds.
-  double memory_s = 0;    // HBM bytes / (HBM bandwidth x hbm_fraction).
+  double memory_s = 0;    // HBM bytes / (HBM bandwidth x HbmFractionOf(op.kernel)).
   double efficiency = 0;  // The peak fraction applied to the FLOPs; 0 for HBM-bound kinds.
   ComputeLimiter limiter = ComputeLimiter::kNone;
   double achieved_flops_per_s = 0;  // op.flops / duration.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "topology/chip_spec.h"
+#include "workloads/hbm_kernel.h"
 
 namespace podsim::workloads {
 namespace {
@@ -169,6 +170,39 @@ TEST(ComputeModelTest, ElementwiseKindsAreHbmBoundWhateverTheirFlops) {
     EXPECT_EQ(cost.duration,
               sim::Time::FromSecondsCeil(cost.memory_s) + model.efficiency().kernel_overhead);
   }
+}
+
+// Kernel classes (hbm_kernel.h) stream at their family's fraction (fit h200/nongemm on hopper);
+// families without a kernel profile, and ops naming no class, at hbm_fraction.
+TEST(ComputeModelTest, HbmKernelClassesStreamAtTheirFamilysFraction) {
+  Op softmax;
+  softmax.kind = OpKind::kElementwise;
+  softmax.hbm_read_bytes = 2e9;
+  softmax.hbm_write_bytes = 2e9;
+  softmax.kernel = "softmax";
+  const ComputeModel h200(Chip("h200"));
+  const ComputeEfficiency& hopper = h200.efficiency();
+  const double fraction = hopper.HbmFractionOf("softmax");
+  EXPECT_LT(fraction, 0.5 * hopper.hbm_fraction);  // 2.5x the streaming time (kernels.csv:5-7).
+  EXPECT_DOUBLE_EQ(h200.Cost(softmax).memory_s, 4e9 / (h200.hbm_bytes_per_s() * fraction));
+  EXPECT_EQ(hopper.HbmFractionOf(""), hopper.hbm_fraction);
+  EXPECT_EQ(hopper.HbmFractionOf("rmsnorm"), hopper.hbm_fraction);
+  for (std::string_view name : HbmKernelClasses()) {
+    EXPECT_LE(hopper.HbmFractionOf(name), 1) << name;
+    EXPECT_NE(hopper.HbmFractionOf(name), hopper.hbm_fraction) << name << " is fitted on hopper";
+  }
+  Op plain = softmax;
+  plain.kernel.clear();
+  EXPECT_GT(h200.Cost(softmax).memory_s, 2 * h200.Cost(plain).memory_s);
+  for (const char* chip : {"a100", "b200", "tpu-v5e"}) {
+    const ComputeModel model(Chip(chip));
+    EXPECT_EQ(model.Cost(softmax).duration, model.Cost(plain).duration) << chip;
+  }
+  // A matmul's bytes stream at hbm_fraction whatever its kernel field says.
+  Op gemm = Gemm(64, 8192, 8192);
+  const sim::Time base = h200.Duration(gemm);
+  gemm.kernel = "softmax";
+  EXPECT_EQ(h200.Duration(gemm), base);
 }
 
 TEST(ComputeModelTest, MatmulEfficiencyRisesMonotonicallyInEachDimension) {

@@ -30,6 +30,7 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   const bool layer_norm = model.norm == NormKind::kLayer;
   d.norm_flops = layer_norm ? kLayerNormFlops : kRmsNormFlops;
   d.norm_params = layer_norm ? 2 * d.d : d.d;
+  d.norm_kernel = layer_norm ? kLayerNormKernel : std::string_view();
   d.tp = layout.tp > 1;
   d.sp = layout.sp && layout.tp > 1;
   d.ring = layout.ring_attention() && d.cp > 1;
@@ -65,6 +66,7 @@ Op Norm(const Builder& b, const std::string& name, const Dims& d) {
   Op op = b.Elementwise(name, OpKind::kNorm, d.sp_tok * d.d, d.norm_flops, 1, 1, d.e);
   op.hbm_read_bytes += d.e * d.norm_params;
   op.saved_bytes = d.e * d.sp_tok * d.d;  // The input (Korthikanti: 2sbh per LayerNorm).
+  op.kernel = d.norm_kernel;
   return op;
 }
 
@@ -199,6 +201,7 @@ void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, 
     b.Add(up, {gather});
     Op act = b.Elementwise(p + ".act", OpKind::kElementwise, rows * f, kGeluFlops, 1, 1, d.e);
     act.saved_bytes = d.e * rows * f;  // GeLU input (Korthikanti: 8sbh at F = 4h).
+    act.kernel = kGeluKernel;
     b.Add(act);
   }
   Op down = GroupedMatmul(b, p + ".down", rows, f, d.d, g, d.e, phase);
@@ -263,7 +266,13 @@ Op ElementwiseBackward(const Builder& b, const Op& fwd) {
   op.hbm_read_bytes = fwd.hbm_read_bytes + fwd.hbm_write_bytes;
   op.hbm_write_bytes = fwd.hbm_read_bytes;
   op.elements = fwd.elements;
+  op.kernel = BackwardKernel(fwd.kernel);
   if (fwd.kind == OpKind::kNorm) op.hbm_read_bytes += 2 * fwd.hbm_write_bytes;
+  if (fwd.kernel == kDropoutKernel) {
+    // dX = dY x mask / keep: dY and the saved mask in, dX out (PyTorch's masked_scale).
+    op.hbm_read_bytes = fwd.output_bytes + fwd.saved_bytes;
+    op.hbm_write_bytes = fwd.output_bytes;
+  }
   return op;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/hbm_kernel.h"
 #include "workloads/layer_ops.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
@@ -51,8 +52,9 @@ struct Dims {
   double heads;    // Heads on this chip.
   double norm_flops;
   double norm_params;
-  bool tp;    // tp > 1.
-  bool sp;    // Sequence parallel collectives (sp and tp > 1).
+  std::string_view norm_kernel;  // The norms' kernel class (hbm_kernel.h); "" for RMSNorm.
+  bool tp;                       // tp > 1.
+  bool sp;                       // Sequence parallel collectives (sp and tp > 1).
   bool ring;  // Ring attention over the cp chips (Layout::ring_attention() and cp > 1).
 };
 

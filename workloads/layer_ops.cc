@@ -107,11 +107,13 @@ void AppendMaterializedCore(Builder& b, const ModelSpec& model, const Dims& d, P
       b.Elementwise("attn.core.softmax", OpKind::kElementwise, probs, kSoftmaxFlops, 1, 1, d.e);
   softmax.phase = phase;
   softmax.quadratic_saved_bytes = d.e * probs;
+  softmax.kernel = kSoftmaxKernel;
   b.Add(softmax);
   if (model.dropout) {
     Op drop =
         b.Elementwise("attn.core.dropout", OpKind::kElementwise, probs, kDropoutFlops, 1, 1, d.e);
     drop.phase = phase;
+    drop.kernel = kDropoutKernel;
     drop.hbm_write_bytes += kMaskBytes * probs;
     drop.quadratic_saved_bytes = (kMaskBytes + d.e) * probs;
     b.Add(drop);
@@ -180,6 +182,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   if (model.dropout) {
     Op drop = b.Elementwise("attn.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
                             1, d.e);
+    drop.kernel = kDropoutKernel;
     drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
     drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
     b.Add(drop);
@@ -197,6 +200,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   if (model.dropout) {
     Op drop = b.Elementwise("mlp.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
                             1, d.e);
+    drop.kernel = kDropoutKernel;
     drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
     drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
     b.Add(drop);
@@ -227,6 +231,7 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
     if (it == fwd.end()) continue;
     Op op = b.Base(std::string(name) + ".dx", OpKind::kElementwise, Phase::kBackwardInput);
     op.flops = 2 * it->flops;
+    op.kernel = BackwardKernel(it->kernel);
     // Dropout: dY and the mask in, dX out. Softmax: dY and the saved output in, dX out.
     const double saved =
         it->quadratic_saved_bytes - (op.name == "attn.core.dropout.dx" ? d.e : 0) * probs;
@@ -470,6 +475,7 @@ OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const S
   if (model.dropout) {
     Op drop = b.Elementwise("embed.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
                             1, d.e);
+    drop.kernel = kDropoutKernel;
     drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
     drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
     b.Add(drop);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace podsim::workloads {
 namespace {
 
@@ -121,6 +124,54 @@ TEST(LayerOpsTest, X10SelectiveRecomputeExtraFlops) {
   EXPECT_DOUBLE_EQ(Sum(LayerForwardOps(s.model, s.layout, s.shape, all_pairs), OpKind::kAttention,
                        &Op::model_flops),
                    4 * B * N * H * T * T);
+}
+
+// The kernels a Megatron-style layer (LayerNorm, GeLU, dropout, materialized attention) runs are
+// named by their class (hbm_kernel.h), forward, recomputed and backward, with the bytes of
+// data/calibration/kernels.csv's fit; RMSNorm and SwiGLU name none.
+TEST(LayerOpsTest, NonGemmKernelsNameTheirClassWithTheFittedBytes) {
+  Case s = Make(
+      "custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000,"
+      "gated=0,bias=1,norm=layer,dropout=1",
+      "dp=1", 2, 512);
+  OpOptions options;
+  options.attention = AttentionKernel::kMaterialized;
+  options.recompute = RecomputePolicy::kFull;
+  const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options);
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options);
+  const double P = 2.0 * 8 * 512 * 512, Th = 2.0 * 512 * 1024, Tf = 2.0 * 512 * 4096;
+  std::map<std::string, double> bytes;
+  for (const OpList* ops : {&fwd, &bwd}) {
+    for (const Op& op : *ops) {
+      if (op.phase == Phase::kRecompute) continue;
+      if (!op.kernel.empty() && op.kind != OpKind::kAttention) {
+        bytes[op.kernel] += op.hbm_read_bytes + op.hbm_write_bytes;
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(bytes["softmax"], 4 * P);
+  EXPECT_DOUBLE_EQ(bytes["softmax.dx"], 6 * P);
+  EXPECT_DOUBLE_EQ(bytes["dropout"], 5 * (P + 2 * Th));
+  EXPECT_DOUBLE_EQ(bytes["dropout.dx"], 5 * (P + 2 * Th));
+  EXPECT_DOUBLE_EQ(bytes["layernorm"], 2 * (4 * Th + 2 * 2 * 1024));
+  EXPECT_DOUBLE_EQ(bytes["gelu"], 4 * Tf);
+  EXPECT_DOUBLE_EQ(bytes["gelu.dx"], 6 * Tf);
+  EXPECT_EQ(bytes.size(), 8u);
+  int recomputed = 0;
+  for (const Op& op : bwd) recomputed += op.phase == Phase::kRecompute && op.kernel == "softmax";
+  EXPECT_EQ(recomputed, 1);
+
+  Case rms = Make(
+      "custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000", "dp=1",
+      2, 512);
+  for (const OpList& ops : {LayerForwardOps(rms.model, rms.layout, rms.shape, OpOptions()),
+                            LayerBackwardOps(rms.model, rms.layout, rms.shape, OpOptions())}) {
+    for (const Op& op : ops) {
+      if (op.kind != OpKind::kAttention) {
+        EXPECT_EQ(op.kernel, "") << op.name;
+      }
+    }
+  }
 }
 
 // X3 (Ch4): with block remat the training FLOPs grow from 6ND to ~8ND: every forward matmul runs

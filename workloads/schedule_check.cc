@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "workloads/compute_model.h"
+#include "workloads/hbm_kernel.h"
 
 namespace podsim::workloads {
 
@@ -71,8 +72,19 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
     if (op.kind() != schedule::MATMUL) return bad("fp8: only a matmul runs in fp8");
     if (!(chip.fp8_flops_per_s > 0)) return bad("fp8: chip " + chip.name + " has no fp8 peak");
   }
-  if (!op.kernel().empty()) {
-    if (op.kind() != schedule::ATTENTION) return bad("kernel: only attention ops name a kernel");
+  if (!op.kernel().empty() && op.kind() != schedule::ATTENTION) {
+    if (op.kind() == schedule::MATMUL || op.kind() == schedule::COLLECTIVE ||
+        op.kind() == schedule::SEND || op.kind() == schedule::RECV) {
+      return bad("kernel: only attention and HBM-bound ops name a kernel");
+    }
+    if (!IsHbmKernelClass(op.kernel())) {
+      std::string known;
+      for (std::string_view name : HbmKernelClasses()) {
+        known += (known.empty() ? "" : ", ") + std::string(name);
+      }
+      return bad("kernel: '" + op.kernel() + "' is not an HBM kernel class (" + known + ")");
+    }
+  } else if (!op.kernel().empty()) {
     if (efficiency.AttentionCurveOf(op.kernel()) == nullptr) {
       return bad("kernel: no attention kernel '" + op.kernel() + "' calibrated for chip " +
                  chip.name + " (family " + efficiency.family + ")");

@@ -964,7 +964,8 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
     // CheckSchedule checked the attention kernels against the chip's own calibration.
     for (const schedule::Program& program : schedule.programs()) {
       for (const schedule::Op& op : program.ops()) {
-        if (!op.kernel().empty() && options.compute->AttentionCurveOf(op.kernel()) == nullptr) {
+        if (op.kind() == schedule::ATTENTION && !op.kernel().empty() &&
+            options.compute->AttentionCurveOf(op.kernel()) == nullptr) {
           return sim::Status::InvalidArgument("attention kernel '" + op.kernel() +
                                               "' has no curve in the compute calibration '" +
                                               options.compute->family + "'");

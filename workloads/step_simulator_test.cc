@@ -284,6 +284,15 @@ TEST(StepSimulatorTest, BadSchedulesGetOneClearError) {
               "kernel: 'fa2' } }",
        "schedule: program 0 'p' op 0 'a': kernel: no attention kernel 'fa2' calibrated for chip "
        "tpu-v5e (family tpu-v5e)"},
+      // HBM kernel classes (hbm_kernel.h): on HBM-bound ops only, and only the known ones.
+      {mesh + "programs { name: 'p' ops { name: 'e' kind: ELEMENTWISE stream: 'compute' "
+              "hbm_bytes: 8 kernel: 'sofmax' } }",
+       "schedule: program 0 'p' op 0 'e': kernel: 'sofmax' is not an HBM kernel class (softmax, "
+       "softmax.dx, dropout, dropout.dx, layernorm, layernorm.dx, gelu, gelu.dx)"},
+      {mesh + "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: 'compute' flops: 8 "
+              "kernel: 'softmax' } }",
+       "schedule: program 0 'p' op 0 'm': kernel: only attention and HBM-bound ops name a "
+       "kernel"},
       {mesh + "programs { name: 'p' static_hbm_bytes: -1 }",
        "schedule: program 0 'p': static_hbm_bytes: must be finite, >= 0 and <= 1e18"},
       {mesh + "programs { name: 'p' " + Compute("a", 1e-6, "hbm_free_bytes: -8") + "}",
