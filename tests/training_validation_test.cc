@@ -234,12 +234,16 @@ constexpr double kG62CpRowGuard = 0.48;  // Worst 44.4%, the 256K row.
 // fast and the H200 ones 20-22%; the eager over compile ratio is podsim's 1.17 against the
 // measured 1.16.
 constexpr double kG62FsdpRowGuard = 0.37;
+// torchtitan's H100s (calibration.md G6.2): Grand Teton hosts of 8 H100s with 96 GB of HBM2e at
+// 2.4 TB/s and a 500 W power limit, "between SXM and NVL". The memory runs as stated; the power
+// limit does not (no hopper GEMM is measured at 500 W).
+constexpr const char* kGrandTetonH100 = ",hbm=96e9,hbm_bw=2.4e12";
 // What torchtitan's memory column measures and podsim does not count.
 constexpr const char* kTorchtitanMemoryNote =
     "torchtitan reports the caching allocator's max reserved bytes, podsim the tensors alive at "
     "the peak; not counted: the allocator's fragmentation, the intermediates a layer's "
     "recomputation and backward hold at once, FSDP2's unsharded root (embedding and output), "
-    "NCCL's and the CUDA context's memory. The Grand Teton H100s have 96 GB (podsim's h100 80)";
+    "NCCL's and the CUDA context's memory";
 // Memory rows: worst -14.7% (torchtitan CP1 at 32K), all under; a guard, not a target.
 constexpr double kG62MemoryRowGuard = 0.17;
 constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
@@ -650,12 +654,14 @@ TEST(TrainingValidationTest, DISABLED_G61MegatronCoreH100WeakScaling) {
 // (pytorch/pytorch#138522), and a December 2024 nightly's SDPA ran at FA2's rate on H100, 329 TF
 // against cuDNN's 631 (pytorch/pytorch#142132). What podsim does not run as measured: PyTorch's
 // blockwise context-parallel attention (podsim gathers keys and values and runs one kernel over
-// them, torchtitan's default "allgather" rotation) and the Grand Teton H100 (500 W, HBM2e at 2.4
-// TB/s; podsim's h100 is the 700 W SXM part). Its loss is PyTorch's eager cross-entropy over fp32
-// logits (--loss upcast: train.py of December 2024 left the loss uncompiled, "compiling loss
-// function causes CUDA errors"). Measured: TPS/GPU; the step time is the step's tokens
-// / (8 x TPS/GPU); and the peak memory per GPU, torchtitan's max reserved by PyTorch's caching
-// allocator, which holds more than the tensors podsim counts (its fragmentation, not modelled).
+// them, torchtitan's default "allgather" rotation) and the Grand Teton H100's 500 W power limit
+// (the hopper GEMM plateau is the 700 W SXM part's); its memory, 96 GB of HBM2e at 2.4 TB/s, is
+// the source's and runs as kGrandTetonH100's hbm= and hbm_bw=. Its loss is PyTorch's eager
+// cross-entropy over fp32 logits (--loss upcast: train.py of December 2024 left the loss
+// uncompiled, "compiling loss function causes CUDA errors"). Measured: TPS/GPU; the step time is
+// the step's tokens / (8 x TPS/GPU); and the peak memory per GPU, torchtitan's max reserved by
+// PyTorch's caching allocator, which holds more than the tensors podsim counts (its fragmentation,
+// not modelled).
 TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
   struct Row {
     int cp;
@@ -675,24 +681,25 @@ TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
   for (const Row& r : {Row{1, 32768, 3890, 83.9}, Row{2, 65536, 2540, 84.2},
                        Row{4, 131072, 1071, 84.0}, Row{8, 262144, 548, 84.5}}) {
     const int64_t sequences = kTokens / r.seq;
-    const std::string system = "h100:8", layout = "fsdp=8";
+    const std::string system = std::string("h100:8") + kGrandTetonH100, layout = "fsdp=8";
     const TrainingResult result = Train(system, *model, layout, sequences, options, {}, r.seq);
     const double measured = static_cast<double>(kTokens) / (8 * r.tokens_per_s_per_gpu);
     char what[200];
     std::snprintf(what, sizeof what,
-                  "step time on h100:8, torchtitan FSDP %d x CP %d (fsdp=8, each sequence on %d "
+                  "step time on %s, torchtitan FSDP %d x CP %d (fsdp=8, each sequence on %d "
                   "chip%s), seq %lld (published %.0f TPS/GPU)",
-                  8 / r.cp, r.cp, r.cp, r.cp > 1 ? "s" : "", static_cast<long long>(r.seq),
-                  r.tokens_per_s_per_gpu);
+                  system.c_str(), 8 / r.cp, r.cp, r.cp, r.cp > 1 ? "s" : "",
+                  static_cast<long long>(r.seq), r.tokens_per_s_per_gpu);
     char note[600];
     std::snprintf(note, sizeof note,
                   "exposed cp %.1f%% of the step; measured throughput falls 7.1x from 32K to "
                   "256K, podsim's 5.7x: podsim runs one FA2 kernel over the gathered keys where "
-                  "PyTorch runs SDPA blockwise, and the 500 W HBM2e H100 is not modelled",
+                  "PyTorch runs SDPA blockwise, and the Grand Teton H100's 500 W limit is not "
+                  "modelled",
                   SharePercent(result, "exposed_cp"));
     const std::string id =
         "G6.2 torchtitan CP" + std::to_string(r.cp) + " " + std::to_string(r.seq / 1024) + "K";
-    const std::string command = "train --system h100:8 --model llama3-8b --layout fsdp=8 " +
+    const std::string command = "train --system " + system + " --model llama3-8b --layout fsdp=8 " +
                                 std::string("--batch-tokens ") + std::to_string(kTokens) +
                                 " --seq " + std::to_string(r.seq) +
                                 " --recompute full --fp8 --attention fa2 --loss upcast";
@@ -833,8 +840,9 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
 // second one of each layer's seven (wq, wv, w1 and w2 kept; wk, wo and w3 recomputed) and SDPA's,
 // recomputing the rest: podsim keeps attn.qkv (wq, wk and wv are one matmul), attn.core, mlp.gate
 // and mlp.down (--recompute save:...), recomputing attn.out, mlp.up and the vector ops. Not
-// modelled: the Grand Teton H100 (500 W, HBM2e at 2.4 TB/s; podsim's h100 is the 700 W SXM part)
-// and FSDP2's fp32 gradient reduce-scatter (podsim reduces bf16 gradients). Measured: TPS/GPU; the
+// modelled: the Grand Teton H100's 500 W power limit (the hopper GEMM plateau is the 700 W SXM
+// part's; its 96 GB of HBM2e at 2.4 TB/s run as kGrandTetonH100) and FSDP2's fp32 gradient
+// reduce-scatter (podsim reduces bf16 gradients). Measured: TPS/GPU; the
 // step time is 2 x 8,192 / TPS. With them, the community submission of calibration.md G6.2
 // (torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md, June 2025): the same model,
 // batch and checkpointing on 4 and 8 nodes of 8 H200s (400 Gb/s per GPU) with compile and Float8,
@@ -867,7 +875,8 @@ TEST(TrainingValidationTest, G62TorchtitanFsdp) {
     options.fp8_all_gather = chip == "h200";  // --float8.enable_fsdp_float8_all_gather.
     // December 2024: the loss uncompiled; June 2025: compiled with the model.
     options.loss = chip == "h200" ? LossKernel::kCompiled : LossKernel::kUpcast;
-    const std::string system = chip + ":" + std::to_string(r.gpus);
+    const std::string system =
+        chip + ":" + std::to_string(r.gpus) + (chip == "h100" ? kGrandTetonH100 : "");
     const std::string layout = "fsdp=" + std::to_string(r.gpus);
     const int64_t sequences = kLocalBatch * r.gpus;
     const TrainingResult result = Train(system, *model, layout, sequences, options, {}, kSeq8k);
@@ -882,7 +891,7 @@ TEST(TrainingValidationTest, G62TorchtitanFsdp) {
                   "compute %.0f%% of the step, exposed fsdp %.0f%%, interference %.0f%%; %s",
                   SharePercent(result, "compute"), SharePercent(result, "exposed_fsdp"),
                   SharePercent(result, "interference"),
-                  chip == "h100" ? "the 500 W HBM2e H100 is not modelled"
+                  chip == "h100" ? "the Grand Teton H100's 500 W limit is not modelled"
                                  : "the FSDP all-gathers in fp8 (--fp8-all-gather)");
     const std::string command = TrainCommand(system, *model, layout, sequences, options, kSeq8k);
     const std::string id = "G6.2 torchtitan FSDP" + std::to_string(r.gpus) + " " + r.stack +

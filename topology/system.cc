@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "topology/generic_builder.h"
@@ -110,6 +111,9 @@ sim::StatusOr<double> NumberOption(const std::map<std::string, std::string>& opt
   return *value;
 }
 
+// The largest nic=, hbm= or hbm_bw= accepted: far above any part (1 PB, 1 PB/s).
+constexpr double kMaxPartFigure = 1e15;
+
 sim::StatusOr<System> Build(std::string_view name, std::string_view size,
                             const std::map<std::string, std::string>& options) {
   System system;
@@ -177,15 +181,20 @@ sim::StatusOr<System> Build(std::string_view name, std::string_view size,
   system.kind = SystemKind::kGpu;
   PODSIM_ASSIGN_OR_RETURN(int gpus, ParseSize(size, "GPU"));
   PODSIM_ASSIGN_OR_RETURN(double oversub, NumberOption(options, "oversub", 1.0, "(a ratio)"));
-  if (options.count("nic")) {
-    // A cluster whose nodes have other NICs than the preset's DGX/HGX design (e.g. BLOOM's 4 x
-    // 100 Gb/s Omni-Path per 8 A100s: nic=6.25e9): each GPU's share of its node's scale-out.
-    PODSIM_ASSIGN_OR_RETURN(double nic, NumberOption(options, "nic", 0, "bytes/s"));
-    if (!(nic > 0)) {
-      return sim::Status::InvalidArgument(
-          StrCat({"nic must be a number of bytes/s > 0 (got '", options.at("nic"), "')"}));
+  // Parts that differ from the preset's DGX/HGX design: nic= a cluster's other NICs (BLOOM's 4 x
+  // 100 Gb/s Omni-Path per 8 A100s: nic=6.25e9, each GPU's share of its node's scale-out); hbm=
+  // and hbm_bw= another memory (torchtitan's Grand Teton H100s: 96 GB of HBM2e at 2.4 TB/s).
+  for (const auto& [key, unit, field] :
+       {std::tuple{"nic", "bytes/s", &ChipSpec::scale_out_bytes_per_s},
+        std::tuple{"hbm", "bytes", &ChipSpec::hbm_bytes},
+        std::tuple{"hbm_bw", "bytes/s", &ChipSpec::hbm_bytes_per_s}}) {
+    if (!options.count(key)) continue;
+    PODSIM_ASSIGN_OR_RETURN(double value, NumberOption(options, key, 0, unit));
+    if (!(value > 0) || value > kMaxPartFigure) {
+      return sim::Status::InvalidArgument(StrCat(
+          {key, " must be a number of ", unit, " > 0 and <= 1e15 (got '", options.at(key), "')"}));
     }
-    system.chip.scale_out_bytes_per_s = nic;
+    system.chip.*field = value;
   }
   PODSIM_ASSIGN_OR_RETURN(system.fabric, BuildGpuSystem(system.chip, gpus, oversub));
   return system;
@@ -195,7 +204,7 @@ std::vector<std::string_view> AllowedKeys(std::string_view family, bool tpu) {
   if (family == "ring" || family == "switch") return {"bw", "lat"};
   if (family == "torus") return {"bw", "lat", "wrap"};
   if (tpu) return {"slices", "wrap"};
-  return {"oversub", "nic"};
+  return {"oversub", "nic", "hbm", "hbm_bw"};
 }
 
 }  // namespace
@@ -264,7 +273,8 @@ std::span<const SystemForm> SystemForms() {
       {"TPU", "tpu-v5e|tpu-v6e:XxY", "slices=K, wrap=none|all|<axes>", "tpu-v5e:16x16,slices=2"},
       {"GPU", "a100|h100|h200|b200:N",
        "oversub=F (fat-tree leaf oversubscription, >= 1), nic=bytes/s (each GPU's scale-out "
-       "bandwidth per direction; default the preset's NIC); N <= 8 is one NVSwitch node, else "
+       "bandwidth per direction; default the preset's NIC), hbm=bytes and hbm_bw=bytes/s (each "
+       "GPU's memory and its bandwidth; default the preset's); N <= 8 is one NVSwitch node, else "
        "whole nodes on an InfiniBand fat tree",
        "h100:1024"},
       {"GPU", "gb200:72", "none (one NVL72 NVSwitch domain of 72 GPUs)", "gb200:72"},

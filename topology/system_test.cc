@@ -65,6 +65,12 @@ TEST(ParseSystemTest, OptionsReachTheFabric) {
     ++nic_links;
   }
   EXPECT_EQ(nic_links, 16);
+  // hbm= and hbm_bw= set each GPU's memory (torchtitan's Grand Teton H100: 96 GB at 2.4 TB/s).
+  System teton = ParseSystem("h100:8,hbm=96e9,hbm_bw=2.4e12").value();
+  EXPECT_DOUBLE_EQ(teton.chip.hbm_bytes, 96e9);
+  EXPECT_DOUBLE_EQ(teton.chip.hbm_bytes_per_s, 2.4e12);
+  EXPECT_DOUBLE_EQ(teton.chip.bf16_flops_per_s,
+                   ParseSystem("h100:8").value().chip.bf16_flops_per_s);
   System generic = ParseSystem("switch:4").value();
   EXPECT_EQ(generic.chip.name, "generic");
   EXPECT_DOUBLE_EQ(generic.fabric.link(0).bandwidth_bytes_per_s, 4.5e10);  // Default bw.
@@ -112,8 +118,13 @@ TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
       {"h100:many", "system 'h100:many': bad GPU count 'many': expected a whole number >= 1"},
       {"h100:8,oversb=2",
        "system 'h100:8,oversb=2': unknown option 'oversb' for h100 (did you "
-       "mean 'oversub'?); allowed: oversub, nic"},
-      {"a100:16,nic=0", "system 'a100:16,nic=0': nic must be a number of bytes/s > 0 (got '0')"},
+       "mean 'oversub'?); allowed: oversub, nic, hbm, hbm_bw"},
+      {"a100:16,nic=0",
+       "system 'a100:16,nic=0': nic must be a number of bytes/s > 0 and <= 1e15 (got '0')"},
+      {"h100:8,hbm_bw=2e16",
+       "system 'h100:8,hbm_bw=2e16': hbm_bw must be a number of bytes/s > 0 and <= 1e15 (got "
+       "'2e16')"},
+      {"h100:8,hbm=-1", "system 'h100:8,hbm=-1': hbm must be a number of bytes >= 0 (got '-1')"},
       {"h100:16,oversub",
        "system 'h100:16,oversub': option 'oversub' should be key=value; "
        "expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28, h100:1024 or "

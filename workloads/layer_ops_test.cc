@@ -161,9 +161,9 @@ TEST(LayerOpsTest, NonGemmKernelsNameTheirClassWithTheFittedBytes) {
   for (const Op& op : bwd) recomputed += op.phase == Phase::kRecompute && op.kernel == "softmax";
   EXPECT_EQ(recomputed, 1);
 
-  Case rms = Make(
-      "custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000", "dp=1",
-      2, 512);
+  Case rms =
+      Make("custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000",
+           "dp=1", 2, 512);
   for (const OpList& ops : {LayerForwardOps(rms.model, rms.layout, rms.shape, OpOptions()),
                             LayerBackwardOps(rms.model, rms.layout, rms.shape, OpOptions())}) {
     for (const Op& op : ops) {
