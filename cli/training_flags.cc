@@ -12,8 +12,10 @@ namespace podsim::cli {
 void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_overlap_note) {
   sub->add_option("--precision", flags->precision,
                   "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
-                  "and Adam, 16 B, gradients accumulated in fp32 over microbatches), zero (ZeRO's "
-                  "16 B, fp16 accumulation), megatron (fp32 main grads, 18 B) or book (10 B)");
+                  "and Adam, 16 B, gradients accumulated in fp32 over microbatches and reduced in "
+                  "fp32, as Megatron-LM, torchtitan's FSDP2 and MaxText do), zero (ZeRO's 16 B, "
+                  "fp16 accumulation, gradients reduced in their own precision as DeepSpeed "
+                  "does), megatron (fp32 main grads, 18 B) or book (10 B, bf16 gradients)");
   sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
                 "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
                 "and Adam moments sharded over dp (dp x cp with cp), gradients reduce-scattered "

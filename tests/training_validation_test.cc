@@ -765,18 +765,18 @@ TEST(TrainingValidationTest, DISABLED_G63Bloom176B) {
 // Llama-3.1-8B on one node of 8 H200s and of 8 B200s (stas00/ml-engineering,
 // insights/when-to-upgrade-gpus: the "right-sized 8k" step decomposition, bench_decompose.py):
 // DeepSpeed ZeRO-2 with overlap_comm, no activation checkpointing, no offload, micro-batch 1 of
-// 8,192 tokens per GPU, no gradient accumulation, bf16 with fp32 master weights and AdamW (the
-// mixed recipe), Hugging Face transformers' Llama with FlashAttention-3 on the H200 and
-// FlashAttention-4 on the B200 (podsim's flash kernel on each family). Its non-GEMM kernels run
-// as fused ones (the default), not as --kernels eager: the source's own A/B, Liger-Kernel's fused
-// RMSNorm, RoPE, SwiGLU and loss on and off in this same configuration, left the step "within
-// noise (<= 1.5% on either box)", where podsim's eager chains and loss would add 12.5% (H200) and
-// 17% (B200):
-// transformers 5 may already run fused kernels there (its kernel hub), so eager's cost is not what
-// this stack paid. ZeRO-2 runs as
-// the distributed optimizer: gradients reduce-scattered during the backward; DeepSpeed gathers
-// the updated bf16 parameters after the optimizer step, where podsim gathers each layer's before
-// its forward (a declared difference: the gather is a few percent of the step on NVLink).
+// 8,192 tokens per GPU, no gradient accumulation, bf16 with fp32 master weights and AdamW, its
+// gradients reduced in bf16 (DeepSpeed's communication_data_type defaults to the gradients' own):
+// ZeRO's recipe, --precision zero, 16 bytes a parameter as the mixed one. Hugging Face
+// transformers' Llama with FlashAttention-3 on the H200 and FlashAttention-4 on the B200 (podsim's
+// flash kernel on each family). Its non-GEMM kernels run as fused ones (the default), not as
+// --kernels eager: the source's own A/B, Liger-Kernel's fused RMSNorm, RoPE, SwiGLU and loss on and
+// off in this same configuration, left the step "within noise (<= 1.5% on either box)", where
+// podsim's eager chains and loss would add 12.5% (H200) and 17% (B200): transformers 5 may already
+// run fused kernels there (its kernel hub), so eager's cost is not what this stack paid. ZeRO-2
+// runs as the distributed optimizer: gradients reduce-scattered during the backward; DeepSpeed
+// gathers the updated bf16 parameters after the optimizer step, where podsim gathers each layer's
+// before its forward (a declared difference: the gather is a few percent of the step on NVLink).
 // Published: TFLOP/s per GPU by the script's count, 6 x (dense parameters, the output head's
 // included) x tokens + 6 s^2 x head_dim x heads x layers (causal), over the measured step.
 TEST(TrainingValidationTest, G63Llama8bH200B200) {
@@ -791,6 +791,7 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
   const ModelSpec& m = *model;
   OpOptions options;
   options.distributed_optimizer = true;
+  options.precision = PrecisionRecipe::Zero();
   const double h = static_cast<double>(m.d_model), s = kSeq8k;
   const double q = static_cast<double>(m.heads * m.head_dim),
                kv = static_cast<double>(m.kv_heads * m.head_dim);
@@ -1173,8 +1174,11 @@ Exposure Expose(const topology::System& system, const ModelSpec& model, const st
                 int64_t tokens_per_chip, const std::string& axis, int64_t seq = kBookSeq) {
   const Layout parsed = ParsedLayout(layout);
   const int64_t sequences = parsed.data_shards() * tokens_per_chip / seq;
+  // The book's arithmetic: bf16 weights gathered and bf16 gradients reduced (its recipe).
+  OpOptions options;
+  options.precision = PrecisionRecipe::Book();
   sim::StatusOr<TrainingResult> result =
-      SimulateTraining(system, model, parsed, BatchSpec{sequences, seq}, OpOptions{}, BookStep());
+      SimulateTraining(system, model, parsed, BatchSpec{sequences, seq}, options, BookStep());
   EXPECT_TRUE(result.ok()) << result.status();
   if (!result.ok()) return {};
   auto it = result->breakdown.find("exposed_" + axis);

@@ -71,9 +71,10 @@ Op Norm(const Builder& b, const std::string& name, const Dims& d) {
 }
 
 double GradWireBytes(const Layout& layout, const OpOptions& options) {
-  // Gradients travel in their accumulation precision (fp32 main grads in Megatron, the fp32
-  // buffer of Mixed() under accumulation), or as the working precision when the recipe keeps
-  // none.
+  // Gradients travel in the recipe's reduce precision (Mixed()'s fp32), else in their
+  // accumulation precision (fp32 main grads in Megatron), or as the working precision when the
+  // recipe keeps none.
+  if (options.precision.reduce_bytes > 0) return options.precision.reduce_bytes;
   const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
   return buffer > 0 ? buffer : options.precision.param_bytes;
 }

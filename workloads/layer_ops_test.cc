@@ -221,15 +221,22 @@ TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
     }
   }
 
+  // The book's bf16 gradients (its recipe); the default's travel in fp32, twice the bytes.
+  OpOptions book;
+  book.precision = PrecisionRecipe::Book();
   Case fsdp = Make(model, "fsdp=8", 8, 1024);
   const double layer_bytes = 2 * LayerParamsPerTpShard(fsdp.model, fsdp.layout);
   const double mlp_bytes = 2 * 2 * Dm * F;
   EXPECT_DOUBLE_EQ(
       CommBytes(LayerForwardOps(fsdp.model, fsdp.layout, fsdp.shape, OpOptions()), "fsdp"),
       layer_bytes);
+  EXPECT_DOUBLE_EQ(CommBytes(LayerBackwardOps(fsdp.model, fsdp.layout, fsdp.shape, book), "fsdp"),
+                   2 * layer_bytes);
   EXPECT_DOUBLE_EQ(
       CommBytes(LayerBackwardOps(fsdp.model, fsdp.layout, fsdp.shape, OpOptions()), "fsdp"),
-      2 * layer_bytes);
+      3 * layer_bytes);  // The bf16 gather and the fp32 reduce-scatter.
+  EXPECT_DOUBLE_EQ(CommBytes(LayerForwardOps(fsdp.model, fsdp.layout, fsdp.shape, book), "fsdp"),
+                   layer_bytes);
   // The MLP's share of the gathered layer is the book's 4DF.
   EXPECT_NEAR(mlp_bytes / layer_bytes,
               2.0 * Dm * F / static_cast<double>(fsdp.model.ParamsPerLayer()), 1e-12);
@@ -237,8 +244,10 @@ TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
   // DP: one all-reduce of the layer's gradients (V = 2 bytes x params; its cost is 2V/W, the
   // book's 8DF/W for the MLP).
   Case dp = Make(model, "dp=8", 8, 1024);
-  EXPECT_DOUBLE_EQ(CommBytes(LayerBackwardOps(dp.model, dp.layout, dp.shape, OpOptions()), "dp"),
+  EXPECT_DOUBLE_EQ(CommBytes(LayerBackwardOps(dp.model, dp.layout, dp.shape, book), "dp"),
                    layer_bytes);
+  EXPECT_DOUBLE_EQ(CommBytes(LayerBackwardOps(dp.model, dp.layout, dp.shape, OpOptions()), "dp"),
+                   2 * layer_bytes);
 }
 
 // Every dependency points backwards in its list, and the only non-blocking collectives compute

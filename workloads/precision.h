@@ -7,6 +7,10 @@
 //               accumulate in an fp32 buffer (4) instead of bf16 ones -- Megatron-LM forces fp32
 //               accumulation with bf16 (arguments.py: accumulate_allreduce_grads_in_fp32), FSDP
 //               reduces in fp32 (MixedPrecisionPolicy reduce_dtype in torchtitan's bf16 runs).
+//               Gradients travel in fp32 whatever the microbatch count (reduce_bytes): FSDP2's
+//               reduce-scatter casts them to torchtitan's default reduce dtype, float32
+//               (training.mixed_precision_reduce), Megatron-LM reduces its fp32 main gradients,
+//               and MaxText's gradients are those of its fp32 weights (weight_dtype float32).
 //   Book()      bf16 params (2) + fp32 Adam moments (4 + 4) = 10 bytes/param: formulas.md "2 + 8 =
 //               10 bytes/param" and Ch5 Q2's "(2 + 4 + 4)" are the same recipe written two ways.
 //               Gradients are not held (the book's accounting: reduced and consumed layer by
@@ -50,6 +54,9 @@ struct PrecisionRecipe {
   // microbatches > 1: the accumulation buffer's bytes per parameter; 0: grad_bytes, or the
   // working precision's when the recipe holds no gradients.
   double accumulation_bytes = 0;
+  // Bytes per gradient element on the wire when > 0; 0: the gradient buffer's (GradWireBytes,
+  // layer_build.h).
+  double reduce_bytes = 0;
 
   // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes for
   // one microbatch; for several, accumulation_bytes, or grad_bytes, or the working precision's
@@ -66,7 +73,7 @@ struct PrecisionRecipe {
   static constexpr PrecisionRecipe Book() { return {"book", 2, 0, 0, 8, 2}; }
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
   static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
-  static constexpr PrecisionRecipe Mixed() { return {"mixed", 2, 2, 4, 8, 2, false, 4}; }
+  static constexpr PrecisionRecipe Mixed() { return {"mixed", 2, 2, 4, 8, 2, false, 4, 4}; }
 };
 
 // The recipes by name, in the order of PrecisionRecipeNames(): "mixed" (the default), "zero",
