@@ -26,8 +26,11 @@ inline constexpr std::string_view kPodsimHbmBytes = "podsim_hbm_bytes";
 inline constexpr std::string_view kPodsimDuration = "podsim_duration_s";  // Only when stated.
 inline constexpr std::string_view kPodsimShape = "podsim_shape";          // int64 list m,k,n,batch
 inline constexpr std::string_view kPodsimCausal = "podsim_causal";        // bool
-inline constexpr std::string_view kPodsimPhase = "podsim_phase";          // string
-inline constexpr std::string_view kPodsimLayer = "podsim_layer";          // int64
+// Compute ops: the kernel that times it (schedule.proto Op.kernel: an attention kernel or an
+// HBM kernel class).
+inline constexpr std::string_view kPodsimKernel = "podsim_kernel";  // string
+inline constexpr std::string_view kPodsimPhase = "podsim_phase";    // string
+inline constexpr std::string_view kPodsimLayer = "podsim_layer";    // int64
 inline constexpr std::string_view kPodsimMicrobatch = "podsim_microbatch";
 inline constexpr std::string_view kPodsimBytes = "podsim_bytes";  // Collectives, sends: double
 inline constexpr std::string_view kPodsimTag = "podsim_tag";      // Sends, receives: uint64

@@ -171,6 +171,7 @@ Node Exporter::NodeOf(uint32_t chip, const Op& op, int index) {
         AddIntListAttr(&node, kPodsimShape, {s.m(), s.k(), s.n(), s.batch()});
       }
       if (op.causal()) AddBoolAttr(&node, kPodsimCausal, true);
+      if (!op.kernel().empty()) AddStringAttr(&node, kPodsimKernel, op.kernel());
       break;
     }
   }

@@ -226,6 +226,8 @@ sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
   }
   PODSIM_ASSIGN_OR_RETURN(std::optional<bool> causal, BoolAttr(node, kPodsimCausal));
   if (causal) op->set_causal(*causal);
+  PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> kernel, StringAttr(node, kPodsimKernel));
+  if (kernel) op->set_kernel(*kernel);
   for (const auto& [name, set] : {std::pair{kPodsimLayer, &schedule::Op::set_layer},
                                   std::pair{kPodsimMicrobatch, &schedule::Op::set_microbatch}}) {
     PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> value, IntAttr(node, name));

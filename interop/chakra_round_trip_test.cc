@@ -26,18 +26,19 @@ struct RoundTrip {
   ChakraExport exported;
 };
 
-RoundTrip Through(const std::string& system_text, const std::string& layout_text,
-                  int64_t sequences) {
+RoundTrip Through(const std::string& system_text, const std::string& layout_text, int64_t sequences,
+                  const std::string& model_text = kSmall,
+                  const workloads::OpOptions& options = {}) {
   RoundTrip out;
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
   EXPECT_TRUE(system.ok()) << system.status();
-  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kSmall);
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(model_text);
   EXPECT_TRUE(model.ok()) << model.status();
   sim::StatusOr<workloads::Layout> layout = workloads::ParseLayout(layout_text);
   EXPECT_TRUE(layout.ok()) << layout.status();
   const workloads::BatchSpec batch{sequences, 1024};
   const schedule::Schedule schedule =
-      workloads::TrainingSchedule(system_text, *model, *layout, batch, workloads::OpOptions{});
+      workloads::TrainingSchedule(system_text, *model, *layout, batch, options);
   workloads::StepOptions exact;
   exact.chips = workloads::SimulatedChips::kOrbits;
   sim::StatusOr<workloads::StepResult> original = workloads::SimulateStep(*system, schedule, exact);
@@ -99,6 +100,33 @@ TEST(ChakraRoundTripTest, SixteenRankPipelineStepKeepsItsStepTime) {
     }
   }
   EXPECT_EQ(tp, 4);
+}
+
+// The kernels that time compute ops come back (podsim_kernel): a named attention kernel (cuDNN's)
+// and the HBM kernel classes of a GPT layer in PyTorch eager (LayerNorm, GeLU, dropout, the
+// materialized attention's softmax), which hopper times below its streaming rate.
+TEST(ChakraRoundTripTest, KernelsThatTimeOpsComeBack) {
+  constexpr char kGpt[] =
+      "custom:layers=2,d_model=1024,ffn=4096,heads=16,kv_heads=16,head_dim=64,vocab=4096,"
+      "gated=0,norm=layer,dropout=1";
+  for (workloads::AttentionKernel attention :
+       {workloads::AttentionKernel::kCudnn, workloads::AttentionKernel::kMaterialized}) {
+    workloads::OpOptions options;
+    options.attention = attention;
+    options.kernels = workloads::KernelLibrary::kEager;
+    const RoundTrip run = Through("h100:8", "tp=2,dp=4", 8, kGpt, options);
+    int kernels = 0;
+    for (const ChakraRankTrace& rank : run.exported.ranks) {
+      for (const ChakraProtoMsg::Node& node : rank.nodes) {
+        for (const ChakraProtoMsg::AttributeProto& attr : node.attr()) {
+          kernels += attr.name() == "podsim_kernel";
+        }
+      }
+    }
+    EXPECT_GT(kernels, 0);
+    EXPECT_GT(run.original.step_time.ToSeconds(), 0);
+    EXPECT_EQ(run.imported.step_time, run.original.step_time);
+  }
 }
 
 // A TPU torus: collectives over two mesh axes keep their rank grid (podsim_group_shape).
