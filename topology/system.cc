@@ -111,7 +111,9 @@ sim::StatusOr<double> NumberOption(const std::map<std::string, std::string>& opt
   return *value;
 }
 
-// The largest nic=, hbm= or hbm_bw= accepted: far above any part (1 PB, 1 PB/s).
+// The range of nic=, hbm= and hbm_bw=: far below and above any part (1 MB to 1 PB, 1 MB/s to
+// 1 PB/s), so that no figure makes a step or its memory unrepresentable.
+constexpr double kMinPartFigure = 1e6;
 constexpr double kMaxPartFigure = 1e15;
 
 sim::StatusOr<System> Build(std::string_view name, std::string_view size,
@@ -189,12 +191,12 @@ sim::StatusOr<System> Build(std::string_view name, std::string_view size,
         std::tuple{"hbm", "bytes", &ChipSpec::hbm_bytes},
         std::tuple{"hbm_bw", "bytes/s", &ChipSpec::hbm_bytes_per_s}}) {
     if (!options.count(key)) continue;
-    PODSIM_ASSIGN_OR_RETURN(double value, NumberOption(options, key, 0, unit));
-    if (!(value > 0) || value > kMaxPartFigure) {
+    const std::optional<double> value = ParseNumber(options.at(key));
+    if (!value || !(*value >= kMinPartFigure && *value <= kMaxPartFigure)) {
       return sim::Status::InvalidArgument(StrCat(
-          {key, " must be a number of ", unit, " > 0 and <= 1e15 (got '", options.at(key), "')"}));
+          {key, " must be a number of ", unit, " from 1e6 to 1e15 (got '", options.at(key), "')"}));
     }
-    system.chip.*field = value;
+    system.chip.*field = *value;
   }
   PODSIM_ASSIGN_OR_RETURN(system.fabric, BuildGpuSystem(system.chip, gpus, oversub));
   return system;

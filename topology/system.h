@@ -6,7 +6,8 @@
 //           keys: slices=K (K slices joined over DCN), wrap=none|all|<axis letters> (override)
 //   GPU     a100|h100|h200|b200:N (N <= 8: one node; else whole nodes)   gb200:72
 //           keys: oversub=F (fat-tree leaf oversubscription, >= 1), nic=bytes/s (each GPU's
-//           scale-out bandwidth per direction; default the preset's NIC)
+//           scale-out bandwidth per direction; default the preset's NIC), hbm=bytes and
+//           hbm_bw=bytes/s (each GPU's memory and its bandwidth; default the preset's)
 //   generic ring:N   torus:AxB[xC]   switch:N
 //           keys: bw=bytes/s per link direction (default 4.5e10), lat=seconds per hop (default
 //           1e-6) -- the defaults are one TPU v4p ICI link (hardware.md 1.1); torus also wrap=.

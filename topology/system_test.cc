@@ -120,11 +120,15 @@ TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
        "system 'h100:8,oversb=2': unknown option 'oversb' for h100 (did you "
        "mean 'oversub'?); allowed: oversub, nic, hbm, hbm_bw"},
       {"a100:16,nic=0",
-       "system 'a100:16,nic=0': nic must be a number of bytes/s > 0 and <= 1e15 (got '0')"},
+       "system 'a100:16,nic=0': nic must be a number of bytes/s from 1e6 to 1e15 (got '0')"},
       {"h100:8,hbm_bw=2e16",
-       "system 'h100:8,hbm_bw=2e16': hbm_bw must be a number of bytes/s > 0 and <= 1e15 (got "
+       "system 'h100:8,hbm_bw=2e16': hbm_bw must be a number of bytes/s from 1e6 to 1e15 (got "
        "'2e16')"},
-      {"h100:8,hbm=-1", "system 'h100:8,hbm=-1': hbm must be a number of bytes >= 0 (got '-1')"},
+      {"h100:8,hbm=-1",
+       "system 'h100:8,hbm=-1': hbm must be a number of bytes from 1e6 to 1e15 (got '-1')"},
+      {"h100:8,hbm_bw=abc",
+       "system 'h100:8,hbm_bw=abc': hbm_bw must be a number of bytes/s from 1e6 to 1e15 (got "
+       "'abc')"},
       {"h100:16,oversub",
        "system 'h100:16,oversub': option 'oversub' should be key=value; "
        "expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28, h100:1024 or "
