@@ -143,9 +143,9 @@ def compute_model_constant(name):
 
 def compute_model_hopper_kernel_fractions():
     """class -> constant name of hopper's HBM-bound kernel fractions, as compute_model.cc's
-    hopper family lists them ({"softmax", kHopperSoftmaxFraction}, ...)."""
+    hopper family lists them ({"softmax", kHopperSoftmaxFraction * h200}, ...)."""
     text = COMPUTE_MODEL_CC.read_text()
-    return dict(re.findall(r'\{"([\w.]+)", (kHopper\w+Fraction)\}', text))
+    return dict(re.findall(r'\{"([\w.]+)", (kHopper\w+Fraction) \* h200\}', text))
 
 
 def preset_peaks():
@@ -512,6 +512,10 @@ class NongemmFitTest(unittest.TestCase):
 
     def test_fixed_settings_are_compute_model_s(self):
         self.assertEqual(fc.HBM_FRACTION, compute_model_constant("kHbmFraction")[0])
+        # The fractions are of the h200 preset's bandwidth, which compute_model.cc turns them
+        # into bytes/s with.
+        self.assertEqual(compute_model_constant("kH200HbmBytesPerS")[0],
+                         preset_peaks()["h200"][1])
         overhead = re.search(r"kGpuKernelOverhead = sim::Time::Nanoseconds\(([0-9']+)\);",
                              COMPUTE_MODEL_CC.read_text())
         self.assertIsNotNone(overhead)

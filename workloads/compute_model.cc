@@ -1,6 +1,7 @@
 #include "workloads/compute_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -93,7 +94,12 @@ constexpr double kHbmFraction = 0.90;
 // the 4.8e12 B/s preset bandwidth at which podsim's byte count of the class's ops takes the
 // measured kernel time, less kGpuKernelOverhead a call, pooled over the shapes; the fit prints the
 // shapes' spread (at most 16%, layernorm). The softmax's rows are 2048 wide: no row measures
-// another width, where a warp per row holds a different share of the row in registers.
+// another width, where a warp per row holds a different share of the row in registers. The family
+// runs each class at the bytes/s it reached on the H200 (fraction x kH200HbmBytesPerS), capped at
+// kHbmFraction of a chip's own bandwidth: an H100 has the H200's SMs with less HBM (an assumption:
+// no H100 kernel profile).
+// The h200 preset's HBM bandwidth (topology/chip_spec.cc), which the fractions below are of.
+constexpr double kH200HbmBytesPerS = 4.8e12;
 constexpr double kHopperSoftmaxFraction = 0.359;            // kernels.csv:5-7 (2.5x the roofline)
 constexpr double kHopperSoftmaxBackwardFraction = 0.914;    // kernels.csv:8-10
 constexpr double kHopperDropoutFraction = 0.593;            // kernels.csv:11-13 (Philox in-kernel)
@@ -202,13 +208,14 @@ const AttentionCurve* ComputeEfficiency::AttentionCurveOf(std::string_view name)
   return nullptr;
 }
 
-double ComputeEfficiency::HbmFractionOf(std::string_view name) const {
+double ComputeEfficiency::HbmBytesPerSOf(std::string_view name, double hbm_bytes_per_s) const {
+  const double streaming = hbm_bytes_per_s * hbm_fraction;
   if (!name.empty()) {
-    for (const auto& [kernel, fraction] : hbm_kernel_fractions) {
-      if (kernel == name) return fraction;
+    for (const auto& [kernel, rate] : hbm_kernel_bytes_per_s) {
+      if (kernel == name) return std::min(rate, streaming);
     }
   }
-  return hbm_fraction;
+  return streaming;
 }
 
 ComputeEfficiency IdealRoofline() { return ComputeEfficiency{}; }
@@ -255,15 +262,16 @@ ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
             Gpu("hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf,
                 kHopperMatmulOverhead, kHopperAttention, kHopperFp8Matmul);
         hopper.attention_kernels = {{"fa2", kHopperFa2Attention}, {"cudnn", kHopperCudnnAttention}};
-        hopper.hbm_kernel_fractions = {
-            {"softmax", kHopperSoftmaxFraction},
-            {"softmax.dx", kHopperSoftmaxBackwardFraction},
-            {"dropout", kHopperDropoutFraction},
-            {"dropout.dx", kHopperDropoutBackwardFraction},
-            {"layernorm", kHopperLayerNormFraction},
-            {"layernorm.dx", kHopperLayerNormBackwardFraction},
-            {"gelu", kHopperGeluFraction},
-            {"gelu.dx", kHopperGeluBackwardFraction},
+        const double h200 = kH200HbmBytesPerS;
+        hopper.hbm_kernel_bytes_per_s = {
+            {"softmax", kHopperSoftmaxFraction * h200},
+            {"softmax.dx", kHopperSoftmaxBackwardFraction * h200},
+            {"dropout", kHopperDropoutFraction * h200},
+            {"dropout.dx", kHopperDropoutBackwardFraction * h200},
+            {"layernorm", kHopperLayerNormFraction * h200},
+            {"layernorm.dx", kHopperLayerNormBackwardFraction * h200},
+            {"gelu", kHopperGeluFraction * h200},
+            {"gelu.dx", kHopperGeluBackwardFraction * h200},
         };
         return hopper;
       }
@@ -325,9 +333,9 @@ ComputeModel::ComputeModel(const topology::ChipSpec& chip, ComputeEfficiency eff
   for (double fraction : {e.matmul_peak_fraction, e.attention_fraction, e.hbm_fraction}) {
     PODSIM_CHECK(fraction > 0 && fraction <= 1) << "efficiency fraction " << fraction;
   }
-  for (const auto& [kernel, fraction] : e.hbm_kernel_fractions) {
-    PODSIM_CHECK(IsHbmKernelClass(kernel) && fraction > 0 && fraction <= 1)
-        << "HBM kernel class " << kernel << " at " << fraction;
+  for (const auto& [kernel, rate] : e.hbm_kernel_bytes_per_s) {
+    PODSIM_CHECK(IsHbmKernelClass(kernel) && rate > 0 && std::isfinite(rate))
+        << "HBM kernel class " << kernel << " at " << rate << " B/s";
   }
   PODSIM_CHECK(e.mn_half >= 0 && e.k_half >= 0) << "half-points " << e.mn_half << ", " << e.k_half;
   const AttentionCurve& a = e.attention;
@@ -382,9 +390,9 @@ OpCost ComputeModel::Cost(const Op& op) const {
     cost.compute_s = op.flops / (peak * cost.efficiency);
   }
   const bool hbm_bound = op.kind != OpKind::kMatmul && op.kind != OpKind::kAttention;
-  const double hbm_fraction =
-      hbm_bound ? efficiency_.HbmFractionOf(op.kernel) : efficiency_.hbm_fraction;
-  cost.memory_s = (op.hbm_read_bytes + op.hbm_write_bytes) / (hbm_bytes_per_s_ * hbm_fraction);
+  const double hbm_rate = hbm_bound ? efficiency_.HbmBytesPerSOf(op.kernel, hbm_bytes_per_s_)
+                                    : hbm_bytes_per_s_ * efficiency_.hbm_fraction;
+  cost.memory_s = (op.hbm_read_bytes + op.hbm_write_bytes) / hbm_rate;
   if (cost.compute_s > cost.memory_s) {
     cost.limiter = ComputeLimiter::kCompute;
   } else if (cost.memory_s > 0) {

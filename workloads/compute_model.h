@@ -16,9 +16,9 @@
 //                 matmul_peak_fraction. REQUIRES: a named kernel the family has a curve for.
 //   kNorm, kElementwise, kEmbedding, kLoss, kOptimizer: HBM-bound; their FLOPs run on the vector
 //                 units (CUDA cores, VPU) in the shadow of the memory traffic and are not timed.
-//                 The bandwidth fraction is the family's for the op's kernel class where it has
-//                 one (Op::kernel, hbm_kernel.h: softmax, dropout, LayerNorm, GeLU), hbm_fraction
-//                 otherwise.
+//                 Their bytes stream at the family's rate for the op's kernel class where it has
+//                 one (Op::kernel, hbm_kernel.h: softmax, dropout, LayerNorm, GeLU; capped at
+//                 hbm_fraction of the chip's bandwidth), at hbm_fraction otherwise.
 //   kCollective   not a compute op (REQUIRES: never passed here).
 //
 // Matmul efficiency, for `batch` independent [m,k] x [k,n] products:
@@ -111,11 +111,15 @@ struct ComputeEfficiency {
   const AttentionCurve* AttentionCurveOf(std::string_view name) const;
   // Fraction of the HBM bandwidth a streaming kernel sustains; in (0, 1].
   double hbm_fraction = 1;
-  // The fractions of kernel classes (hbm_kernel.h) that stream below it, each in (0, 1]; a class
-  // absent here runs at hbm_fraction.
-  std::vector<std::pair<std::string, double>> hbm_kernel_fractions;
-  // The fraction of the HBM bandwidth an HBM-bound op of kernel `name` sustains ("": hbm_fraction).
-  double HbmFractionOf(std::string_view name) const;
+  // The kernel classes (hbm_kernel.h) a profile times below the streaming rate: each class's
+  // achieved bytes/s (> 0), which on a chip of the family is capped at hbm_fraction of its
+  // bandwidth. Bytes/s, not a fraction: kernels this far below the roofline are held back by their
+  // SMs (issue rate, loads in flight), which chips of one family share whatever their HBM. A class
+  // absent here streams at hbm_fraction.
+  std::vector<std::pair<std::string, double>> hbm_kernel_bytes_per_s;
+  // The bytes/s at which an HBM-bound op of kernel `name` ("" for none) streams on a chip whose
+  // HBM moves `hbm_bytes_per_s`.
+  double HbmBytesPerSOf(std::string_view name, double hbm_bytes_per_s) const;
   // Fixed cost of one compute op (launch, prologue, tail), added to its roofline time:
   // matmul_overhead for kMatmul and kAttention (library GEMM and attention kernels),
   // kernel_overhead for the HBM-bound kinds.
@@ -160,7 +164,7 @@ enum class ComputeLimiter { kCompute, kMemory, kNone };
 struct OpCost {
   sim::Time duration;     // What the compute stream is busy for.
   double compute_s = 0;   // FLOPs / (peak x efficiency); 0 for HBM-bound kinds.
-  double memory_s = 0;    // HBM bytes / (HBM bandwidth x HbmFractionOf(op.kernel)).
+  double memory_s = 0;    // HBM bytes / HbmBytesPerSOf(op.kernel, HBM bandwidth).
   double efficiency = 0;  // The peak fraction applied to the FLOPs; 0 for HBM-bound kinds.
   ComputeLimiter limiter = ComputeLimiter::kNone;
   double achieved_flops_per_s = 0;  // op.flops / duration.

@@ -1,7 +1,7 @@
 // The HBM-bound kernels a chip family calibrates by name: an HBM-bound op (norm, elementwise)
-// whose Op::kernel names one of these is timed at the family's own fraction of the HBM bandwidth
-// for it (ComputeEfficiency::hbm_kernel_fractions), where the family has one; every other
-// HBM-bound op at the family's streaming fraction (hbm_fraction).
+// whose Op::kernel names one of these streams at the family's own rate for it
+// (ComputeEfficiency::hbm_kernel_bytes_per_s), where the family has one; every other HBM-bound op
+// at the family's streaming fraction (hbm_fraction).
 //
 // Each name is a kernel algorithm, the way the frameworks' kernels implement it, with a ".dx"
 // sibling for its backward:
@@ -10,10 +10,15 @@
 //                 which extends it); softmax.dx its backward (dY and the output in, dX out).
 //   dropout       dropout with its random numbers drawn in the kernel (Philox), writing the
 //                 output and a one-byte mask; dropout.dx scales dY by the saved mask.
-//   layernorm     LayerNorm over rows of d_model (mean and variance per row); layernorm.dx its
-//                 two backward kernels, the input gradient and the reduction over tokens for the
-//                 gain and bias gradients.
+//   layernorm     PyTorch's LayerNorm over rows of d_model (mean and variance per row);
+//                 layernorm.dx its two backward kernels, the input gradient and the reduction over
+//                 tokens for the gain and bias gradients. Under eager kernels only (--kernels
+//                 eager, eager_kernels.h): Transformer Engine's, apex's and compiled LayerNorms
+//                 organise the reduction their own way and are not measured.
 //   gelu          the tanh GeLU; gelu.dx its backward.
+// The softmax, dropout and GeLU classes hold under fused kernels too (an assumption): the
+// softmax's algorithm is the same kernel's, and dropout's and GeLU's cost is their per-element
+// arithmetic (Philox, tanh), which a fused kernel also pays.
 // RMSNorm, SwiGLU, rotary and residual adds are not classes: their fused kernels stream at the
 // family's hbm_fraction (QuACK's RMSNorm reaches ~0.90 on H100, calibration.md G3).
 

@@ -7,6 +7,7 @@
 
 #include "sim/check.h"
 #include "topology/names.h"
+#include "workloads/hbm_kernel.h"
 
 namespace podsim::workloads {
 namespace {
@@ -142,6 +143,15 @@ class Builder {
     op.hbm_read_bytes = d_.e * reads * elements;
     op.hbm_write_bytes = d_.e * writes * elements;
     op.output_bytes = op.hbm_write_bytes;
+    return op;
+  }
+
+  // The MLP's activation over `elements`: SwiGLU (gate and up in) or the tanh GeLU, whose
+  // kernel class the family may time (hbm_kernel.h).
+  Op Activation(std::string name, double elements) const {
+    Op op = Elementwise(std::move(name), OpKind::kElementwise, elements,
+                        d_.gated ? kSiluGateFlops : kGeluFlops, d_.gated ? 2 : 1, 1);
+    if (!d_.gated) op.kernel = kGeluKernel;
     return op;
   }
 
@@ -351,9 +361,7 @@ void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout
     b.set_last(routed_in);
   }
   pre_act.push_back(b.Add(grouped("moe.experts.up", d.d_in, fe)));
-  b.Add(b.Elementwise("moe.experts.act", OpKind::kElementwise, rows * fe,
-                      d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
-        pre_act);
+  b.Add(b.Activation("moe.experts.act", rows * fe), pre_act);
   b.Add(grouped("moe.experts.down", fe, d.d_in));
   if (ep) {
     b.Add(b.Collective("ep.all-to-all.moe.combine", CollectiveOp::kAllToAll, "ep", exchange));
@@ -373,9 +381,7 @@ void AppendMoe(Builder& b, const ModelSpec& model, const InferenceLayout& layout
       b.set_last(input);
     }
     shared_pre.push_back(b.Add(b.Matmul("moe.shared.up", tok, d.d_in, fs, d.bias)));
-    b.Add(b.Elementwise("moe.shared.act", OpKind::kElementwise, tok * fs,
-                        d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
-          shared_pre);
+    b.Add(b.Activation("moe.shared.act", tok * fs), shared_pre);
     sum.push_back(b.Add(b.Matmul("moe.shared.down", tok, fs, d.d_in, d.bias)));
   }
   b.Add(b.Elementwise("moe.sum", OpKind::kElementwise, tok * d.d_in, kAddFlops,
@@ -486,9 +492,7 @@ OpList LayerOps(const ModelSpec& model, const InferenceLayout& layout, Inference
           pre_act);
     pre_act = {b.last()};
   }
-  b.Add(b.Elementwise("mlp.act", OpKind::kElementwise, d.tok * d.f_act,
-                      d.gated ? kSiluGateFlops : kGeluFlops, d.gated ? 2 : 1, 1),
-        pre_act);
+  b.Add(b.Activation("mlp.act", d.tok * d.f_act), pre_act);
   if (d.two_d) {
     b.Add(b.Collective("tp2.all-gather.mlp", CollectiveOp::kAllGather, "tp2", d.x * d.tok * d.f));
   }

@@ -30,7 +30,11 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   const bool layer_norm = model.norm == NormKind::kLayer;
   d.norm_flops = layer_norm ? kLayerNormFlops : kRmsNormFlops;
   d.norm_params = layer_norm ? 2 * d.d : d.d;
-  d.norm_kernel = layer_norm ? kLayerNormKernel : std::string_view();
+  // PyTorch's own LayerNorm kernels, which the class was fitted on, run under eager kernels;
+  // Transformer Engine's, apex's and compiled ones are other implementations of the reduction
+  // (hbm_kernel.h), which stream at the family's hbm_fraction.
+  d.norm_kernel = layer_norm && options.kernels == KernelLibrary::kEager ? kLayerNormKernel
+                                                                         : std::string_view();
   d.tp = layout.tp > 1;
   d.sp = layout.sp && layout.tp > 1;
   d.ring = layout.ring_attention() && d.cp > 1;
@@ -70,13 +74,17 @@ Op Norm(const Builder& b, const std::string& name, const Dims& d) {
   return op;
 }
 
+Op HiddenDropout(const Builder& b, const std::string& name, const Dims& d) {
+  Op drop = b.Elementwise(name, OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1, 1, d.e);
+  drop.kernel = kDropoutKernel;
+  drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
+  drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
+  return drop;
+}
+
 double GradWireBytes(const Layout& layout, const OpOptions& options) {
-  // Gradients travel in the recipe's reduce precision (Mixed()'s fp32), else in their
-  // accumulation precision (fp32 main grads in Megatron), or as the working precision when the
-  // recipe keeps none.
-  if (options.precision.reduce_bytes > 0) return options.precision.reduce_bytes;
-  const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
-  return buffer > 0 ? buffer : options.precision.param_bytes;
+  // Mixed()'s fp32, Megatron's fp32 main grads, or the working precision (precision.h).
+  return options.precision.GradWireBytes(layout.microbatch_count());
 }
 
 // Gradient reductions of `params` parameters (per tp shard) after the weight-gradient ops `dws`,

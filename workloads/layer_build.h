@@ -28,6 +28,8 @@ inline constexpr double kRotaryFlops = 3;
 inline constexpr double kSiluGateFlops = 5;
 inline constexpr double kGeluFlops = 8;
 inline constexpr double kSoftmaxFlops = 5;
+// Dropout masks are one byte per element (Korthikanti et al. 2022, sec. 4.1).
+inline constexpr double kMaskBytes = 1;
 // Softmax statistics a flash kernel keeps per query row and head (log-sum-exp), fp32.
 inline constexpr double kFlashStatBytes = 4;
 
@@ -52,9 +54,10 @@ struct Dims {
   double heads;    // Heads on this chip.
   double norm_flops;
   double norm_params;
-  std::string_view norm_kernel;  // The norms' kernel class (hbm_kernel.h); "" for RMSNorm.
-  bool tp;                       // tp > 1.
-  bool sp;                       // Sequence parallel collectives (sp and tp > 1).
+  // The norms' kernel class (hbm_kernel.h): PyTorch's LayerNorm under eager kernels, else "".
+  std::string_view norm_kernel;
+  bool tp;    // tp > 1.
+  bool sp;    // Sequence parallel collectives (sp and tp > 1).
   bool ring;  // Ring attention over the cp chips (Layout::ring_attention() and cp > 1).
 };
 
@@ -160,6 +163,10 @@ void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase);
 void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase);
 
 Op Norm(const Builder& b, const std::string& name, const Dims& d);
+
+// Dropout on the [tokens, D] activation (after the embedding, the attention and the MLP): the
+// output and a one-byte mask written, the mask kept for the backward.
+Op HiddenDropout(const Builder& b, const std::string& name, const Dims& d);
 
 double GradWireBytes(const Layout& layout, const OpOptions& options);
 

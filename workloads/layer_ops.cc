@@ -31,11 +31,13 @@ using layer_build::ElementwiseBackward;
 using layer_build::ExpertGroups;
 using layer_build::Find;
 using layer_build::GradWireBytes;
+using layer_build::HiddenDropout;
 using layer_build::IsRoutedExpertOp;
 using layer_build::kAddFlops;
 using layer_build::kDropoutFlops;
 using layer_build::kFlashStatBytes;
 using layer_build::kGeluFlops;
+using layer_build::kMaskBytes;
 using layer_build::kRotaryFlops;
 using layer_build::kSiluGateFlops;
 using layer_build::kSoftmaxFlops;
@@ -46,8 +48,6 @@ using layer_build::TpReduce;
 using layer_build::WeightGather;
 
 constexpr double kAdamFlopsPerParam = 14;
-// Dropout masks are one byte per element (Korthikanti et al. 2022, sec. 4.1).
-constexpr double kMaskBytes = 1;
 // Logits are upcast to fp32 for the cross-entropy (Korthikanti et al. 2022, sec. 4.3: 4sbv/t).
 constexpr double kLogitBytes = 4;
 
@@ -180,12 +180,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   b.Add(out);
   TpReduce(b, d, "attn", phase);
   if (model.dropout) {
-    Op drop = b.Elementwise("attn.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
-                            1, d.e);
-    drop.kernel = kDropoutKernel;
-    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
-    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
-    b.Add(drop);
+    b.Add(HiddenDropout(b, "attn.dropout", d));
   }
   b.Add(b.Elementwise("attn.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
 
@@ -198,12 +193,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
     TpReduce(b, d, "mlp", phase);
   }
   if (model.dropout) {
-    Op drop = b.Elementwise("mlp.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
-                            1, d.e);
-    drop.kernel = kDropoutKernel;
-    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
-    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
-    b.Add(drop);
+    b.Add(HiddenDropout(b, "mlp.dropout", d));
   }
   b.Add(b.Elementwise("mlp.residual", OpKind::kElementwise, d.sp_tok * d.d, kAddFlops, 2, 1, d.e));
 }
@@ -473,12 +463,7 @@ OpList EmbeddingForwardOps(const ModelSpec& model, const Layout& layout, const S
                         d.e));
   }
   if (model.dropout) {
-    Op drop = b.Elementwise("embed.dropout", OpKind::kElementwise, d.sp_tok * d.d, kDropoutFlops, 1,
-                            1, d.e);
-    drop.kernel = kDropoutKernel;
-    drop.hbm_write_bytes += kMaskBytes * d.sp_tok * d.d;
-    drop.saved_bytes = kMaskBytes * d.sp_tok * d.d;
-    b.Add(drop);
+    b.Add(HiddenDropout(b, "embed.dropout", d));
   }
   return b.Take();
 }
@@ -487,6 +472,7 @@ OpList EmbeddingBackwardOps(const ModelSpec& model, const Layout& layout, const 
                             const OpOptions& options) {
   const Dims d = DimsOf(model, layout, shape, options);
   Builder b(Phase::kBackwardWeight);
+  if (model.dropout) b.Add(ElementwiseBackward(b, HiddenDropout(b, "embed.dropout", d)));
   SpGather(b, d, "embed.dx", Phase::kBackwardInput);
   // Scatter-add of the output gradient into the rows of the embedding gradient.
   Op scatter = b.Base("embed.lookup.dw", OpKind::kEmbedding, Phase::kBackwardWeight);

@@ -126,9 +126,9 @@ TEST(LayerOpsTest, X10SelectiveRecomputeExtraFlops) {
                    4 * B * N * H * T * T);
 }
 
-// The kernels a Megatron-style layer (LayerNorm, GeLU, dropout, materialized attention) runs are
-// named by their class (hbm_kernel.h), forward, recomputed and backward, with the bytes of
-// data/calibration/kernels.csv's fit; RMSNorm and SwiGLU name none.
+// The kernels a Megatron-style layer (LayerNorm, GeLU, dropout, materialized attention) runs in
+// PyTorch eager are named by their class (hbm_kernel.h), forward, recomputed and backward, with
+// the bytes of data/calibration/kernels.csv's fit; RMSNorm and SwiGLU name none.
 TEST(LayerOpsTest, NonGemmKernelsNameTheirClassWithTheFittedBytes) {
   Case s = Make(
       "custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000,"
@@ -137,6 +137,7 @@ TEST(LayerOpsTest, NonGemmKernelsNameTheirClassWithTheFittedBytes) {
   OpOptions options;
   options.attention = AttentionKernel::kMaterialized;
   options.recompute = RecomputePolicy::kFull;
+  options.kernels = KernelLibrary::kEager;  // PyTorch's LayerNorm (hbm_kernel.h).
   const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options);
   const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options);
   const double P = 2.0 * 8 * 512 * 512, Th = 2.0 * 512 * 1024, Tf = 2.0 * 512 * 4096;
@@ -154,12 +155,20 @@ TEST(LayerOpsTest, NonGemmKernelsNameTheirClassWithTheFittedBytes) {
   EXPECT_DOUBLE_EQ(bytes["dropout"], 5 * (P + 2 * Th));
   EXPECT_DOUBLE_EQ(bytes["dropout.dx"], 5 * (P + 2 * Th));
   EXPECT_DOUBLE_EQ(bytes["layernorm"], 2 * (4 * Th + 2 * 2 * 1024));
+  EXPECT_DOUBLE_EQ(bytes["layernorm.dx"], 2 * (10 * Th + 8 * 1024));
   EXPECT_DOUBLE_EQ(bytes["gelu"], 4 * Tf);
   EXPECT_DOUBLE_EQ(bytes["gelu.dx"], 6 * Tf);
   EXPECT_EQ(bytes.size(), 8u);
   int recomputed = 0;
   for (const Op& op : bwd) recomputed += op.phase == Phase::kRecompute && op.kernel == "softmax";
   EXPECT_EQ(recomputed, 1);
+  // Fused kernels (Transformer Engine's, apex's LayerNorm) are not PyTorch's: no class.
+  options.kernels = KernelLibrary::kFused;
+  for (const Op& op : LayerBackwardOps(s.model, s.layout, s.shape, options)) {
+    if (op.kind == OpKind::kNorm) {
+      EXPECT_EQ(op.kernel, "") << op.name;
+    }
+  }
 
   Case rms =
       Make("custom:layers=2,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,vocab=1000",

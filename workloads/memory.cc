@@ -132,8 +132,9 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   const double act = e * D(shape.tokens) * D(model.d_model);
   if (layout.fsdp > 1 || layout.expert_fsdp() > 1) {
     // Current and prefetched layer gathered, minus the chip's own shard (already counted), plus
-    // one layer's gradients before the reduce-scatter: of the stage's largest layer.
-    const double grad = p.grad_bytes > 0 ? p.grad_bytes : p.param_bytes;
+    // one layer's gradients before the reduce-scatter, in its precision: of the stage's largest
+    // layer.
+    const double grad = p.GradWireBytes(layout.microbatch_count());
     // The shards other chips hold, of a layer's `params` over `shards`.
     // Gathered in fp8 (1 byte) under OpOptions::fp8_all_gather.
     const double gathered_bytes = options.fp8_all_gather ? 1.0 : p.param_bytes;

@@ -75,7 +75,8 @@ struct Op {
   // rewrite into separate kernels (eager_kernels.h) needs; 0 elsewhere. Not part of schedules.
   double elements = 0;
   // kAttention: the named kernel whose curve times it ("fa2", "cudnn"; layer_ops.h
-  // AttentionKernel); "": the family's flash kernel.
+  // AttentionKernel); "": the family's flash kernel. HBM-bound ops: a kernel class the family may
+  // time below its streaming rate ("softmax", "gelu.dx", ...; hbm_kernel.h); "": none.
   std::string kernel;
 
   // Activation bytes this forward op keeps for the backward pass when nothing is recomputed

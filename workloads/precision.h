@@ -66,6 +66,17 @@ struct PrecisionRecipe {
     if (accumulation_bytes > 0) return accumulation_bytes;
     return grad_bytes > 0 ? grad_bytes : param_bytes;
   }
+  // Bytes per parameter of the gradients on the wire of a step of `microbatches`: reduce_bytes,
+  // else the gradient buffer's, or the working precision's when the recipe holds none. At one
+  // microbatch Mixed() holds bf16 gradients and sends fp32 ones: each bucket is cast for its
+  // reduction (FSDP2's reduce_dtype), and its fp32 result takes the place of the bf16 gradient
+  // (FSDP2's fp32 gradient shard, whose fp32 parameter shard podsim counts as bf16 working copy
+  // plus fp32 master: the same 16 bytes); the cast's pass over HBM is not modelled.
+  double GradWireBytes(int microbatches) const {
+    if (reduce_bytes > 0) return reduce_bytes;
+    const double buffer = GradBufferBytes(microbatches);
+    return buffer > 0 ? buffer : param_bytes;
+  }
   double total_bytes_per_param(int microbatches = 1) const {
     return param_bytes + GradBufferBytes(microbatches) + master_bytes + optimizer_bytes;
   }
