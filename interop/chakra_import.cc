@@ -39,7 +39,11 @@ class Importer {
  public:
   Importer(const topology::System& system, const std::vector<ChakraRankTrace>& ranks,
            const CommGroups& groups, const ChakraImportOptions& options)
-      : system_(system), ranks_(ranks), groups_(groups), options_(options) {}
+      : system_(system),
+        efficiency_(workloads::DefaultComputeEfficiency(system.chip)),
+        ranks_(ranks),
+        groups_(groups),
+        options_(options) {}
 
   sim::StatusOr<ChakraImport> Run();
 
@@ -59,10 +63,11 @@ class Importer {
   // Restores the podsim attributes of a node podsim wrote.
   sim::Status Restore(const Node& node, schedule::Op* op);
   // The op's numbers within what a schedule may hold (schedule_check.h), its stream its kind's.
-  static sim::Status CheckOp(const schedule::Op& op);
+  sim::Status CheckOp(const schedule::Op& op) const;
   sim::Status PairPointToPoint() const;
 
   const topology::System& system_;
+  const workloads::ComputeEfficiency efficiency_;  // The chip's, which times the ops' kernels.
   const std::vector<ChakraRankTrace>& ranks_;
   const CommGroups& groups_;
   const ChakraImportOptions& options_;
@@ -240,7 +245,7 @@ sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
   return sim::Status::Ok();
 }
 
-sim::Status Importer::CheckOp(const schedule::Op& op) {
+sim::Status Importer::CheckOp(const schedule::Op& op) const {
   using workloads::kMaxOpBytes;
   using workloads::kMaxOpFlops;
   for (double value : {op.flops(), op.model_flops(), op.hfu_flops(), op.hbm_bytes(),
@@ -266,6 +271,10 @@ sim::Status Importer::CheckOp(const schedule::Op& op) {
   if (op.stream().empty() || compute != (op.stream() == "compute")) {
     return sim::Status::InvalidArgument("attr podsim_stream: '" + op.stream() + "' is not a " +
                                         (compute ? "compute" : "communication") + " stream");
+  }
+  if (const std::string kernel = workloads::KernelProblem(op, system_.chip, efficiency_);
+      !kernel.empty()) {
+    return sim::Status::InvalidArgument("attr podsim_" + kernel);
   }
   return sim::Status::Ok();
 }

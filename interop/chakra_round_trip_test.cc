@@ -5,7 +5,9 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 
+#include "interop/chakra_attrs.h"
 #include "interop/chakra_export.h"
 #include "interop/chakra_import.h"
 #include "topology/system.h"
@@ -126,6 +128,43 @@ TEST(ChakraRoundTripTest, KernelsThatTimeOpsComeBack) {
     EXPECT_GT(kernels, 0);
     EXPECT_GT(run.original.step_time.ToSeconds(), 0);
     EXPECT_EQ(run.imported.step_time, run.original.step_time);
+  }
+}
+
+// A podsim node whose kernel its op cannot name (a matmul naming a kernel class, an unknown
+// class) is refused by the import, as the schedule check would (found by fuzz/chakra_fuzzer).
+TEST(ChakraRoundTripTest, AKernelItsOpCannotNameIsRefused) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:2");
+  ASSERT_TRUE(system.ok());
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kSmall);
+  ASSERT_TRUE(model.ok());
+  const schedule::Schedule schedule =
+      workloads::TrainingSchedule("h100:2", *model, *workloads::ParseLayout("dp=2"),
+                                  workloads::BatchSpec{2, 1024}, workloads::OpOptions{});
+  sim::StatusOr<ChakraExport> exported =
+      ExportChakra(*system, schedule, workloads::DefaultComputeEfficiency(system->chip));
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  for (const auto& [kind, kernel, message] :
+       {std::tuple{"MATMUL", "softmax", "attr podsim_kernel: only attention and HBM-bound ops"},
+        std::tuple{"NORM", "sofmax", "attr podsim_kernel: 'sofmax' is not an HBM kernel class"}}) {
+    std::vector<ChakraRankTrace> ranks = exported->ranks;
+    bool marked = false;
+    for (ChakraRankTrace& rank : ranks) {
+      for (ChakraProtoMsg::Node& node : rank.nodes) {
+        for (const ChakraProtoMsg::AttributeProto& attr : node.attr()) {
+          if (attr.name() == "podsim_kind" && attr.string_val() == kind && !marked) {
+            AddStringAttr(&node, kPodsimKernel, kernel);
+            marked = true;
+            break;
+          }
+        }
+      }
+    }
+    ASSERT_TRUE(marked) << kind;
+    sim::StatusOr<ChakraImport> imported = ImportChakra(*system, ranks, exported->groups);
+    ASSERT_FALSE(imported.ok()) << kind;
+    EXPECT_EQ(imported.status().code(), sim::Status::Code::kInvalidArgument);
+    EXPECT_NE(imported.status().message().find(message), std::string::npos) << imported.status();
   }
 }
 

@@ -72,24 +72,7 @@ sim::Status CheckOp(const Program& program, int p, int i, const MeshGrid& grid,
     if (op.kind() != schedule::MATMUL) return bad("fp8: only a matmul runs in fp8");
     if (!(chip.fp8_flops_per_s > 0)) return bad("fp8: chip " + chip.name + " has no fp8 peak");
   }
-  if (!op.kernel().empty() && op.kind() != schedule::ATTENTION) {
-    if (op.kind() == schedule::MATMUL || op.kind() == schedule::COLLECTIVE ||
-        op.kind() == schedule::SEND || op.kind() == schedule::RECV) {
-      return bad("kernel: only attention and HBM-bound ops name a kernel");
-    }
-    if (!IsHbmKernelClass(op.kernel())) {
-      std::string known;
-      for (std::string_view name : HbmKernelClasses()) {
-        known += (known.empty() ? "" : ", ") + std::string(name);
-      }
-      return bad("kernel: '" + op.kernel() + "' is not an HBM kernel class (" + known + ")");
-    }
-  } else if (!op.kernel().empty()) {
-    if (efficiency.AttentionCurveOf(op.kernel()) == nullptr) {
-      return bad("kernel: no attention kernel '" + op.kernel() + "' calibrated for chip " +
-                 chip.name + " (family " + efficiency.family + ")");
-    }
-  }
+  if (std::string kernel = KernelProblem(op, chip, efficiency); !kernel.empty()) return bad(kernel);
   if (op.launched() && op.kind() != schedule::COLLECTIVE) {
     return bad("launched: only a collective continues a launched operation");
   }
@@ -252,6 +235,25 @@ void CollectiveGroup(const schedule::Schedule& schedule, const CheckedSchedule& 
   }
 }
 
+std::string KernelProblem(const schedule::Op& op, const topology::ChipSpec& chip,
+                          const ComputeEfficiency& efficiency) {
+  if (op.kernel().empty()) return "";
+  if (op.kind() == schedule::ATTENTION) {
+    if (efficiency.AttentionCurveOf(op.kernel()) != nullptr) return "";
+    return "kernel: no attention kernel '" + op.kernel() + "' calibrated for chip " + chip.name +
+           " (family " + efficiency.family + ")";
+  }
+  if (!IsComputeKind(op.kind()) || op.kind() == schedule::MATMUL) {
+    return "kernel: only attention and HBM-bound ops name a kernel";
+  }
+  if (IsHbmKernelClass(op.kernel())) return "";
+  std::string known;
+  for (std::string_view name : HbmKernelClasses()) {
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  return "kernel: '" + op.kernel() + "' is not an HBM kernel class (" + known + ")";
+}
+
 bool IsComputeKind(schedule::OpKind kind) {
   return kind != schedule::COLLECTIVE && kind != schedule::SEND && kind != schedule::RECV &&
          kind != schedule::OP_KIND_UNSPECIFIED;
@@ -293,7 +295,9 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
     int64_t grid_size = 1;
     for (int32_t length : group.shape()) {
       if (length < 1) return sim::Status::InvalidArgument(at + ": shape: sizes must be >= 1");
-      grid_size = std::min<int64_t>(grid_size * length, int64_t{1} << 40);
+      // Saturates at 2^40 (the product of int32 lengths overflows int64 otherwise).
+      constexpr int64_t kMaxGrid = int64_t{1} << 40;
+      grid_size = grid_size > kMaxGrid / length ? kMaxGrid : std::min(grid_size * length, kMaxGrid);
     }
     if (!group.shape().empty() && grid_size != group.chips_size()) {
       return sim::Status::InvalidArgument(at + ": shape: sizes multiply to " +

@@ -31,6 +31,7 @@
 #include "schedule.pb.h"
 #include "sim/status.h"
 #include "topology/system.h"
+#include "workloads/compute_model.h"
 #include "workloads/mesh_grid.h"
 
 namespace podsim::workloads {
@@ -64,6 +65,12 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
 
 // The compute kinds (those that run on the "compute" stream).
 bool IsComputeKind(schedule::OpKind kind);
+
+// What is wrong with the kernel `op` names on `chip` ("kernel: ..."), or "" when nothing is: an
+// attention op names a kernel the family has a curve for, an HBM-bound op a kernel class
+// (hbm_kernel.h), and no other op a kernel.
+std::string KernelProblem(const schedule::Op& op, const topology::ChipSpec& chip,
+                          const ComputeEfficiency& efficiency);
 
 }  // namespace podsim::workloads
 

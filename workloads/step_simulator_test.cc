@@ -414,6 +414,10 @@ TEST(StepSimulatorTest, ScheduleGroupsAreTheirMeshAxesGroups) {
        "schedule: group 1 'g': name: a second group of that name"},
       {mesh + "groups { name: 'g' chips: 0 chips: 1 shape: 3 } programs { name: 'p' }",
        "schedule: group 0 'g': shape: sizes multiply to 3, not its 2 chips"},
+      // Found by fuzz/schedule_binary_fuzzer: the product saturates instead of overflowing.
+      {mesh + "groups { name: 'g' chips: 0 shape: 1073741824 shape: 1073741824 shape: "
+              "536870911 } programs { name: 'p' }",
+       "schedule: group 0 'g': shape: sizes multiply to 1099511627776, not its 1 chips"},
       {mesh + "programs { name: 'p' " + op + " }",
        "schedule: program 0 'p' op 0 'c': group: no schedule group 'g'"},
       {mesh + "groups { name: 'g' chips: 0 chips: 1 } programs { name: 'p' " + op + " }",
