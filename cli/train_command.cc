@@ -557,7 +557,8 @@ Command AddTrainCommand(CLI::App& app) {
          "[,order=..]; pp>1 needs microbatches= or mbs= (sequences per microbatch per data "
          "shard); cp splits each sequence over chips; with fewer sequences than dp*fsdp, each "
          "is split over seq_shards of the data chips (automatic: what the batch needs); ep "
-         "(experts split over chips) folds into dp or fsdp, and with etp=1 into tp too")
+         "(experts split over chips) folds into cp first, then dp or fsdp, and with etp=1 into tp "
+         "too")
       ->required();
   AddBatchFlags(sub, &flags->batch_tokens, &flags->seq);
   sub->add_option("--recompute", flags->recompute,

@@ -160,14 +160,22 @@ Outcome RunCase(uint32_t seed) {
     if (pp > 1) text += ",microbatches=" + std::to_string(pp * (1 + rng() % 2));
     if (cp > 1) text += ",cp=" + std::to_string(cp);
     // Models with experts need sp with tp (Megatron-LM); their ep takes a factor of dp or
-    // fsdp, and with etp=1 spans tp too.
+    // fsdp (with cp, cp's chips first), and with etp=1 spans tp too.
     const bool sp = rng() % 3 == 0;
     if (tp > 1 && (model->moe() || sp)) text += ",sp=1";
     if (model->moe()) {
       // etp=1 spans tp: the rest of ep must still divide the experts.
       const int etp = tp > 1 && tp < model->experts && moe_rng() % 2 == 0 ? 1 : tp;
       const int most = static_cast<int>(model->experts) / (etp == 1 ? tp : 1);
-      const int data = Factor(moe_rng() % 2 == 0 ? dp : fsdp, most, moe_rng);
+      int data = Factor(moe_rng() % 2 == 0 ? dp : fsdp, most, moe_rng);
+      if (cp > 1) {
+        // With cp, ep takes cp's chips first (layout.h): part of them, or all of them and a
+        // factor of dp or fsdp (from a stream of its own, so that the other draws stay).
+        std::mt19937 ep_cp_rng(seed ^ 0x68e31da4u);
+        data = ep_cp_rng() % 2 == 0 ? Factor(cp, most, ep_cp_rng)
+                                    : cp * Factor(ep_cp_rng() % 2 == 0 ? dp : fsdp,
+                                                  std::max(1, most / cp), ep_cp_rng);
+      }
       const int ep = etp == 1 ? data * tp : data;
       if (ep > 1) text += ",ep=" + std::to_string(ep) + ",etp=" + std::to_string(etp);
     }

@@ -248,6 +248,8 @@ constexpr const char* kTorchtitanMemoryNote =
 constexpr double kG62MemoryRowGuard = 0.17;
 // MoE Parallel Folding rows: worst 16% (the fine-grained G8T8 with folding); a guard, not a target.
 constexpr double kG6FoldingRowGuard = 0.25;
+// Its context-scaling rows: a guard at today's worst (see the test) plus a margin, not a target.
+constexpr double kG6FoldingContextRowGuard = 0.40;
 constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
 // Megatron-Bridge 25.11: worst 67.5% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are -7% and
 // -6%, the MoE rows -35% to -68%.
@@ -1080,6 +1082,80 @@ TEST(TrainingValidationTest, DISABLED_G6ParallelFoldingH100) {
   }
   summary.Print();
   EXPECT_LE(summary.Worst(), kG6FoldingRowGuard);
+}
+
+// Table 5 of the same paper: context scaling of Mixtral 8x22B, the tokens of a step held at
+// 16,777,216 while the sequence grows from 16K to 128K tokens and the GPUs from 128 to 1,024, each
+// row with its CP, TP, EP, PP and (with folding) ETP 1; DP 2 in every row. The ep group takes cp's
+// chips first (layout.h, ep), as Megatron-Core's rank order does. Assumed as for Table 3, and
+// attention's keys and values passed round the cp ring (Megatron-Core's default p2p). Table 5's
+// Qwen2-57B-A14B rows are left out: in the copy read they repeat Mixtral's, digit for digit.
+// Hundreds of microbatches a step: the rows run podsim's default, whose approximation gave
+// --exact's step time within 0.01% on the 128- and 1,024-GPU folding rows (2026-12-04; --exact
+// takes 20 and 48 s there).
+TEST(TrainingValidationTest, DISABLED_G6ParallelFoldingContextScalingH100) {
+  struct Row {
+    const char* method;
+    int gpus, cp, tp, ep, etp;
+    int64_t seq;
+    double mfu;
+  };
+  constexpr int64_t kTokens = 16'777'216;
+  constexpr int kPp = 8;
+  constexpr double kPaperPeak = 989.5e12;
+  sim::StatusOr<ModelSpec> model = ParseModel("mixtral-8x22b");
+  ASSERT_TRUE(model.ok());
+  ErrorSummary summary("G6 MoE Parallel Folding context scaling on H100");
+  for (const Row& r :
+       {Row{"MCore", 128, 4, 2, 4, 2, 16384, 0.453}, Row{"MCore", 256, 8, 2, 4, 2, 32768, 0.432},
+        Row{"MCore", 512, 16, 2, 4, 2, 65536, 0.426},
+        Row{"MCore", 1024, 16, 4, 8, 4, 131072, 0.382},
+        Row{"folding", 128, 4, 2, 8, 1, 16384, 0.476},
+        Row{"folding", 256, 8, 2, 8, 1, 32768, 0.451},
+        Row{"folding", 512, 8, 4, 8, 1, 65536, 0.445},
+        Row{"folding", 1024, 8, 8, 8, 1, 131072, 0.429}}) {
+    const int dp = r.gpus / (r.tp * r.cp * kPp);
+    const std::string system = "h100:" + std::to_string(r.gpus);
+    const std::string layout = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(r.tp) +
+                               ",sp=1,pp=" + std::to_string(kPp) + ",cp=" + std::to_string(r.cp) +
+                               ",ep=" + std::to_string(r.ep) + ",etp=" + std::to_string(r.etp) +
+                               ",mbs=1";
+    OpOptions options;
+    options.precision = PrecisionRecipe::Megatron();
+    options.distributed_optimizer = true;
+    options.attention = AttentionKernel::kCudnn;
+    options.model_flops_count = AttentionCount::kFull;
+    const TrainingResult result =
+        Train(system, *model, layout, kTokens / r.seq, options, {}, r.seq);
+    const double peak = System(system).chip.bf16_flops_per_s;
+    const double measured = result.step_time_s * result.mfu * peak / (r.mfu * kPaperPeak);
+    auto share = [&](const char* name) { return SharePercent(result, name); };
+    char what[240];
+    std::snprintf(what, sizeof what,
+                  "step time on %s, mixtral-8x22b %s at seq %lld (published "
+                  "MFU %.1f%%)",
+                  system.c_str(), layout.c_str(), static_cast<long long>(r.seq), 100 * r.mfu);
+    char note[600];
+    std::snprintf(note, sizeof note,
+                  "podsim's MFU %.1f%%: compute %.0f%% of the step, exposed cp %.0f%%, ep %.0f%%, "
+                  "pipeline %.0f%%; the published MFU falls from 16K to 128K, podsim's does not: "
+                  "podsim's ring attention overlaps every block's transfer with the block in hand "
+                  "and times its kernels on the causal curve at T/cp queries",
+                  100 * result.mfu, share("compute"), share("exposed_cp"), share("exposed_ep"),
+                  share("bubble") + share("idle"));
+    RecordSourceRow(summary,
+                    std::string("G6 Parallel Folding Mixtral-8x22B ") + r.method + " " +
+                        std::to_string(r.seq / 1024) + "K",
+                    what, result.step_time_s, measured, "hopper",
+                    "train --system " + system + " --model mixtral-8x22b --layout " + layout +
+                        " --batch-tokens " + std::to_string(kTokens) + " --seq " +
+                        std::to_string(r.seq) +
+                        " --precision megatron --distributed-optimizer --attention cudnn "
+                        "--flops-convention full",
+                    note);
+  }
+  summary.Print();
+  EXPECT_LE(summary.Worst(), kG6FoldingContextRowGuard);
 }
 
 // --- G6.4: DeepSeek-V3's pretraining cost (calibration.md G6.4: 180K H800 GPU-hours per trillion

@@ -223,7 +223,7 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("G6.2 torchtitan FSDP", "G6.2: torchtitan FSDP on 8 and 128 H100s, 32 and 64 H200s (step time)"),
            ("G6.3 ", "G6.3: BLOOM-176B on A100, Llama-3.1-8B on H200 and B200 (step time)"),
            ("G6.4 DeepSeek-V3", "G6.4: DeepSeek-V3 pretraining cost on H800 (step time)"),
-           ("G6 Parallel Folding ", "G6: MoE Parallel Folding, Megatron-Core on H100 (step time)"),
+           ("G6 Parallel Folding ", "G6: MoE Parallel Folding, Megatron-Core on H100, Tables 3 and 5 (step time)"),
            ("MB25.11 ", "Megatron-Bridge 25.11 performance summary, DGX-H100 and DGX-B200 (step time)")]
 
 

@@ -68,38 +68,46 @@ std::vector<topology::MeshAxis> Layout::MeshAxes() const {
                                           {"fsdp", expert_fsdp() / (sequence_in_fsdp() ? seq : 1)},
                                           {"tp", tp},
                                           {"pp", pp}};
-  if (context_shards() > 1) axes.push_back({"cp", context_shards()});
-  if (ep_data() > 1) axes.push_back({"ep", ep_data()});
+  if (context_shards() > 1) {
+    axes.push_back({"cp", context_shards() / (ep_in_cp() ? ep_data() : 1)});
+  }
+  if (ep_axis() > 1) axes.push_back({"ep", ep_axis()});
   return axes;
 }
 
 std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
-  const bool ep_axis = ep_data() > 1;
+  const bool ep_axis = this->ep_axis() > 1;
   const bool seq = sequence_shards() > 1;
+  // The mesh axes of cp's chips: "ep" too where it is carved out of them.
+  std::vector<std::string> cp_axes = {"cp"};
+  if (ep_axis && ep_in_cp()) cp_axes = {"ep", "cp"};
   if (group == "dp") {
     std::vector<std::string> axes = {"dp"};
     if (ep_axis && ep_in_dp()) axes.push_back("ep");
-    if (cp > 1 || (seq && !sequence_in_fsdp())) axes.push_back("cp");
+    if (cp > 1 || (seq && !sequence_in_fsdp()))
+      axes.insert(axes.end(), cp_axes.begin(), cp_axes.end());
     return axes;
   }
   if (group == "fsdp") {
-    if (ep_axis && !ep_in_dp()) return {"fsdp", "ep"};
+    if (ep_axis && !ep_in_dp() && !ep_in_cp()) return {"fsdp", "ep"};
     if (seq && sequence_in_fsdp()) return {"fsdp", "cp"};
     return {"fsdp"};
   }
   if (group == "ep") {
     std::vector<std::string> axes;
     if (expert_tp() == 1 && tp > 1) axes.push_back("tp");
+    if (ep_spans_cp()) axes.push_back("cp");
     if (ep_axis) axes.push_back("ep");
     return axes;
   }
   if (group == "expert-dp") {
-    if (cp > 1) return {"dp", "cp"};
+    if (expert_cp() > 1) return {"dp", "cp"};
     return {"dp"};
   }
   if (group == "expert-fsdp") return {"fsdp"};
   if (group == "etp") return {"tp"};
-  PODSIM_CHECK(group == "tp" || group == "pp" || group == "cp") << "no group " << group;
+  if (group == "cp") return cp_axes;
+  PODSIM_CHECK(group == "tp" || group == "pp") << "no group " << group;
   return {std::string(group)};
 }
 
@@ -299,10 +307,19 @@ sim::Status ValidateExpertAxes(const Layout& layout, const ModelSpec& model, con
                         " with etp=1 (the ep group spans the tp group)"}));
   }
   const int data = layout.ep_data();
-  if (layout.dp % data != 0 && layout.fsdp % data != 0) {
+  if (layout.cp > 1 && data % layout.cp != 0 && layout.cp % data != 0) {
     return fail(StrCat({"ep=", Str(layout.ep), " needs ", Str(data),
-                        " chips of the data axes: it must divide dp=", Str(layout.dp),
-                        " or fsdp=", Str(layout.fsdp)}));
+                        " chips of the data axes, cp's first: it must divide cp=", Str(layout.cp),
+                        " or be a multiple of it"}));
+  }
+  const int carved = layout.ep_axis();
+  if (!layout.ep_in_cp() && layout.dp % carved != 0 && layout.fsdp % carved != 0) {
+    const std::string what =
+        layout.ep_spans_cp()
+            ? StrCat({"all cp=", Str(layout.cp), " of them and ", Str(carved), " more, which"})
+            : std::string("it");
+    return fail(StrCat({"ep=", Str(layout.ep), " needs ", Str(data), " chips of the data axes: ",
+                        what, " must divide dp=", Str(layout.dp), " or fsdp=", Str(layout.fsdp)}));
   }
   return sim::Status::Ok();
 }

@@ -32,9 +32,13 @@
 //                 of the data axes, each expert's ffn is split over tp;
 //           etp = 1: the ep group spans the tp group and ep/tp chips of the data axes (ep a
 //                 multiple of tp), the experts are whole.
-//         The data part (ep_data()) is taken from dp when it divides dp, else from fsdp. The
-//         mesh then has an axis "ep" of that size, and dp (or fsdp) keeps the rest: the
-//         expert data parallelism, over which the experts' gradients are reduced. With tp > 1
+//         The data part (ep_data()) comes, as Megatron-Core orders its ranks (tp, cp, dp), from
+//         cp's chips first: with cp > 1 it is a divisor of cp (the mesh axis "ep" is carved out
+//         of cp's chips, and "cp" keeps the rest) or a multiple of cp (the ep group spans all of
+//         cp, and the rest is carved out of dp or fsdp); with cp = 1 it is taken from dp when
+//         it divides dp, else from fsdp. The mesh then has an axis "ep" of what is carved, and
+//         dp, fsdp or cp keeps the rest: with what cp keeps, the expert data parallelism, over
+//         which the experts' gradients are reduced. With tp > 1
 //         a model with experts needs sp (Megatron-LM requires sequence parallelism with MoE
 //         and tp).
 // Sequence sharding on the data axes (the book's "token-level data parallelism", How to Scale
@@ -124,16 +128,23 @@ struct Layout {
   // The chips that hold a replica of the same parameter shard and reduce its gradients: dp x cp;
   // of the routed experts: expert_dp() x cp.
   int grad_dp() const { return dp * cp; }
-  int expert_grad_dp() const { return expert_dp() * cp; }
+  int expert_grad_dp() const { return expert_dp() * expert_cp(); }
   int expert_tp() const { return etp > 0 ? etp : tp; }
-  // The chips of the ep group taken from the data axes: ep / tp with etp = 1, else ep (at least
-  // 1, so that an unvalidated layout with ep < tp still has mesh axes).
+  // The chips of the ep group taken from the data axes (cp, dp, fsdp): ep / tp with etp = 1, else
+  // ep (at least 1, so that an unvalidated layout with ep < tp still has mesh axes).
   int ep_data() const { return expert_tp() == 1 && tp > 1 ? std::max(1, ep / tp) : ep; }
-  // Whether ep_data() is taken from dp (else from fsdp).
-  bool ep_in_dp() const { return dp % ep_data() == 0; }
-  // Expert data parallelism: the dp and fsdp that remain for the experts.
-  int expert_dp() const { return ep_in_dp() ? dp / ep_data() : dp; }
-  int expert_fsdp() const { return ep_in_dp() ? fsdp : fsdp / ep_data(); }
+  // Whether the ep group spans all of cp's chips (ep_data() a multiple of cp > 1), or is carved
+  // out of part of them (a smaller ep_data()).
+  bool ep_spans_cp() const { return cp > 1 && ep_data() % cp == 0; }
+  bool ep_in_cp() const { return cp > 1 && ep_data() < cp; }
+  // The size of the mesh axis "ep": what the ep group carves out of cp, dp or fsdp.
+  int ep_axis() const { return ep_spans_cp() ? ep_data() / cp : ep_data(); }
+  // Whether the mesh axis "ep" is carved out of dp (else out of cp or fsdp).
+  bool ep_in_dp() const { return !ep_in_cp() && dp % ep_axis() == 0; }
+  // Expert data parallelism: the dp, fsdp and cp that remain for the experts.
+  int expert_dp() const { return ep_in_dp() ? dp / ep_axis() : dp; }
+  int expert_fsdp() const { return ep_in_dp() || ep_in_cp() ? fsdp : fsdp / ep_axis(); }
+  int expert_cp() const { return ep_spans_cp() ? 1 : ep_in_cp() ? cp / ep_data() : cp; }
   // The mesh axes of a group of the step's collectives: "tp", "pp", "cp", "dp", "fsdp" (the
   // attention's and dense layers' groups: with ep they include the mesh axis "ep", dp with cp
   // also "cp"), "ep" (the
@@ -154,7 +165,7 @@ struct Layout {
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group),
   // with context_shards() > 1 "cp" (sequence shards taken from dp or fsdp, which keep the
-  // rest), and with ep_data() > 1 "ep" (dp or fsdp then keep the rest).
+  // rest), and with ep_axis() > 1 "ep" (cp, dp or fsdp then keep the rest).
   std::vector<topology::MeshAxis> MeshAxes() const;
 };
 

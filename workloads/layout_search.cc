@@ -71,7 +71,7 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
     std::vector<std::string> order;
     if (layout.tp > 1) order.push_back("tp");
     if (layout.context_shards() > 1) order.push_back("cp");
-    if (layout.ep_data() > 1) order.push_back("ep");
+    if (layout.ep_axis() > 1) order.push_back("ep");
     for (size_t i : index) order.push_back(others[i]);
     sim::StatusOr<topology::MeshMapping> mapping =
         topology::MapMesh(system, probe.MeshAxes(), {}, order);

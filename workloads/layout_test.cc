@@ -223,6 +223,64 @@ TEST(LayoutTest, ExpertParallelismFoldsIntoTheDataAxes) {
   EXPECT_EQ(L(folded.ToString()).ToString(), folded.ToString());
 }
 
+// With cp, ep takes cp's chips first, as Megatron-Core orders its ranks tp, cp, dp (MoE Parallel
+// Folding, Table 5's layouts): part of them (the mesh axis "ep" carved out of cp, the cp group
+// its union with what cp keeps), or all of them and more of dp.
+TEST(LayoutTest, ExpertParallelismFoldsOverContextParallelismFirst) {
+  // Liu et al. 2025 Table 5, 256 GPUs: TP 2, CP 8, EP 8, ETP 1, DP 2 (PP 8 apart): 4 of cp's 8.
+  const Layout part = L("dp=2,tp=2,cp=8,ep=8,etp=1,sp=1");
+  EXPECT_TRUE(part.ep_in_cp());
+  EXPECT_FALSE(part.ep_spans_cp());
+  EXPECT_EQ(part.ep_axis(), 4);
+  EXPECT_EQ(part.expert_cp(), 2);
+  EXPECT_EQ(part.expert_grad_dp(), 4);  // dp 2 x what cp keeps, 2.
+  int cp_axis = 0, ep_axis = 0, product = 1;
+  for (const topology::MeshAxis& axis : part.MeshAxes()) {
+    product *= axis.size;
+    if (axis.name == "cp") cp_axis = axis.size;
+    if (axis.name == "ep") ep_axis = axis.size;
+  }
+  EXPECT_EQ(product, part.chips());
+  EXPECT_EQ(cp_axis, 2);
+  EXPECT_EQ(ep_axis, 4);
+  EXPECT_EQ(part.GroupAxes("cp"), (std::vector<std::string>{"ep", "cp"}));
+  EXPECT_EQ(part.GroupAxes("ep"), (std::vector<std::string>{"tp", "ep"}));
+  EXPECT_EQ(part.GroupAxes("dp"), (std::vector<std::string>{"dp", "ep", "cp"}));
+  EXPECT_EQ(part.GroupAxes("expert-dp"), (std::vector<std::string>{"dp", "cp"}));
+  EXPECT_EQ(part.GroupAxes("fsdp"), (std::vector<std::string>{"fsdp"}));
+
+  // Table 5, 128 GPUs: TP 2, CP 4, EP 8, ETP 1, DP 2: the ep group is tp x all of cp.
+  const Layout all = L("dp=2,tp=2,cp=4,ep=8,etp=1,sp=1");
+  EXPECT_TRUE(all.ep_spans_cp());
+  EXPECT_EQ(all.ep_axis(), 1);
+  EXPECT_EQ(all.GroupAxes("ep"), (std::vector<std::string>{"tp", "cp"}));
+  EXPECT_EQ(all.GroupAxes("cp"), (std::vector<std::string>{"cp"}));
+  EXPECT_EQ(all.GroupAxes("expert-dp"), (std::vector<std::string>{"dp"}));
+  EXPECT_EQ(all.expert_grad_dp(), 2);
+
+  // All of cp and 2 chips of dp.
+  const Layout more = L("dp=4,cp=2,ep=4");
+  EXPECT_TRUE(more.ep_spans_cp());
+  EXPECT_TRUE(more.ep_in_dp());
+  EXPECT_EQ(more.ep_axis(), 2);
+  EXPECT_EQ(more.expert_dp(), 2);
+  EXPECT_EQ(more.GroupAxes("ep"), (std::vector<std::string>{"cp", "ep"}));
+  EXPECT_EQ(more.GroupAxes("dp"), (std::vector<std::string>{"dp", "ep", "cp"}));
+  EXPECT_EQ(more.GroupAxes("expert-dp"), (std::vector<std::string>{"dp"}));
+
+  const BatchSpec batch{64, 4096};
+  EXPECT_EQ(Error("dp=4,cp=4,ep=6",
+                  "custom:layers=2,d_model=512,ffn=2048,heads=8,kv_heads=8,"
+                  "head_dim=64,vocab=1000,experts=12,top_k=2,expert_ffn=512",
+                  16, batch),
+            "layout dp=4,fsdp=1,tp=1,pp=1,cp=4,ep=6: ep=6 needs 6 chips of the data axes, cp's "
+            "first: it must divide cp=4 or be a multiple of it");
+  EXPECT_EQ(Error("dp=1,fsdp=3,cp=4,ep=8", "mixtral-8x7b", 12, BatchSpec{66, 4096}),
+            "layout dp=1,fsdp=3,tp=1,pp=1,cp=4,ep=8: ep=8 needs 8 chips of the data axes: all "
+            "cp=4 of them and 2 more, which must divide dp=1 or fsdp=3");
+  EXPECT_EQ(Error("dp=2,tp=2,cp=8,ep=8,etp=1,sp=1", "mixtral-8x7b", 32, batch), "");
+}
+
 // An unvalidated layout (as the fuzzers and Python's parse_layout hold) has mesh axes however
 // its ep and tp relate.
 TEST(LayoutTest, UnvalidatedExpertLayoutsHaveMeshAxes) {
