@@ -172,9 +172,9 @@ Outcome RunCase(uint32_t seed) {
         // With cp, ep takes cp's chips first (layout.h): part of them, or all of them and a
         // factor of dp or fsdp (from a stream of its own, so that the other draws stay).
         std::mt19937 ep_cp_rng(seed ^ 0x68e31da4u);
-        data = ep_cp_rng() % 2 == 0 ? Factor(cp, most, ep_cp_rng)
-                                    : cp * Factor(ep_cp_rng() % 2 == 0 ? dp : fsdp,
-                                                  std::max(1, most / cp), ep_cp_rng);
+        data = ep_cp_rng() % 2 == 0 || most < cp ? Factor(cp, most, ep_cp_rng)
+                                                 : cp * Factor(ep_cp_rng() % 2 == 0 ? dp : fsdp,
+                                                               std::max(1, most / cp), ep_cp_rng);
       }
       const int ep = etp == 1 ? data * tp : data;
       if (ep > 1) text += ",ep=" + std::to_string(ep) + ",etp=" + std::to_string(etp);

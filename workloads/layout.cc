@@ -68,11 +68,18 @@ std::vector<topology::MeshAxis> Layout::MeshAxes() const {
                                           {"fsdp", expert_fsdp() / (sequence_in_fsdp() ? seq : 1)},
                                           {"tp", tp},
                                           {"pp", pp}};
+  const bool ep_first = ep_in_cp() && ep_axis() > 1;
+  if (ep_first) axes.push_back({"ep", ep_axis()});
   if (context_shards() > 1) {
     axes.push_back({"cp", context_shards() / (ep_in_cp() ? ep_data() : 1)});
   }
-  if (ep_axis() > 1) axes.push_back({"ep", ep_axis()});
+  if (ep_axis() > 1 && !ep_first) axes.push_back({"ep", ep_axis()});
   return axes;
+}
+
+std::vector<std::string> Layout::PlacementOrder() const {
+  if (!order.empty() || !ep_in_cp() || ep_axis() == 1) return order;
+  return {"tp", "ep", "cp"};
 }
 
 std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
@@ -455,7 +462,20 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
                         " tokens of a sequence on each chip (",
                         layout.cp > 1 ? "seq/cp)" : "seq/seq_shards)"}));
   }
-  return ValidateExpertAxes(layout, model, fail);
+  PODSIM_RETURN_IF_ERROR(ValidateExpertAxes(layout, model, fail));
+  // order= names mesh axes this layout has (ep and cp only exist where they split something).
+  const std::vector<topology::MeshAxis> axes = layout.MeshAxes();
+  for (const std::string& name : layout.order) {
+    if (std::none_of(axes.begin(), axes.end(),
+                     [&](const topology::MeshAxis& axis) { return axis.name == name; })) {
+      return fail(StrCat({"order names ", name, ", which this layout has no mesh axis for",
+                          name == "ep" && layout.ep_spans_cp()
+                              ? StrCat({" (ep takes all cp=", Str(layout.cp),
+                                        " of its data chips, and none of dp's or fsdp's)"})
+                              : std::string()}));
+    }
+  }
+  return sim::Status::Ok();
 }
 
 ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch) {

@@ -126,7 +126,7 @@ struct Layout {
     return cp_comm == ContextComm::kRing || (cp_comm == ContextComm::kDefault && cp > 1);
   }
   // The chips that hold a replica of the same parameter shard and reduce its gradients: dp x cp;
-  // of the routed experts: expert_dp() x cp.
+  // of the routed experts: expert_dp() x expert_cp().
   int grad_dp() const { return dp * cp; }
   int expert_grad_dp() const { return expert_dp() * expert_cp(); }
   int expert_tp() const { return etp > 0 ? etp : tp; }
@@ -145,12 +145,12 @@ struct Layout {
   int expert_dp() const { return ep_in_dp() ? dp / ep_axis() : dp; }
   int expert_fsdp() const { return ep_in_dp() || ep_in_cp() ? fsdp : fsdp / ep_axis(); }
   int expert_cp() const { return ep_spans_cp() ? 1 : ep_in_cp() ? cp / ep_data() : cp; }
-  // The mesh axes of a group of the step's collectives: "tp", "pp", "cp", "dp", "fsdp" (the
-  // attention's and dense layers' groups: with ep they include the mesh axis "ep", dp with cp
-  // also "cp"), "ep" (the
-  // dispatch/combine group), "etp" (expert tensor parallelism: tp's axis), "expert-dp" and
-  // "expert-fsdp" (what dp and fsdp keep for the experts; expert-dp with "cp" too). REQUIRES: one
-  // of these names.
+  // The mesh axes of a group of the step's collectives: "tp", "pp", "cp" (with "ep" first where
+  // ep is carved out of cp), "dp", "fsdp" (the attention's and dense layers' groups: with ep they
+  // include the mesh axis "ep", dp with cp also cp's axes), "ep" (the dispatch/combine group:
+  // with etp=1 tp's axis, "cp" where it spans all of cp, and "ep"), "etp" (expert tensor
+  // parallelism: tp's axis), "expert-dp" and "expert-fsdp" (what dp, fsdp and cp keep for the
+  // experts). REQUIRES: one of these names.
   std::vector<std::string> GroupAxes(std::string_view group) const;
   int data_shards() const { return dp * fsdp; }  // Chips the batch's tokens are split over.
   // Ways the batch's sequences are split: data_shards() / sequence_shards().
@@ -165,8 +165,13 @@ struct Layout {
 
   // The mesh axes for topology::MapMesh: dp, fsdp, tp, pp in that order (sp shares tp's group),
   // with context_shards() > 1 "cp" (sequence shards taken from dp or fsdp, which keep the
-  // rest), and with ep_axis() > 1 "ep" (cp, dp or fsdp then keep the rest).
+  // rest), and with ep_axis() > 1 "ep" (cp, dp or fsdp then keep the rest; listed before "cp"
+  // when carved out of it, so that the cp group's ranks run through ep's chips first).
   std::vector<topology::MeshAxis> MeshAxes() const;
+  // The placement order a schedule states (topology::MapMesh): `order`, or, where ep is carved
+  // out of cp and no order is given, tp, ep and cp first, as Megatron-Core's ranks run tp, then
+  // ep within cp, then the rest of cp (MapMesh alone places cp before ep).
+  std::vector<std::string> PlacementOrder() const;
 };
 
 // Parses

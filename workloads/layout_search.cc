@@ -50,8 +50,9 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   Layout probe = layout;
   probe.order.clear();
   std::vector<std::string> others;  // Axes of size > 1 but tp, in the automatic order.
-  // ep keeps its automatic place (after tp, as Megatron-Core's expert ranks follow tp's); the
-  // orders permute the rest, so a model with experts does not multiply the placements tried.
+  // ep keeps its automatic place (after tp and cp, as Megatron-Core's expert ranks follow tp's and
+  // cp's, or within cp where it is carved out of it); the orders permute the rest, so a model
+  // with experts does not multiply the placements tried.
   for (const char* name : {"fsdp", "dp", "pp"}) {
     for (const topology::MeshAxis& axis : probe.MeshAxes()) {
       if (axis.name == name && axis.size > 1) others.push_back(axis.name);
@@ -59,7 +60,8 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   }
   std::vector<std::vector<std::string>> orders;
   std::set<std::string> seen;
-  sim::StatusOr<topology::MeshMapping> automatic = topology::MapMesh(system, probe.MeshAxes());
+  sim::StatusOr<topology::MeshMapping> automatic =
+      topology::MapMesh(system, probe.MeshAxes(), {}, probe.PlacementOrder());
   if (automatic.ok()) {
     orders.push_back({});
     seen.insert(PlacementKey(*automatic));
@@ -70,8 +72,11 @@ std::vector<std::vector<std::string>> MappingOrders(const topology::System& syst
   do {
     std::vector<std::string> order;
     if (layout.tp > 1) order.push_back("tp");
+    // ep within cp where it is carved out of it (Layout::PlacementOrder), else after it.
+    const bool ep_first = layout.ep_in_cp() && layout.ep_axis() > 1;
+    if (ep_first) order.push_back("ep");
     if (layout.context_shards() > 1) order.push_back("cp");
-    if (layout.ep_axis() > 1) order.push_back("ep");
+    if (layout.ep_axis() > 1 && !ep_first) order.push_back("ep");
     for (size_t i : index) order.push_back(others[i]);
     sim::StatusOr<topology::MeshMapping> mapping =
         topology::MapMesh(system, probe.MeshAxes(), {}, order);

@@ -279,6 +279,19 @@ TEST(LayoutTest, ExpertParallelismFoldsOverContextParallelismFirst) {
             "layout dp=1,fsdp=3,tp=1,pp=1,cp=4,ep=8: ep=8 needs 8 chips of the data axes: all "
             "cp=4 of them and 2 more, which must divide dp=1 or fsdp=3");
   EXPECT_EQ(Error("dp=2,tp=2,cp=8,ep=8,etp=1,sp=1", "mixtral-8x7b", 32, batch), "");
+  EXPECT_EQ(Error("dp=4,cp=2,ep=2,order=ep/cp", "mixtral-8x7b", 8, batch),
+            "layout dp=4,fsdp=1,tp=1,pp=1,cp=2,ep=2,order=ep/cp: order names ep, which this "
+            "layout has no mesh axis for (ep takes all cp=2 of its data chips, and none of dp's "
+            "or fsdp's)");
+  // Carved out of cp, ep is placed within it (Megatron-Core's ranks: tp, ep, the rest of cp),
+  // and listed first, so that cp's ring runs through ep's chips first.
+  EXPECT_EQ(part.PlacementOrder(), (std::vector<std::string>{"tp", "ep", "cp"}));
+  EXPECT_EQ(all.PlacementOrder(), std::vector<std::string>{});
+  EXPECT_EQ(L("dp=2,tp=2,cp=8,ep=8,etp=1,sp=1,order=cp").PlacementOrder(),
+            std::vector<std::string>{"cp"});
+  std::vector<std::string> names;
+  for (const topology::MeshAxis& axis : part.MeshAxes()) names.push_back(axis.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"dp", "fsdp", "tp", "pp", "ep", "cp"}));
 }
 
 // An unvalidated layout (as the fuzzers and Python's parse_layout hold) has mesh axes however

@@ -199,7 +199,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
   schedule::Schedule& out = *schedule;
   out.set_system(system);
   AddMesh(&out, layout.MeshAxes());
-  for (const std::string& axis : layout.order) out.add_order(axis);
+  for (const std::string& axis : layout.PlacementOrder()) out.add_order(axis);
   out.set_tokens_per_step(batch.tokens());
   out.set_description("train " + model.name + " " + layout.ToString() + " batch " +
                       std::to_string(batch.sequences) + "x" + std::to_string(batch.seq));
