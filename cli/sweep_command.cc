@@ -149,6 +149,8 @@ workloads::OpOptions CandidateOptions(const workloads::OpOptions& base,
   options.recompute = candidate.recompute;
   options.tp_comm_overlap =
       base.tp_comm_overlap && (candidate.layout.tp == 1 || candidate.layout.sp);
+  options.ep_comm_overlap =
+      base.ep_comm_overlap && workloads::ValidateEpCommOverlap(base, candidate.layout).ok();
   return options;
 }
 
@@ -527,6 +529,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"precision", base.precision.name},
                              {"distributed_optimizer", base.distributed_optimizer},
                              {"tp_comm_overlap", base.tp_comm_overlap},
+                             {"ep_comm_overlap", base.ep_comm_overlap},
                              {"fp8", base.fp8},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
@@ -566,6 +569,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   shown.out << "options     precision " << base.precision.name
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
+            << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")
             << (base.fp8_all_gather ? ", fp8 fsdp all-gathers" : "")
             << (base.loss == workloads::LossKernel::kVocabParallel

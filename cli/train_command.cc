@@ -346,6 +346,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"precision", options.precision.name},
                              {"distributed_optimizer", options.distributed_optimizer},
                              {"tp_comm_overlap", options.tp_comm_overlap},
+                             {"ep_comm_overlap", options.ep_comm_overlap},
                              {"fp8", options.fp8},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},

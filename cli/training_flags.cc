@@ -27,6 +27,12 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
                 "overlap their GEMMs; needs sp=1 with tp > 1" +
                     std::string(tp_overlap_note));
+  sub->add_flag("--ep-comm-overlap", flags->ep_comm_overlap,
+                "The expert all-to-alls of one microbatch hidden behind another's compute, as "
+                "DualPipe's overlapped forward-backward chunks (DeepSeek-V3) and Megatron-Core's "
+                "--overlap-moe-expert-parallel-comm do: in the 1F1B steady state each backward "
+                "runs merged with the next forward, their compute alternating at every ep "
+                "all-to-all; needs ep > 1 and schedule=1f1b without virtual stages");
   sub->add_flag("--fp8", flags->fp8,
                 "Float8 training (torchtitan's float8 converter, torchao tensorwise scaling): the "
                 "transformer layers' linear layers run at the chip's fp8 peak with its fp8 GEMM "
@@ -86,6 +92,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".precision", "--precision");
   sources->AddFlag(p + ".distributed_optimizer", "--distributed-optimizer");
   sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
+  sources->AddFlag(p + ".ep_comm_overlap", "--ep-comm-overlap");
   sources->AddFlag(p + ".fp8", "--fp8");
   sources->AddFlag(p + ".kernels", "--kernels");
   sources->AddFlag(p + ".no_reshard_after_forward", "--no-reshard-after-forward");

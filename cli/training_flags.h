@@ -28,6 +28,7 @@ struct TrainingFlags {
   std::string precision;  // "": the default recipe.
   bool distributed_optimizer = false;
   bool tp_comm_overlap = false;
+  bool ep_comm_overlap = false;
   bool fp8 = false;
   std::string kernels;  // "": fused.
   bool no_reshard_after_forward = false;
@@ -55,6 +56,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.precision.empty()) message->set_precision(flags.precision);
   if (flags.distributed_optimizer) message->set_distributed_optimizer(true);
   if (flags.tp_comm_overlap) message->set_tp_comm_overlap(true);
+  if (flags.ep_comm_overlap) message->set_ep_comm_overlap(true);
   if (flags.fp8) message->set_fp8(true);
   if (!flags.kernels.empty()) message->set_kernels(flags.kernels);
   if (flags.no_reshard_after_forward) message->set_no_reshard_after_forward(true);

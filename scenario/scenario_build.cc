@@ -551,6 +551,7 @@ template <typename Message>
 void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) {
   options->distributed_optimizer = message.distributed_optimizer();
   options->tp_comm_overlap = message.tp_comm_overlap();
+  options->ep_comm_overlap = message.ep_comm_overlap();
   options->fp8 = message.fp8();
   options->fsdp_reshard_after_forward = !message.no_reshard_after_forward();
   options->fp8_all_gather = message.fp8_all_gather();

@@ -279,6 +279,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       source.Annotate(workloads::ValidateAttentionKernel(
                           OpOptionsOf(t), workloads::DefaultComputeEfficiency(system.chip)),
                       "train.attention"));
+  PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateEpCommOverlap(OpOptionsOf(t), layout),
+                                         "train.ep_comm_overlap"));
   return source.Annotate(workloads::ValidateTpCommOverlap(OpOptionsOf(t), layout),
                          "train.tp_comm_overlap");
 }

@@ -127,6 +127,7 @@ Outcome RunCase(uint32_t seed) {
   std::mt19937 framework_rng(seed ^ 0x27d4eb2fu);
   // The loss's implementation, from a stream of its own too.
   std::mt19937 loss_rng(seed ^ 0x165667b1u);
+  std::mt19937 overlap_rng(seed ^ 0x3c6ef372u);
   std::mt19937 slices_rng(seed ^ 0x7feb352du);
   Outcome out;
   std::string system_text = Systems()[rng() % Systems().size()];
@@ -222,6 +223,14 @@ Outcome RunCase(uint32_t seed) {
     if (loss >= 2) {
       ops.loss = loss == 2 ? workloads::LossKernel::kUpcast : workloads::LossKernel::kCompiled;
       out.what += " --loss " + std::string(workloads::LossKernelName(ops.loss));
+    }
+    // Half the layouts with ep on 1F1B run their expert all-to-alls overlapped across
+    // microbatches (its own stream: the other draws stay).
+    workloads::OpOptions overlap;
+    overlap.ep_comm_overlap = true;
+    if (workloads::ValidateEpCommOverlap(overlap, *layout).ok() && overlap_rng() % 2 == 0) {
+      ops.ep_comm_overlap = true;
+      out.what += " --ep-comm-overlap";
     }
     auto run = [&](SimulatedChips mode) {
       return workloads::SimulateTraining(*system, *model, *layout, batch, ops, Options(mode));

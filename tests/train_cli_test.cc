@@ -130,6 +130,10 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "--batch-tokens", "64Ki", "--seq", "4096", "--tp-comm-overlap"},
        "podsim: error: --tp-comm-overlap: tp communication overlap needs sequence parallelism "
        "with tp=2 (add sp=1 to the layout), as Megatron-LM requires\n"},
+      {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "fsdp=16",
+        "--batch-tokens", "64Ki", "--seq", "4096", "--ep-comm-overlap"},
+       "podsim: error: --ep-comm-overlap: expert all-to-all overlap needs expert parallelism "
+       "(ep > 1 in the layout)\n"},
       {{"replay", "/nonexistent/step.pb"},
        "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
   };

@@ -586,8 +586,25 @@ sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout
   return sim::Status::Ok();
 }
 
+sim::Status ValidateEpCommOverlap(const OpOptions& options, const Layout& layout) {
+  if (!options.ep_comm_overlap) return sim::Status::Ok();
+  if (layout.ep <= 1) {
+    return sim::Status::InvalidArgument(
+        "expert all-to-all overlap needs expert parallelism (ep > 1 in the layout)");
+  }
+  if (layout.schedule != PipelineSchedule::kOneFOneB || layout.virtual_stages > 1) {
+    return sim::Status::InvalidArgument(
+        "expert all-to-all overlap is modelled on the 1F1B schedule without virtual stages "
+        "(got schedule=" +
+        std::string(PipelineScheduleName(layout.schedule)) +
+        ", virtual_stages=" + std::to_string(layout.virtual_stages) + ")");
+  }
+  return sim::Status::Ok();
+}
+
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
   PODSIM_RETURN_IF_ERROR(ValidateAttentionOption(options, layout));
+  PODSIM_RETURN_IF_ERROR(ValidateEpCommOverlap(options, layout));
   return ValidateTpCommOverlap(options, layout);
 }
 

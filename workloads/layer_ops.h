@@ -100,6 +100,12 @@ struct OpOptions {
   // all-gathers and reduce-scatters of the layers overlap their GEMMs (tp_comm_overlap.h).
   // REQUIRES (with tp > 1): sequence parallelism, as Megatron-LM requires.
   bool tp_comm_overlap = false;
+  // Expert all-to-alls hidden behind another microbatch's compute, as DualPipe's overlapped
+  // forward-backward chunks do (DeepSeek-V3 report, section 3.2.1) and Megatron-Core's
+  // --overlap-moe-expert-parallel-comm: in the 1F1B steady state each backward runs merged with
+  // the forward after it, their compute alternating at every ep all-to-all (training_schedule.h).
+  // REQUIRES: ep > 1 and the 1F1B schedule without virtual stages (ValidateEpCommOverlap).
+  bool ep_comm_overlap = false;
   // Float8 training of the transformer layers' linear layers (fp8_training.h). REQUIRES: a chip
   // with an fp8 peak (training.h checks it).
   bool fp8 = false;
@@ -125,7 +131,8 @@ struct OpOptions {
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1
 // (Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
-// parallelism is enabled"). InvalidArgument naming the option otherwise.
+// parallelism is enabled"), --ep-comm-overlap expert parallelism and the 1F1B schedule.
+// InvalidArgument naming the option otherwise.
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
 // The part of ValidateOpOptions about options.attention: cp > 1 needs flash attention.
 sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout);
@@ -133,6 +140,8 @@ sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layo
 sim::Status ValidateAttentionKernel(const OpOptions& options, const ComputeEfficiency& efficiency);
 // The part about options.tp_comm_overlap (the sp requirement above).
 sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout);
+// The part about options.ep_comm_overlap: ep > 1, the 1F1B schedule, no virtual stages.
+sim::Status ValidateEpCommOverlap(const OpOptions& options, const Layout& layout);
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
 // = ShapeOf(layout, model, batch); kMoe only for a model with experts). Forward op names:

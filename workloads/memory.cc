@@ -59,13 +59,13 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage, do
   return (layer + other) / layout.fsdp + experts;
 }
 
-int64_t InFlightChunks(const Layout& layout, int stage) {
+int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
   const int64_t p = layout.pp, m = layout.microbatch_count(), v = layout.virtual_stages;
   switch (layout.schedule) {
     case PipelineSchedule::kGpipe:
       return m;
     case PipelineSchedule::kOneFOneB:
-      return std::min<int64_t>(p - stage, m);
+      return std::min<int64_t>(ep_comm_overlap ? 2 * (p - stage) : p - stage, m);
     case PipelineSchedule::kInterleavedOneFOneB:
       return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }
@@ -107,12 +107,12 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   per_layer /= D(layers.dense + layers.moe);
   m.layer_activation_bytes = per_layer *
                              D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
-                             D(InFlightChunks(layout, stage));
+                             D(InFlightChunks(layout, stage, options.ep_comm_overlap));
   m.activation_bytes = m.layer_activation_bytes;
   if (stage == 0) {
     double embed = 0;
     for (const Op& op : EmbeddingForwardOps(model, layout, shape, options)) embed += op.saved_bytes;
-    m.activation_bytes += embed * D(InFlightChunks(layout, stage));
+    m.activation_bytes += embed * D(InFlightChunks(layout, stage, options.ep_comm_overlap));
   }
   if (stage == layout.pp - 1) {
     // The loss's logits and the unembedding input live from the head's forward to its backward,

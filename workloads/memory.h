@@ -38,11 +38,13 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
                      double* layer_params = nullptr, double* expert_params = nullptr);
 
 // Chunk-microbatches whose activations stage `stage` holds at once at its peak:
-//   GPipe: all microbatches; 1F1B: min(pp - stage, m) (PipeDream-Flush warm-up + 1);
+//   GPipe: all microbatches; 1F1B: min(pp - stage, m) (PipeDream-Flush warm-up + 1), with
+//   `ep_comm_overlap` min(2 (pp - stage), m) (training_schedule.h: the warm-up of 2 (pp - stage
+//   - 1) + 1 forwards, and the forward of an overlapped pair before its backward frees);
 //   interleaved: min(2(pp - stage - 1) + (v - 1) pp + 1, m v) chunks (Megatron-LM's interleaved
 //   warm-up, schedules.py), which for stage 0 gives Korthikanti's factor 1 + (pp - 1)/(pp v) on
 //   L layers' worth.
-int64_t InFlightChunks(const Layout& layout, int stage);
+int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap = false);
 
 struct MemoryBreakdown {
   int stage = 0;

@@ -1,6 +1,7 @@
 #include "workloads/training_schedule.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "sim/check.h"
@@ -42,7 +43,7 @@ struct Unit {
 };
 
 // The stage's units in execution order (header comment).
-std::vector<Unit> StageOrder(const Layout& layout, int stage) {
+std::vector<Unit> StageOrder(const Layout& layout, int stage, bool ep_comm_overlap) {
   const int pp = layout.pp;
   const int m = layout.microbatch_count();
   const int v = layout.virtual_stages;
@@ -58,7 +59,9 @@ std::vector<Unit> StageOrder(const Layout& layout, int stage) {
     return order;
   }
   if (layout.schedule == PipelineSchedule::kOneFOneB || v == 1) {
-    const int warmup = std::min(pp - stage - 1, m);
+    // Overlapped pairs hand their outputs on at the pair's end, so each stage runs one pair
+    // ahead of the next on the backward and behind it on the forward: twice the warm-up.
+    const int warmup = std::min(ep_comm_overlap ? 2 * (pp - stage - 1) : pp - stage - 1, m);
     int f = 0, b = 0;
     for (; f < warmup; ++f) order.push_back(Unit{true, f, 0});
     while (f < m) {
@@ -78,6 +81,66 @@ std::vector<Unit> StageOrder(const Layout& layout, int stage) {
   }
   while (b < total) order.push_back(backward(b++));
   return order;
+}
+
+// Whether `op` ends a segment of its unit for OpOptions::ep_comm_overlap: an expert all-to-all.
+bool EndsOverlapSegment(const schedule::Op& op) {
+  return op.kind() == schedule::COLLECTIVE && op.stream() == "ep" &&
+         op.collective() == schedule::ALL_TO_ALL;
+}
+
+// Reorders `program`'s ops [begin, end), a backward unit [begin, mid) and the forward unit
+// [mid, end) after it, into DualPipe's overlapped chunk (OpOptions::ep_comm_overlap): each unit
+// cut after every expert all-to-all, the pieces alternate, the backward's first, so that each
+// all-to-all is in flight while the other unit computes (the backward's combine behind the
+// forward's attention, the forward's dispatch behind the backward's experts, and so on). Each
+// unit keeps its own order; an op of the forward that waits for one of the backward (a weight
+// gather after the layer before) goes after it. Dependencies across the program are renumbered.
+void InterleaveOverlappedPair(schedule::Program* program, int begin, int mid, int end) {
+  std::vector<int> order;  // Old indices in their new order.
+  order.reserve(end - begin);
+  std::vector<char> placed(end - begin, 0);
+  int next[2] = {begin, mid};
+  const int stop[2] = {mid, end};
+  auto place = [&](int i) {
+    order.push_back(i);
+    placed[i - begin] = 1;
+  };
+  // Places unit u's ops up to the end of its next segment; false when it has none left.
+  auto place_segment = [&](int u) {
+    if (next[u] == stop[u]) return false;
+    while (next[u] < stop[u]) {
+      const int i = next[u]++;
+      if (u == 1) {
+        for (int dep : program->ops(i).deps()) {
+          while (dep >= begin && dep < mid && !placed[dep - begin]) place(next[0]++);
+        }
+      }
+      place(i);
+      if (EndsOverlapSegment(program->ops(i))) break;
+    }
+    return true;
+  };
+  while (place_segment(0) | place_segment(1)) {
+  }
+  std::vector<int> renumber(program->ops_size());
+  for (int i = 0; i < program->ops_size(); ++i) renumber[i] = i;
+  for (int k = 0; k < end - begin; ++k) renumber[order[k]] = begin + k;
+  // Moves the ops by swapping pointers: at[p] is the old index of the op now at position p.
+  std::vector<int> at(program->ops_size()), where(program->ops_size());
+  for (int i = 0; i < program->ops_size(); ++i) at[i] = where[i] = i;
+  for (int k = 0; k < end - begin; ++k) {
+    const int p = begin + k, q = where[order[k]];
+    if (p == q) continue;
+    program->mutable_ops()->SwapElements(p, q);
+    std::swap(at[p], at[q]);
+    where[at[p]] = p;
+    where[at[q]] = q;
+  }
+  for (int i = begin; i < program->ops_size(); ++i) {
+    schedule::Op* op = program->mutable_ops(i);
+    for (int d = 0; d < op->deps_size(); ++d) op->set_deps(d, renumber[op->deps(d)]);
+  }
 }
 
 class StageBuilder {
@@ -274,7 +337,10 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     // The loss's peak is transient, not held over the step.
     program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes -
                                   memory.loss_peak_bytes);
-    for (const Unit& unit : StageOrder(layout, stage)) {
+    const std::vector<Unit> units = StageOrder(layout, stage, options.ep_comm_overlap);
+    std::vector<int> unit_begin;  // Each unit's first op; the last entry ends the last unit.
+    for (const Unit& unit : units) {
+      unit_begin.push_back(program->ops_size());
       const int vs = unit.chunk * pp + stage;
       // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
       const int layers =
@@ -323,6 +389,15 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
           builder.Send(unit, offset_to(vs, vs - 1), tag(unit.microbatch, unit.chunk, false),
                        boundary_bytes, input);
         }
+      }
+    }
+    unit_begin.push_back(program->ops_size());
+    if (options.ep_comm_overlap) {
+      // Each backward with the forward after it: 1F1B's steady state (ValidateEpCommOverlap).
+      for (size_t u = 0; u + 1 < units.size(); ++u) {
+        if (units[u].forward || !units[u + 1].forward) continue;
+        InterleaveOverlappedPair(program, unit_begin[u], unit_begin[u + 1], unit_begin[u + 2]);
+        ++u;
       }
     }
     const std::vector<int> reductions = builder.LastReductions();

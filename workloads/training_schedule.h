@@ -12,6 +12,17 @@
 //   interleaved  the same over m * v chunk-microbatches: warm-up (pp - stage - 1) * 2 +
 //                (v - 1) * pp, forward k runs chunk (k / pp) % v of microbatch
 //                (k / (pp v)) pp + k % pp, backwards the chunks in reverse.
+// With OpOptions::ep_comm_overlap, each backward of the 1F1B steady state and the forward after
+// it (different microbatches) run as one overlapped chunk, as DualPipe runs them (DeepSeek-V3
+// report, figure 4) and Megatron-Core's --overlap-moe-expert-parallel-comm: each unit is cut after
+// every expert all-to-all and the pieces alternate on the compute stream, the backward's first
+// (the forward's attention hides the backward's combine, the backward's experts the forward's
+// dispatch, the forward's experts the backward's dispatch, the backward's attention the forward's
+// combine). A pair hands its outputs to the neighbouring stages only at its end, so stage s runs
+// 2 (pp - s - 1) warm-up forwards (1F1B's pp - s - 1 twice over; memory.h holds 2 (pp - s)
+// microbatches' activations) and the cool-down backwards alone. DualPipe's bidirectional
+// pipeline (two stages a chip, half the bubble) and its SMs reserved for communication are not
+// modelled: the step simulation's overlap slowdown (compute_model.h) stands for the latter.
 // A forward unit receives its input from the previous stage (or embeds the tokens on the first
 // virtual stage), runs its layers and sends the output on (or runs the head and loss on the last
 // virtual stage); a backward unit mirrors it. Chunk c of stage s holds virtual stage c pp + s,
