@@ -151,6 +151,7 @@ workloads::OpOptions CandidateOptions(const workloads::OpOptions& base,
       base.tp_comm_overlap && (candidate.layout.tp == 1 || candidate.layout.sp);
   options.ep_comm_overlap =
       base.ep_comm_overlap && workloads::ValidateEpCommOverlap(base, candidate.layout).ok();
+  options.fp8_dispatch = base.fp8_dispatch && candidate.layout.ep > 1;
   return options;
 }
 
@@ -534,6 +535,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"fp8_all_gather", base.fp8_all_gather},
+                             {"fp8_dispatch", base.fp8_dispatch},
                              {"loss", workloads::LossKernelName(base.loss)},
                              {"candidates", candidates.size()},
                              {"do_not_fit", too_big},
@@ -572,6 +574,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")
             << (base.fp8_all_gather ? ", fp8 fsdp all-gathers" : "")
+            << (base.fp8_dispatch ? ", fp8 expert dispatch (layouts with ep)" : "")
             << (base.loss == workloads::LossKernel::kVocabParallel
                     ? ""
                     : ", the " + std::string(workloads::LossKernelName(base.loss)) + " loss")

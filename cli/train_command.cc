@@ -351,6 +351,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},
                              {"fp8_all_gather", options.fp8_all_gather},
+                             {"fp8_dispatch", options.fp8_dispatch},
                              {"loss", workloads::LossKernelName(options.loss)},
                              {"breakdown", breakdown},
                              {"memory_per_chip_bytes", memory.total_bytes},

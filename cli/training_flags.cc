@@ -62,6 +62,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "With --fp8 and fsdp: FSDP all-gathers the layers' weights in fp8, each chip "
                 "casting its shard first (torchao's enable_fsdp_float8_all_gather with "
                 "precompute_float8_dynamic_scale_for_fsdp): half the gather bytes of bf16");
+  sub->add_flag("--fp8-dispatch", flags->fp8_dispatch,
+                "With --fp8 and ep: the expert dispatch all-to-all and the backward's combine "
+                "carry fp8 tokens with one fp32 scale per 128 elements, as DeepSeek-V3 and "
+                "DeepEP do (7,392 bytes a 7,168-wide token); the forward combine and the "
+                "backward's dispatch stay bf16");
 }
 
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
@@ -97,6 +102,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".kernels", "--kernels");
   sources->AddFlag(p + ".no_reshard_after_forward", "--no-reshard-after-forward");
   sources->AddFlag(p + ".fp8_all_gather", "--fp8-all-gather");
+  sources->AddFlag(p + ".fp8_dispatch", "--fp8-dispatch");
   sources->AddFlag(p + ".loss", "--loss");
 }
 

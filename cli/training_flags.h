@@ -33,6 +33,7 @@ struct TrainingFlags {
   std::string kernels;  // "": fused.
   bool no_reshard_after_forward = false;
   bool fp8_all_gather = false;
+  bool fp8_dispatch = false;
   std::string loss;  // "": vocab-parallel.
 };
 
@@ -61,6 +62,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.kernels.empty()) message->set_kernels(flags.kernels);
   if (flags.no_reshard_after_forward) message->set_no_reshard_after_forward(true);
   if (flags.fp8_all_gather) message->set_fp8_all_gather(true);
+  if (flags.fp8_dispatch) message->set_fp8_dispatch(true);
   if (!flags.loss.empty()) message->set_loss(flags.loss);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.

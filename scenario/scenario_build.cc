@@ -555,6 +555,7 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
   options->fp8 = message.fp8();
   options->fsdp_reshard_after_forward = !message.no_reshard_after_forward();
   options->fp8_all_gather = message.fp8_all_gather();
+  options->fp8_dispatch = message.fp8_dispatch();
   if (message.has_kernels()) {
     // CheckScenario has named a bad library; an unchecked one keeps the default.
     sim::StatusOr<workloads::KernelLibrary> kernels =

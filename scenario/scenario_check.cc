@@ -206,6 +206,9 @@ sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
   if (m.fp8_all_gather() && !m.fp8()) {
     return Invalid(source, prefix + ".fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
   }
+  if (m.fp8_dispatch() && !m.fp8()) {
+    return Invalid(source, prefix + ".fp8_dispatch", "needs fp8 training (fp8: true, --fp8)");
+  }
   return sim::Status::Ok();
 }
 
@@ -268,6 +271,10 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   if (t.fp8_all_gather() && layout.fsdp <= 1) {
     return Invalid(source, "train.fp8_all_gather",
                    "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
+  }
+  if (t.fp8_dispatch() && layout.ep <= 1) {
+    return Invalid(source, "train.fp8_dispatch",
+                   "needs ep > 1: layout " + layout.ToString() + " dispatches no tokens");
   }
   if (t.no_reshard_after_forward() && layout.fsdp <= 1) {
     return Invalid(source, "train.no_reshard_after_forward",

@@ -134,6 +134,13 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "--batch-tokens", "64Ki", "--seq", "4096", "--ep-comm-overlap"},
        "podsim: error: --ep-comm-overlap: expert all-to-all overlap needs expert parallelism "
        "(ep > 1 in the layout)\n"},
+      {{"train", "--system", "h100:16", "--model", "mixtral-8x7b:layers=2", "--layout",
+        "dp=16,ep=8", "--batch-tokens", "64Ki", "--seq", "4096", "--fp8-dispatch"},
+       "podsim: error: --fp8-dispatch: needs fp8 training (fp8: true, --fp8)\n"},
+      {{"train", "--system", "h100:16", "--model", "mixtral-8x7b:layers=2", "--layout", "dp=16",
+        "--batch-tokens", "64Ki", "--seq", "4096", "--fp8", "--fp8-dispatch"},
+       "podsim: error: --fp8-dispatch: needs ep > 1: layout dp=16,fsdp=1,tp=1,pp=1 dispatches no "
+       "tokens\n"},
       {{"replay", "/nonexistent/step.pb"},
        "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
   };

@@ -1167,10 +1167,15 @@ TEST(TrainingValidationTest, DISABLED_G6ParallelFoldingContextScalingH100) {
 // tokens, DeepSeek-V3 report; layout and batch from book-cases.yaml G28) ----------------------
 // 2,048 H800s, 16-way pipeline, 64-way expert parallelism over 8 nodes, ZeRO-1 data parallelism,
 // 15,360 sequences of 4,096 tokens a step. podsim runs it on h100:2048 (an H800 is an H100 with
-// slower NVLink; its InfiniBand NIC is the same) with 1F1B, one sequence a microbatch (the report
-// does not say), the distributed optimizer, bf16 GEMMs. The published cost is a step time: 180,000
-// GPU-hours x 3,600 s / 1e12 tokens x 62,914,560 tokens / 2,048 GPUs = 19.9 s. Mechanisms podsim
-// lacks are in the row's note. The step has 2,048 orbits: the default approximates and says so.
+// slower NVLink; its InfiniBand NIC is the same) with one sequence a microbatch (the report does
+// not say) and the distributed optimizer, and with what the report states it does: fp8 GEMMs
+// (--fp8; the report's tile-wise scaling is not torchao's tensorwise one podsim times), fp8
+// dispatch (--fp8-dispatch: the experts' inputs and the output gradients, section 3.3.2) and
+// DualPipe's overlap of one microbatch's all-to-alls with another's compute (--ep-comm-overlap,
+// on 1F1B: DualPipe's bidirectional pipeline and its smaller bubble are not modelled). The
+// published cost is a step time: 180,000 GPU-hours x 3,600 s / 1e12 tokens x 62,914,560 tokens
+// / 2,048 GPUs = 19.9 s. Mechanisms podsim lacks are in the row's note. The step has 2,048
+// orbits: the default approximates and says so.
 TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
   constexpr int64_t kSequences = 15360, kSeq = 4096;
   constexpr uint64_t kMaxTransfers = 1'000'000'000;
@@ -1178,6 +1183,9 @@ TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
   ASSERT_TRUE(model.ok());
   OpOptions options;
   options.distributed_optimizer = true;
+  options.fp8 = true;
+  options.fp8_dispatch = true;
+  options.ep_comm_overlap = true;
   const std::string system = "h100:2048", layout = "dp=128,pp=16,ep=64,microbatches=120";
   StepOptions step;
   step.max_transfers = kMaxTransfers;
@@ -1185,28 +1193,33 @@ TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
   const double tokens = static_cast<double>(kSequences * kSeq);
   const double measured = 180000.0 * 3600 / 1e12 * tokens / 2048;
   auto share = [&](const char* name) { return SharePercent(result, name); };
-  char note[700];
+  char note[900];
   std::snprintf(note, sizeof note,
-                "compute %.0f%% of the step, exposed ep %.0f%%, pipeline %.0f%%; the run hides "
-                "its dispatch and combine behind the other microbatch's compute (DualPipe), "
-                "sends each token once per node and forwards it over NVLink (node-limited "
-                "routing, DeepEP), runs fp8 GEMMs and fp8 dispatch: none of which podsim models; "
-                "the simulation is the default approximation (2,048 orbits; its band is printed "
-                "by the command)",
-                share("compute"), share("exposed_ep"), share("bubble") + share("idle"));
+                "compute %.0f%% of the step, exposed ep %.0f%%, pipeline %.0f%%, interference "
+                "%.0f%%; not modelled, each of which would move the figure: node-limited "
+                "routing with DeepEP sending each token once per node and forwarding it over "
+                "NVLink (less InfiniBand traffic), DualPipe's bidirectional pipeline (a smaller "
+                "bubble), the H800's slower NVLink, tile-wise fp8 scaling; the simulation is the "
+                "default approximation (2,048 orbits; its band is printed by the command)",
+                share("compute"), share("exposed_ep"), share("bubble") + share("idle"),
+                share("interference"));
   RecordMeasured("G6.4 DeepSeek-V3",
                  "step time on h100:2048 for 2,048 H800s, " + layout +
-                     " (published 180K GPU-hours per trillion tokens)",
+                     ", fp8 with fp8 dispatch, all-to-alls overlapped across microbatches "
+                     "(published 180K GPU-hours per trillion tokens)",
                  result.step_time_s, measured, "hopper",
                  "train --system " + system + " --model deepseek-v3 --layout " + layout +
                      " --batch-tokens " + std::to_string(kSequences * kSeq) + " --seq " +
-                     std::to_string(kSeq) + " --distributed-optimizer --max-transfers " +
+                     std::to_string(kSeq) +
+                     " --distributed-optimizer --fp8 --fp8-dispatch --ep-comm-overlap "
+                     "--max-transfers " +
                      std::to_string(kMaxTransfers),
                  note);
   std::printf("G6.4 DeepSeek-V3 measured %.3f s podsim %.3f s (%+.1f%%)\n", measured,
               result.step_time_s, 100 * (result.step_time_s / measured - 1));
-  // A guard at today's figure plus a margin (+84%), not a target.
-  EXPECT_LE(std::abs(result.step_time_s / measured - 1), 0.90);
+  // A guard at today's figure plus a margin, not a target: +84% before the fp8 and overlap
+  // mechanisms, -0.2% with them.
+  EXPECT_LE(std::abs(result.step_time_s / measured - 1), 0.25);
 }
 
 // --- V7: MaxText on TPU v5e (AI-Hypercomputer/maxtext, MaxText/configs/v5e/*.sh) -------------

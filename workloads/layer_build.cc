@@ -38,6 +38,7 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.tp = layout.tp > 1;
   d.sp = layout.sp && layout.tp > 1;
   d.ring = layout.ring_attention() && d.cp > 1;
+  d.dispatch_e = options.fp8_dispatch ? kFp8DispatchBytesPerElement : d.e;
   return d;
 }
 

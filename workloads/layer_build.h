@@ -59,6 +59,9 @@ struct Dims {
   bool tp;    // tp > 1.
   bool sp;    // Sequence parallel collectives (sp and tp > 1).
   bool ring;  // Ring attention over the cp chips (Layout::ring_attention() and cp > 1).
+  // Bytes per element of the tokens the expert dispatch sends and of the output gradients the
+  // backward's combine sends: fp8 with its scales under OpOptions::fp8_dispatch, else e.
+  double dispatch_e;
 };
 
 Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,

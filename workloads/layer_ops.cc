@@ -604,6 +604,10 @@ sim::Status ValidateEpCommOverlap(const OpOptions& options, const Layout& layout
 
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
   PODSIM_RETURN_IF_ERROR(ValidateAttentionOption(options, layout));
+  if (options.fp8_dispatch && layout.ep <= 1) {
+    return sim::Status::InvalidArgument(
+        "an fp8 dispatch needs expert parallelism (ep > 1 in the layout)");
+  }
   PODSIM_RETURN_IF_ERROR(ValidateEpCommOverlap(options, layout));
   return ValidateTpCommOverlap(options, layout);
 }

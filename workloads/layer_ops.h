@@ -127,7 +127,20 @@ struct OpOptions {
   // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). REQUIRES: fp8 and fsdp > 1
   // (ValidateFp8).
   bool fp8_all_gather = false;
+  // With fp8 and ep: the expert dispatch all-to-all and the backward's combine (the output
+  // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as
+  // DeepSeek-V3 trains (report section 3.3.2: the activations before the experts' up-projections
+  // and the gradients before their down-projections in fp8; the forward combine and the
+  // backward's dispatch in bf16) and DeepEP sends them (kFp8DispatchBytesPerElement). The casts
+  // stay where fp8_training.h puts them, before the expert GEMMs: the same rows either side of
+  // the all-to-all when routing is balanced. REQUIRES: fp8 and ep > 1 (ValidateFp8,
+  // ValidateOpOptions).
+  bool fp8_dispatch = false;
 };
+
+// DeepEP's fp8 token: 7,168 bytes of hidden state and 56 fp32 scales, 7,392 bytes (calibration.md
+// G5.3, DeepEP README: "FP8 dispatch"), 1 + 4/128 bytes an element.
+inline constexpr double kFp8DispatchBytesPerElement = 1.0 + 4.0 / 128;
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1
 // (Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence

@@ -340,6 +340,31 @@ TEST(LayerOpsTest, MoeLayerMatmulsAreSixActivatedWeightsPerToken) {
   }
 }
 
+// --fp8-dispatch (DeepSeek-V3, DeepEP): the dispatch and the backward's combine carry 7,392 bytes a
+// 7,168-wide token, the forward combine and the backward's dispatch bf16.
+TEST(LayerOpsTest, Fp8DispatchSendsTheExpertInputsAndOutputGradientsInFp8) {
+  Case s = Make("deepseek-v3:layers=4", "dp=8,ep=8", 8, 4096);
+  OpOptions options;
+  options.fp8 = true;
+  options.fp8_dispatch = true;
+  ASSERT_TRUE(ValidateOpOptions(options, s.layout).ok());
+  const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options, MlpKind::kMoe);
+  const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options, MlpKind::kMoe);
+  const double copies = 8 * static_cast<double>(s.shape.tokens) * 8;  // ep x tokens x top-8.
+  auto bytes = [](const OpList& ops, const std::string& name) {
+    for (const Op& op : ops) {
+      if (op.name == name) return op.comm_bytes;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(bytes(fwd, "ep.all-to-all.dispatch"), copies * 7392);
+  EXPECT_DOUBLE_EQ(bytes(fwd, "ep.all-to-all.combine"), copies * 7168 * 2);
+  EXPECT_DOUBLE_EQ(bytes(bwd, "ep.all-to-all.combine.dx"), copies * 7392);
+  EXPECT_DOUBLE_EQ(bytes(bwd, "ep.all-to-all.dispatch.dx"), copies * 7168 * 2);
+  sim::Status no_ep = ValidateOpOptions(options, ParseLayout("dp=8").value());
+  EXPECT_NE(no_ep.message().find("fp8 dispatch needs expert parallelism"), std::string::npos);
+}
+
 // The routed experts' weights are gathered and their gradients reduced over what dp and fsdp keep
 // after ep (expert-fsdp, expert-dp); the rest of the layer's over the whole data axes.
 TEST(LayerOpsTest, ExpertGradientsReduceOverTheExpertDataAxes) {

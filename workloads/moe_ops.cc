@@ -23,6 +23,8 @@ struct MoeSizes {
   // when more than one expert is local and rows came from other chips (sort_chunks_by_idxs).
   bool sorts = false;
   double a2a_bytes = 0;  // V of each all-to-all: the group's routed copies.
+  // V of the dispatch and of the backward's combine (Dims::dispatch_e a copy's element).
+  double dispatch_bytes = 0;
   double etp_bytes = 0;  // V of the etp all-gather and reduce-scatter.
 };
 
@@ -36,6 +38,7 @@ MoeSizes SizesOf(const ModelSpec& model, const Layout& layout, const Dims& d) {
   s.local = s.experts / s.ep;
   s.rows = s.t * s.k * s.etp;
   s.a2a_bytes = s.ep * s.t * s.k * d.d * d.e;
+  s.dispatch_bytes = s.ep * s.t * s.k * d.d * d.dispatch_e;
   s.etp_bytes = s.rows * d.d * d.e;
   s.sorts = s.local > 1 && (s.ep > 1 || s.etp > 1);
   return s;
@@ -78,7 +81,7 @@ void AppendMoeForward(Builder& b, const ModelSpec& model, const Layout& layout, 
   permute.output_bytes = permute.hbm_write_bytes;
   b.Add(permute, {input});
   if (s.ep > 1) {
-    b.Add(b.Collective("ep.all-to-all.dispatch", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+    b.Add(b.Collective("ep.all-to-all.dispatch", CollectiveOp::kAllToAll, "ep", s.dispatch_bytes,
                        /*blocking=*/true, phase));
   }
   if (s.etp > 1) {
@@ -132,7 +135,7 @@ void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, co
   unpermute.hbm_write_bytes = d.e * s.t * s.k * d.d + kRoutingBytes * s.t * s.k;
   const int probs = b.Add(unpermute);
   if (s.ep > 1) {
-    b.Add(b.Collective("ep.all-to-all.combine.dx", CollectiveOp::kAllToAll, "ep", s.a2a_bytes,
+    b.Add(b.Collective("ep.all-to-all.combine.dx", CollectiveOp::kAllToAll, "ep", s.dispatch_bytes,
                        /*blocking=*/true, Phase::kBackwardInput));
   }
   if (s.etp > 1) {

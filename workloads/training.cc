@@ -21,6 +21,9 @@ sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip
   if (options.fp8_all_gather && !options.fp8) {
     return sim::Status::InvalidArgument("an fp8 all-gather needs fp8 training (--fp8)");
   }
+  if (options.fp8_dispatch && !options.fp8) {
+    return sim::Status::InvalidArgument("an fp8 dispatch needs fp8 training (--fp8)");
+  }
   if (!options.fp8 || chip.fp8_flops_per_s > 0) return sim::Status::Ok();
   return sim::Status::InvalidArgument("chip " + chip.name +
                                       " has no fp8 peak (fp8 training needs h100, h200, b200 or "
