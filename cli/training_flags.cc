@@ -29,10 +29,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                     std::string(tp_overlap_note));
   sub->add_flag("--ep-comm-overlap", flags->ep_comm_overlap,
                 "The expert all-to-alls of one microbatch hidden behind another's compute, as "
-                "DualPipe's overlapped forward-backward chunks (DeepSeek-V3) and Megatron-Core's "
-                "--overlap-moe-expert-parallel-comm do: in the 1F1B steady state each backward "
-                "runs merged with the next forward, their compute alternating at every ep "
-                "all-to-all; needs ep > 1 and schedule=1f1b without virtual stages");
+                "DualPipe's overlapped forward-backward chunks do (DeepSeek-V3; Megatron-Core's "
+                "--overlap-moe-expert-parallel-comm without a pipeline): in the 1F1B steady state "
+                "each backward runs merged with the next forward, their compute alternating at "
+                "every ep all-to-all, with twice 1F1B's warm-up and the activations it holds; "
+                "needs ep > 1 and schedule=1f1b without virtual stages");
   sub->add_flag("--fp8", flags->fp8,
                 "Float8 training (torchtitan's float8 converter, torchao tensorwise scaling): the "
                 "transformer layers' linear layers run at the chip's fp8 peak with its fp8 GEMM "

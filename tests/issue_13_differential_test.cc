@@ -224,13 +224,20 @@ Outcome RunCase(uint32_t seed) {
       ops.loss = loss == 2 ? workloads::LossKernel::kUpcast : workloads::LossKernel::kCompiled;
       out.what += " --loss " + std::string(workloads::LossKernelName(ops.loss));
     }
-    // Half the layouts with ep on 1F1B run their expert all-to-alls overlapped across
+    // Half the pipelines with ep on 1F1B run their expert all-to-alls overlapped across
     // microbatches (its own stream: the other draws stay).
     workloads::OpOptions overlap;
     overlap.ep_comm_overlap = true;
-    if (workloads::ValidateEpCommOverlap(overlap, *layout).ok() && overlap_rng() % 2 == 0) {
+    if (layout->pp > 1 && workloads::ValidateEpCommOverlap(overlap, *layout).ok() &&
+        overlap_rng() % 2 == 0) {
       ops.ep_comm_overlap = true;
       out.what += " --ep-comm-overlap";
+    }
+    // Half the layouts with ep on chips with fp8 train in fp8 and dispatch in fp8.
+    if (layout->ep > 1 && system->chip.fp8_flops_per_s > 0 && overlap_rng() % 2 == 0) {
+      ops.fp8 = true;
+      ops.fp8_dispatch = true;
+      out.what += " --fp8 --fp8-dispatch";
     }
     auto run = [&](SimulatedChips mode) {
       return workloads::SimulateTraining(*system, *model, *layout, batch, ops, Options(mode));
@@ -304,7 +311,7 @@ constexpr uint32_t kSeedsPerShard = 16;
 class Issue13DifferentialTest : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
-  int ran = 0, reduced = 0, exact_by_default = 0, over_dcn = 0;
+  int ran = 0, reduced = 0, exact_by_default = 0, over_dcn = 0, ep_overlap = 0, fp8_dispatch = 0;
   double fastest = 0, slowest = 0;  // The approximation's error, relative to the step.
   std::string fastest_case;
   for (uint32_t i = 0; i < kSeedsPerShard; ++i) {
@@ -312,6 +319,8 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
     if (!outcome.ran) continue;
     ++ran;
     over_dcn += outcome.what.find(",slices=") != std::string::npos ? 1 : 0;
+    ep_overlap += outcome.what.find("--ep-comm-overlap") != std::string::npos ? 1 : 0;
+    fp8_dispatch += outcome.what.find("--fp8-dispatch") != std::string::npos ? 1 : 0;
     reduced += outcome.quotient.simulated_chips < outcome.reference.simulated_chips ? 1 : 0;
     ExpectSame(outcome);
     EXPECT_TRUE(outcome.quotient.exact && outcome.reference.exact) << outcome.what;
@@ -341,10 +350,11 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
     }
   }
   std::printf(
-      "shard %u: %d cases (%d over DCN slices), %d with fewer simulated chips, %d exact by "
-      "default; the approximation %+.1f%% to %+.1f%% (fastest: %s)\n",
-      GetParam(), ran, over_dcn, reduced, exact_by_default, 100 * fastest, 100 * slowest,
-      fastest_case.c_str());
+      "shard %u: %d cases (%d over DCN slices, %d with expert all-to-all overlap, %d with fp8 "
+      "dispatch), %d with fewer simulated chips, %d exact by default; the approximation %+.1f%% "
+      "to %+.1f%% (fastest: %s)\n",
+      GetParam(), ran, over_dcn, ep_overlap, fp8_dispatch, reduced, exact_by_default, 100 * fastest,
+      100 * slowest, fastest_case.c_str());
   // Most drawn layouts are valid, and many steps have symmetry to use; a shard where few do
   // would not test much.
   EXPECT_GE(ran, 10);
@@ -352,6 +362,61 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, Issue13DifferentialTest, ::testing::Range(0u, kShards));
+
+// The generated cases rarely pipeline a model with experts (their models have one or two
+// layers), so expert all-to-all overlap (OpOptions::ep_comm_overlap) gets cases of its own:
+// pipelines of a four-layer MoE model whose ep spans nodes or stays inside one, with and without
+// fp8 dispatch, on fat trees with and without oversubscription.
+TEST(Issue13DifferentialTest, EpCommOverlapQuotientEqualsTheReference) {
+  const std::string model_text =
+      "custom:layers=4,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096,"
+      "experts=8,top_k=2,expert_ffn=256,shared_ffn=512,dense_layers=1";
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(model_text);
+  ASSERT_TRUE(model.ok()) << model.status();
+  struct Case {
+    const char* system;
+    const char* layout;
+    bool fp8_dispatch;
+  };
+  int reduced = 0;
+  for (const Case& c : {Case{"h100:16", "dp=8,pp=2,ep=8,microbatches=4", false},
+                        Case{"h100:16", "dp=4,pp=4,ep=4,microbatches=8", true},
+                        Case{"h100:32,oversub=2", "dp=8,pp=4,ep=8,microbatches=8", false},
+                        Case{"h100:32", "fsdp=16,pp=2,ep=8,microbatches=4", true},
+                        Case{"h100:16", "dp=2,tp=2,sp=1,pp=4,ep=2,microbatches=6", false}}) {
+    sim::StatusOr<topology::System> system = topology::ParseSystem(c.system);
+    ASSERT_TRUE(system.ok()) << system.status();
+    const workloads::Layout layout = workloads::ParseLayout(c.layout).value();
+    const workloads::BatchSpec batch{int64_t{layout.dp} * layout.fsdp * layout.microbatch_count(),
+                                     256};
+    workloads::OpOptions ops;
+    ops.ep_comm_overlap = true;
+    ops.fp8 = ops.fp8_dispatch = c.fp8_dispatch;
+    Outcome out;
+    out.what = std::string("train --system ") + c.system + " --model " + model_text + " --layout " +
+               c.layout + " --batch-tokens " + std::to_string(batch.tokens()) +
+               " --seq 256 --ep-comm-overlap" + (c.fp8_dispatch ? " --fp8 --fp8-dispatch" : "");
+    auto run = [&](SimulatedChips mode) {
+      return workloads::SimulateTraining(*system, *model, layout, batch, ops, Options(mode));
+    };
+    sim::StatusOr<workloads::TrainingResult> q = run(SimulatedChips::kOrbits);
+    sim::StatusOr<workloads::TrainingResult> r = run(SimulatedChips::kEveryChip);
+    ASSERT_TRUE(q.ok() && r.ok()) << out.what << ": " << q.status() << " / " << r.status();
+    out.ran = true;
+    out.quotient = q->step;
+    out.reference = r->step;
+    ExpectSame(out);
+    reduced += out.quotient.simulated_chips < out.reference.simulated_chips ? 1 : 0;
+    // The overlap is exercised: the step has exposed ep below what it has without it.
+    workloads::OpOptions plain = ops;
+    plain.ep_comm_overlap = false;
+    sim::StatusOr<workloads::TrainingResult> p = workloads::SimulateTraining(
+        *system, *model, layout, batch, plain, Options(SimulatedChips::kOrbits));
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_LE(q->breakdown["exposed_ep"], p->breakdown["exposed_ep"]) << out.what;
+  }
+  EXPECT_GE(reduced, 1);  // At least one case where the quotient drops chips.
+}
 
 }  // namespace
 }  // namespace podsim

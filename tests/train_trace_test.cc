@@ -241,6 +241,23 @@ TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemory) {
   }
 }
 
+// The same under --ep-comm-overlap: twice 1F1B's warm-up, and overlapped pairs whose backward
+// frees each layer before the forward holds the next (memory.h InFlightChunks).
+TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryWithEpCommOverlap) {
+  Outcome run =
+      Podsim({"train", "--system", "h100:32", "--model", "mixtral-8x7b:layers=8", "--layout",
+              "dp=8,pp=4,ep=8,microbatches=8", "--batch-tokens", "256Ki", "--seq", "4096",
+              "--ep-comm-overlap", "--json", "--trace", Path("overlap.json")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json result = nlohmann::json::parse(run.out);
+  double peak = 0;
+  for (const nlohmann::json& e : TraceEvents(Path("overlap.json"))) {
+    if (e["ph"] == "C" && e["name"] == "HBM")
+      peak = std::max(peak, e["args"]["bytes"].get<double>());
+  }
+  EXPECT_NEAR(peak / result["memory_per_chip_bytes"].get<double>(), 1.0, 1e-9);
+}
+
 TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
   Outcome all = Podsim(With(kTrain, {"--json", "--trace", Path("all.json")}));
   ASSERT_EQ(all.code, 0) << all.err;

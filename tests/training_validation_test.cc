@@ -1193,16 +1193,19 @@ TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
   const double tokens = static_cast<double>(kSequences * kSeq);
   const double measured = 180000.0 * 3600 / 1e12 * tokens / 2048;
   auto share = [&](const char* name) { return SharePercent(result, name); };
-  char note[900];
+  char note[1200];
   std::snprintf(note, sizeof note,
                 "compute %.0f%% of the step, exposed ep %.0f%%, pipeline %.0f%%, interference "
                 "%.0f%%; not modelled, each of which would move the figure: node-limited "
                 "routing with DeepEP sending each token once per node and forwarding it over "
                 "NVLink (less InfiniBand traffic), DualPipe's bidirectional pipeline (a smaller "
-                "bubble), the H800's slower NVLink, tile-wise fp8 scaling; the simulation is the "
-                "default approximation (2,048 orbits; its band is printed by the command)",
+                "bubble), the H800's slower NVLink, tile-wise fp8 scaling; podsim's memory "
+                "%.0f GiB per chip does not fit the 80 GB the run used (the overlap on 1F1B holds "
+                "twice its warm-up's activations, DualPipe PP + 1 microbatches, and the run "
+                "recomputed and compressed what podsim keeps); the simulation is the default "
+                "approximation (2,048 orbits; its band is printed by the command)",
                 share("compute"), share("exposed_ep"), share("bubble") + share("idle"),
-                share("interference"));
+                share("interference"), result.memory.total_bytes / (1u << 30));
   RecordMeasured("G6.4 DeepSeek-V3",
                  "step time on h100:2048 for 2,048 H800s, " + layout +
                      ", fp8 with fp8 dispatch, all-to-alls overlapped across microbatches "

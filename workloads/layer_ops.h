@@ -101,9 +101,11 @@ struct OpOptions {
   // REQUIRES (with tp > 1): sequence parallelism, as Megatron-LM requires.
   bool tp_comm_overlap = false;
   // Expert all-to-alls hidden behind another microbatch's compute, as DualPipe's overlapped
-  // forward-backward chunks do (DeepSeek-V3 report, section 3.2.1) and Megatron-Core's
-  // --overlap-moe-expert-parallel-comm: in the 1F1B steady state each backward runs merged with
-  // the forward after it, their compute alternating at every ep all-to-all (training_schedule.h).
+  // forward-backward chunks do (DeepSeek-V3 report, section 3.2.1): in the 1F1B steady state each
+  // backward runs merged with the forward after it, their compute alternating at every ep
+  // all-to-all, with twice 1F1B's warm-up (training_schedule.h). Without a pipeline this is
+  // Megatron-Core's --overlap-moe-expert-parallel-comm (its combined 1F1B without pipelining);
+  // with pp > 1 Megatron-Core needs virtual stages for it, which podsim does not model here.
   // REQUIRES: ep > 1 and the 1F1B schedule without virtual stages (ValidateEpCommOverlap).
   bool ep_comm_overlap = false;
   // Float8 training of the transformer layers' linear layers (fp8_training.h). REQUIRES: a chip
@@ -127,19 +129,21 @@ struct OpOptions {
   // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). REQUIRES: fp8 and fsdp > 1
   // (ValidateFp8).
   bool fp8_all_gather = false;
-  // With fp8 and ep: the expert dispatch all-to-all and the backward's combine (the output
+  // With fp8 and ep: the expert dispatch all-to-all and the backward's combine.dx (the output
   // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as
   // DeepSeek-V3 trains (report section 3.3.2: the activations before the experts' up-projections
-  // and the gradients before their down-projections in fp8; the forward combine and the
-  // backward's dispatch in bf16) and DeepEP sends them (kFp8DispatchBytesPerElement). The casts
+  // and the gradients before their down-projections in fp8; the "forward and backward combine
+  // components", podsim's combine and dispatch.dx, in bf16) and DeepEP sends them
+  // (kFp8DispatchBytesPerElement). The etp all-gather after the dispatch stays in bf16. The casts
   // stay where fp8_training.h puts them, before the expert GEMMs: the same rows either side of
   // the all-to-all when routing is balanced. REQUIRES: fp8 and ep > 1 (ValidateFp8,
   // ValidateOpOptions).
   bool fp8_dispatch = false;
 };
 
-// DeepEP's fp8 token: 7,168 bytes of hidden state and 56 fp32 scales, 7,392 bytes (calibration.md
-// G5.3, DeepEP README: "FP8 dispatch"), 1 + 4/128 bytes an element.
+// DeepEP's fp8 token: 7,168 bytes of hidden state and 56 fp32 scales, 7,392 bytes (DeepEP
+// README's fp8 dispatch, docs/reference/calibration.md G5.3; the G5.3 rows of docs/validation.md
+// send it), 1 + 4/128 bytes an element.
 inline constexpr double kFp8DispatchBytesPerElement = 1.0 + 4.0 / 128;
 
 // Checks `options` against `layout`: --tp-comm-overlap needs sequence parallelism when tp > 1

@@ -65,7 +65,7 @@ int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
     case PipelineSchedule::kGpipe:
       return m;
     case PipelineSchedule::kOneFOneB:
-      return std::min<int64_t>(ep_comm_overlap ? 2 * (p - stage) : p - stage, m);
+      return std::min<int64_t>(ep_comm_overlap ? 2 * (p - stage) - 1 : p - stage, m);
     case PipelineSchedule::kInterleavedOneFOneB:
       return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }

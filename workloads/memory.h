@@ -39,8 +39,9 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
 
 // Chunk-microbatches whose activations stage `stage` holds at once at its peak:
 //   GPipe: all microbatches; 1F1B: min(pp - stage, m) (PipeDream-Flush warm-up + 1), with
-//   `ep_comm_overlap` min(2 (pp - stage), m) (training_schedule.h: the warm-up of 2 (pp - stage
-//   - 1) + 1 forwards, and the forward of an overlapped pair before its backward frees);
+//   `ep_comm_overlap` min(2 (pp - stage) - 1, m) (training_schedule.h: the 2 (pp - stage - 1) + 1
+//   forwards before the first backward; in an overlapped pair the backward frees each layer
+//   before the forward holds the next, so a pair adds about one layer's worth);
 //   interleaved: min(2(pp - stage - 1) + (v - 1) pp + 1, m v) chunks (Megatron-LM's interleaved
 //   warm-up, schedules.py), which for stage 0 gives Korthikanti's factor 1 + (pp - 1)/(pp v) on
 //   L layers' worth.

@@ -89,21 +89,21 @@ bool EndsOverlapSegment(const schedule::Op& op) {
          op.collective() == schedule::ALL_TO_ALL;
 }
 
-// Reorders `program`'s ops [begin, end), a backward unit [begin, mid) and the forward unit
-// [mid, end) after it, into DualPipe's overlapped chunk (OpOptions::ep_comm_overlap): each unit
-// cut after every expert all-to-all, the pieces alternate, the backward's first, so that each
-// all-to-all is in flight while the other unit computes (the backward's combine behind the
-// forward's attention, the forward's dispatch behind the backward's experts, and so on). Each
-// unit keeps its own order; an op of the forward that waits for one of the backward (a weight
-// gather after the layer before) goes after it. Dependencies across the program are renumbered.
-void InterleaveOverlappedPair(schedule::Program* program, int begin, int mid, int end) {
-  std::vector<int> order;  // Old indices in their new order.
-  order.reserve(end - begin);
+// Writes into `order` [begin, end) the new order of `program`'s ops [begin, end), a backward unit
+// [begin, mid) and the forward unit [mid, end) after it, as DualPipe's overlapped chunk
+// (OpOptions::ep_comm_overlap): each unit cut after every expert all-to-all, the pieces
+// alternating, the backward's first, so that each all-to-all is in flight while the other unit
+// computes (the backward's combine behind the forward's attention, the forward's dispatch behind
+// the backward's experts, and so on). Each unit keeps its own order; an op of the forward that
+// waits for one of the backward goes after it.
+void InterleaveOverlappedPair(const schedule::Program& program, int begin, int mid, int end,
+                              std::vector<int>* order) {
   std::vector<char> placed(end - begin, 0);
+  int at = begin;
   int next[2] = {begin, mid};
   const int stop[2] = {mid, end};
   auto place = [&](int i) {
-    order.push_back(i);
+    (*order)[at++] = i;
     placed[i - begin] = 1;
   };
   // Places unit u's ops up to the end of its next segment; false when it has none left.
@@ -112,35 +112,52 @@ void InterleaveOverlappedPair(schedule::Program* program, int begin, int mid, in
     while (next[u] < stop[u]) {
       const int i = next[u]++;
       if (u == 1) {
-        for (int dep : program->ops(i).deps()) {
+        for (int dep : program.ops(i).deps()) {
           while (dep >= begin && dep < mid && !placed[dep - begin]) place(next[0]++);
         }
       }
       place(i);
-      if (EndsOverlapSegment(program->ops(i))) break;
+      if (EndsOverlapSegment(program.ops(i))) break;
     }
     return true;
   };
   while (place_segment(0) | place_segment(1)) {
   }
-  std::vector<int> renumber(program->ops_size());
-  for (int i = 0; i < program->ops_size(); ++i) renumber[i] = i;
-  for (int k = 0; k < end - begin; ++k) renumber[order[k]] = begin + k;
+}
+
+// Puts `program`'s op order[k] at position k, renumbering every dependency. REQUIRES: `order` is
+// a permutation under which every op still follows its dependencies.
+void ReorderOps(schedule::Program* program, const std::vector<int>& order) {
+  const int n = program->ops_size();
+  std::vector<int> renumber(n);
+  for (int k = 0; k < n; ++k) renumber[order[k]] = k;
   // Moves the ops by swapping pointers: at[p] is the old index of the op now at position p.
-  std::vector<int> at(program->ops_size()), where(program->ops_size());
-  for (int i = 0; i < program->ops_size(); ++i) at[i] = where[i] = i;
-  for (int k = 0; k < end - begin; ++k) {
-    const int p = begin + k, q = where[order[k]];
-    if (p == q) continue;
-    program->mutable_ops()->SwapElements(p, q);
-    std::swap(at[p], at[q]);
-    where[at[p]] = p;
+  std::vector<int> at(n), where(n);
+  for (int i = 0; i < n; ++i) at[i] = where[i] = i;
+  for (int k = 0; k < n; ++k) {
+    const int q = where[order[k]];
+    if (q == k) continue;
+    program->mutable_ops()->SwapElements(k, q);
+    std::swap(at[k], at[q]);
+    where[at[k]] = k;
     where[at[q]] = q;
   }
-  for (int i = begin; i < program->ops_size(); ++i) {
-    schedule::Op* op = program->mutable_ops(i);
-    for (int d = 0; d < op->deps_size(); ++d) op->set_deps(d, renumber[op->deps(d)]);
+  for (int k = 0; k < n; ++k) {
+    schedule::Op* op = program->mutable_ops(k);
+    for (int d = 0; d < op->deps_size(); ++d) {
+      op->set_deps(d, renumber[op->deps(d)]);
+      PODSIM_CHECK(static_cast<int>(op->deps(d)) < k)
+          << "reordered op " << k << " depends on a later op";
+    }
   }
+}
+
+// The first compute op of `program` from index `from` on (-1: none).
+int FirstCompute(const schedule::Program& program, int from) {
+  for (int i = from; i < program.ops_size(); ++i) {
+    if (program.ops(i).stream() == "compute") return i;
+  }
+  return -1;
 }
 
 class StageBuilder {
@@ -185,6 +202,10 @@ class StageBuilder {
     if (first_compute >= 0) previous_layer_start_ = first_compute;
     return last_compute;
   }
+
+  // Makes the next layer's weight gathers wait for op `op` (a compute op) instead of the first
+  // compute op of the layer appended last.
+  void AnchorGathers(int op) { previous_layer_start_ = op; }
 
   // Adds HBM held from the end of op `op` on (activations saved for the backward) or released
   // there. REQUIRES: op >= 0.
@@ -339,8 +360,15 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
                                   memory.loss_peak_bytes);
     const std::vector<Unit> units = StageOrder(layout, stage, options.ep_comm_overlap);
     std::vector<int> unit_begin;  // Each unit's first op; the last entry ends the last unit.
-    for (const Unit& unit : units) {
+    for (size_t u = 0; u < units.size(); ++u) {
+      const Unit& unit = units[u];
       unit_begin.push_back(program->ops_size());
+      if (options.ep_comm_overlap && unit.forward && u > 0 && !units[u - 1].forward) {
+        // The forward runs overlapped with the backward before it: its first weight gather waits
+        // for that backward's start, not for its last layer (which would put the whole
+        // backward before the forward's first piece).
+        builder.AnchorGathers(FirstCompute(*program, unit_begin[u - 1]));
+      }
       const int vs = unit.chunk * pp + stage;
       // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
       const int layers =
@@ -394,11 +422,18 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     unit_begin.push_back(program->ops_size());
     if (options.ep_comm_overlap) {
       // Each backward with the forward after it: 1F1B's steady state (ValidateEpCommOverlap).
+      // The last unit is a cool-down backward, never paired, so the builder's gather anchor
+      // (an index, taken again by the optimizer below) is not moved.
+      std::vector<int> order(program->ops_size());
+      for (int i = 0; i < program->ops_size(); ++i) order[i] = i;
       for (size_t u = 0; u + 1 < units.size(); ++u) {
         if (units[u].forward || !units[u + 1].forward) continue;
-        InterleaveOverlappedPair(program, unit_begin[u], unit_begin[u + 1], unit_begin[u + 2]);
+        InterleaveOverlappedPair(*program, unit_begin[u], unit_begin[u + 1], unit_begin[u + 2],
+                                 &order);
         ++u;
       }
+      PODSIM_CHECK(!units.back().forward) << "an overlapped pair ends the stage";
+      ReorderOps(program, order);
     }
     const std::vector<int> reductions = builder.LastReductions();
     double expert_params = 0;

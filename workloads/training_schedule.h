@@ -14,7 +14,8 @@
 //                (k / (pp v)) pp + k % pp, backwards the chunks in reverse.
 // With OpOptions::ep_comm_overlap, each backward of the 1F1B steady state and the forward after
 // it (different microbatches) run as one overlapped chunk, as DualPipe runs them (DeepSeek-V3
-// report, figure 4) and Megatron-Core's --overlap-moe-expert-parallel-comm: each unit is cut after
+// report, figure 4; Megatron-Core's --overlap-moe-expert-parallel-comm does the same without a
+// pipeline, and with one only over virtual stages): each unit is cut after
 // every expert all-to-all and the pieces alternate on the compute stream, the backward's first
 // (the forward's attention hides the backward's combine, the backward's experts the forward's
 // dispatch, the forward's experts the backward's dispatch, the backward's attention the forward's
