@@ -25,6 +25,7 @@ timed() {
 echo "== topology"
 timed "$build/podsim" topology tpu-v5p:16x20x28 --json
 timed "$build/podsim" topology h100:16384 --json
+timed "$build/podsim" topology ring:1048576 --json
 echo "== collectives"
 timed "$build/podsim" collective --system ring:1024 --op all-reduce --bytes 1MiB --algorithm ring --reference
 timed "$build/podsim" collective --system torus:16x16x16 --op all-reduce --bytes 1GiB --reference
