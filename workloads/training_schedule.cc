@@ -121,7 +121,10 @@ void InterleaveOverlappedPair(const schedule::Program& program, int begin, int m
     }
     return true;
   };
-  while (place_segment(0) | place_segment(1)) {
+  for (bool more = true; more;) {
+    const bool backward = place_segment(0);
+    const bool forward = place_segment(1);
+    more = backward || forward;
   }
 }
 
