@@ -31,11 +31,7 @@ void EventQueue::File(const Item& item) {
   const int index = BucketOf(item.time_ps, last_ps_);
   Bucket& bucket = buckets_[index];
   bucket.items.push_back(item);
-  if (index > 0) {
-    nonempty_ |= uint64_t{1} << (index - 1);
-    bucket.earliest_ps = std::min(bucket.earliest_ps, item.time_ps);
-    bucket.latest_ps = std::max(bucket.latest_ps, item.time_ps);
-  }
+  if (index > 0) nonempty_ |= uint64_t{1} << (index - 1);
 }
 
 EventId EventQueue::Enqueue(Time time, uint32_t slot) {
@@ -105,11 +101,16 @@ void EventQueue::SettleFront() {
     // last_.
     Bucket& lowest = buckets_[index];
     nonempty_ &= ~(uint64_t{1} << (index - 1));
-    last_ps_ = lowest.earliest_ps;
-    const bool one_instant = lowest.earliest_ps == lowest.latest_ps;
-    lowest.earliest_ps = INT64_MAX;
-    lowest.latest_ps = INT64_MIN;
     std::vector<Item>& source = lowest.items;
+    // The bucket's time range, in one pass over its items (cheaper than keeping it on every
+    // insert and move: the items are contiguous, the bucket headers written per item were not).
+    int64_t earliest = INT64_MAX, latest = INT64_MIN;
+    for (const Item& item : source) {
+      earliest = std::min(earliest, item.time_ps);
+      latest = std::max(latest, item.time_ps);
+    }
+    last_ps_ = earliest;
+    const bool one_instant = earliest == latest;
     if (one_instant) {  // As a lock-step burst: the bucket becomes bucket 0.
       std::swap(front.items, source);
       continue;

@@ -111,9 +111,6 @@ class EventQueue {
   static constexpr int kBuckets = 65;
   struct Bucket {
     size_t head = 0;  // First item not yet popped (bucket 0 only; 0 elsewhere).
-    // The range of the items' times, cancelled ones included (buckets >= 1 only).
-    int64_t earliest_ps = INT64_MAX;
-    int64_t latest_ps = INT64_MIN;
     std::vector<Item> items;
   };
   static int BucketOf(int64_t time_ps, int64_t last_ps);
