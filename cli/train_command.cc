@@ -321,9 +321,13 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         "communication; "
         "bubble: waiting for a pipeline receive; idle: waiting with nothing to wait on (with "
         "pp > 1, bubble + idle is the pipeline bubble).";
-    input.memory = {{"params", memory.param_bytes},        {"grads", memory.grad_bytes},
-                    {"optimizer", memory.optimizer_bytes}, {"activations", memory.activation_bytes},
-                    {"buffers", memory.buffer_bytes},      {"loss peak", memory.loss_peak_bytes}};
+    input.memory = {{"params", memory.param_bytes},
+                    {"grads", memory.grad_bytes},
+                    {"optimizer", memory.optimizer_bytes},
+                    {"activations", memory.activation_bytes},
+                    {"buffers", memory.buffer_bytes},
+                    {"loss peak", memory.loss_peak_bytes},
+                    {"recompute peak", memory.recompute_peak_bytes}};
     input.memory_caption = "Per chip (stage " + std::to_string(memory.stage) + ", precision ";
     input.memory_caption += options.precision.name;
     input.memory_caption += ") against the chip's HBM.";
@@ -363,6 +367,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"activations_bytes", memory.activation_bytes},
                                {"buffers_bytes", memory.buffer_bytes},
                                {"loss_peak_bytes", memory.loss_peak_bytes},
+                               {"recompute_peak_bytes", memory.recompute_peak_bytes},
                                {"hbm_bytes", memory.hbm_bytes},
                                {"headroom_bytes", memory.headroom_bytes}}},
                              {"fits", memory.fits},
@@ -423,7 +428,11 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << FormatByteSize(memory.optimizer_bytes) << ", activations "
          << FormatByteSize(memory.activation_bytes) << ", buffers "
          << FormatByteSize(memory.buffer_bytes) << ", loss peak "
-         << FormatByteSize(memory.loss_peak_bytes) << "\n";
+         << FormatByteSize(memory.loss_peak_bytes)
+         << (memory.recompute_peak_bytes > 0
+                 ? ", recompute peak " + FormatByteSize(memory.recompute_peak_bytes)
+                 : std::string())
+         << "\n";
   io.out << "fits        "
          << (memory.fits ? "yes, " + FormatByteSize(memory.headroom_bytes) + " to spare"
                          : "NO: " + FormatByteSize(-memory.headroom_bytes) + " over the " +

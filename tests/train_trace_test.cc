@@ -258,6 +258,22 @@ TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryWithEpCommOverlap) {
   EXPECT_NEAR(peak / result["memory_per_chip_bytes"].get<double>(), 1.0, 1e-9);
 }
 
+// And under full recomputation: each layer's backward holds its recomputed activations.
+TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryUnderRecomputation) {
+  Outcome run = Podsim({"train", "--system", "h100:32", "--model", "llama3-8b", "--layout",
+                        "tp=8,pp=4,microbatches=8", "--batch-tokens", "128Ki", "--seq", "4096",
+                        "--recompute", "full", "--json", "--trace", Path("recompute.json")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json result = nlohmann::json::parse(run.out);
+  EXPECT_GT(result["memory"]["recompute_peak_bytes"].get<double>(), 0);
+  double peak = 0;
+  for (const nlohmann::json& e : TraceEvents(Path("recompute.json"))) {
+    if (e["ph"] == "C" && e["name"] == "HBM")
+      peak = std::max(peak, e["args"]["bytes"].get<double>());
+  }
+  EXPECT_NEAR(peak / result["memory_per_chip_bytes"].get<double>(), 1.0, 1e-9);
+}
+
 TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
   Outcome all = Podsim(With(kTrain, {"--json", "--trace", Path("all.json")}));
   ASSERT_EQ(all.code, 0) << all.err;

@@ -59,6 +59,13 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage, do
   return (layer + other) / layout.fsdp + experts;
 }
 
+double RecomputeTransientBytes(const OpList& forward, const OpOptions& options) {
+  OpOptions none = options;
+  none.recompute = RecomputePolicy::kNone;
+  return std::max(0.0,
+                  LayerActivationBytes(forward, none) - LayerActivationBytes(forward, options));
+}
+
 int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
   const int64_t p = layout.pp, m = layout.microbatch_count(), v = layout.virtual_stages;
   switch (layout.schedule) {
@@ -97,12 +104,13 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
 
   // A chunk's layers hold the stage's mix of dense and MoE layers in proportion.
   const StageLayers layers = LayersOf(model, layout, stage);
-  double per_layer = D(layers.dense) *
-                     LayerActivationBytes(LayerForwardOps(model, layout, shape, options), options);
+  const OpList dense_fwd = LayerForwardOps(model, layout, shape, options);
+  double per_layer = D(layers.dense) * LayerActivationBytes(dense_fwd, options);
+  double transient = layers.dense > 0 ? RecomputeTransientBytes(dense_fwd, options) : 0;
   if (layers.moe > 0) {
-    per_layer +=
-        D(layers.moe) * LayerActivationBytes(
-                            LayerForwardOps(model, layout, shape, options, MlpKind::kMoe), options);
+    const OpList moe_fwd = LayerForwardOps(model, layout, shape, options, MlpKind::kMoe);
+    per_layer += D(layers.moe) * LayerActivationBytes(moe_fwd, options);
+    transient = std::max(transient, RecomputeTransientBytes(moe_fwd, options));
   }
   per_layer /= D(layers.dense + layers.moe);
   m.layer_activation_bytes = per_layer *
@@ -180,8 +188,9 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   }
   if (layout.pp > 1) m.buffer_bytes += 2 * act;
 
+  m.recompute_peak_bytes = std::max(0.0, transient - m.loss_peak_bytes);
   m.total_bytes = m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.activation_bytes +
-                  m.buffer_bytes + m.loss_peak_bytes;
+                  m.buffer_bytes + m.loss_peak_bytes + m.recompute_peak_bytes;
   m.hbm_bytes = chip.hbm_bytes;
   m.headroom_bytes = m.hbm_bytes - m.total_bytes;
   m.fits = m.headroom_bytes >= 0;

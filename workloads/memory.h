@@ -18,6 +18,10 @@
 //     receive buffers of the chip's routed token copies.
 //   * The loss's peak (last stage): what the loss holds beyond its saved tensors at its peak
 //     (loss_kernel.h), while every activation is still kept.
+//   * Under recomputation (full, selective or save-named), the peak of a layer's backward: it
+//     first re-runs the layer's forward and holds every activation that forward saves until the
+//     backward has used it (PyTorch's checkpoint, Megatron-LM's recompute), on top of what every
+//     in-flight microbatch keeps; the largest layer of the stage sets it.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_
@@ -47,6 +51,10 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
 //   L layers' worth.
 int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap = false);
 
+// A layer's activations beyond what options.recompute keeps, held while its backward recomputes
+// its forward: LayerActivationBytes without recomputation minus with it (0 without).
+double RecomputeTransientBytes(const OpList& forward, const OpOptions& options);
+
 struct MemoryBreakdown {
   int stage = 0;
   double params = 0;  // Parameter count on the chip (not bytes).
@@ -59,6 +67,11 @@ struct MemoryBreakdown {
   double layer_activation_bytes = 0;  // The transformer layers' part of activation_bytes.
   double buffer_bytes = 0;
   double loss_peak_bytes = 0;  // The loss's transient beyond its saved tensors (last stage).
+  // Under recomputation, what a layer's backward holds while it recomputes that layer's forward:
+  // the layer's activations beyond what the policy keeps (RecomputeTransientBytes), counted
+  // beyond loss_peak_bytes, since the two never coincide (the loss's peak is over before the
+  // first layer's backward starts).
+  double recompute_peak_bytes = 0;
   double total_bytes = 0;
   double hbm_bytes = 0;
   bool fits = false;

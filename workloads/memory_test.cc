@@ -157,6 +157,39 @@ TEST(MemoryTest, X3BlockRematActivations) {
   EXPECT_DOUBLE_EQ(m.layer_activation_bytes, 2.0 * 4e6 * 8192 * 64);
 }
 
+// Under recomputation a layer's backward first re-runs its forward and holds what that forward
+// saves: on a first pipeline stage (no loss) the peak adds one layer's activations beyond its
+// checkpoint; on a single stage the loss's peak, which comes first, covers it.
+TEST(MemoryTest, RecomputationHoldsOneLayersActivationsInItsBackward) {
+  Case c = Make("llama3-8b", "tp=8,pp=4,microbatches=8", {32, 4096});
+  OpOptions none, full;
+  full.recompute = RecomputePolicy::kFull;
+  const ShardShape shape = ShapeOf(c.layout, c.model, c.batch);
+  const OpList fwd = LayerForwardOps(c.model, c.layout, shape, full);
+  const double transient = RecomputeTransientBytes(fwd, full);
+  EXPECT_DOUBLE_EQ(transient, LayerActivationBytes(fwd, none) - LayerActivationBytes(fwd, full));
+  EXPECT_GT(transient, 0);
+  EXPECT_EQ(RecomputeTransientBytes(fwd, none), 0);
+  const MemoryBreakdown m = StageMemory(c.model, c.layout, c.batch, full, Chip("h100"), 0);
+  EXPECT_DOUBLE_EQ(m.recompute_peak_bytes, transient);
+  EXPECT_DOUBLE_EQ(m.total_bytes, m.param_bytes + m.grad_bytes + m.optimizer_bytes +
+                                      m.activation_bytes + m.buffer_bytes + transient);
+  EXPECT_EQ(StageMemory(c.model, c.layout, c.batch, none, Chip("h100"), 0).recompute_peak_bytes, 0);
+  // One stage: the loss's peak comes first and counts; the layer's counts beyond it only.
+  for (const char* loss : {"vocab-parallel", "upcast"}) {
+    Case one = Make("llama3-8b", "tp=8", {8, 4096});
+    OpOptions o = full;
+    o.loss = LossKernelNamed(loss).value();
+    const MemoryBreakdown single =
+        StageMemory(one.model, one.layout, one.batch, o, Chip("h100"), 0);
+    const double layer = RecomputeTransientBytes(
+        LayerForwardOps(one.model, one.layout, ShapeOf(one.layout, one.model, one.batch), o), o);
+    EXPECT_GT(single.loss_peak_bytes, 0) << loss;
+    EXPECT_DOUBLE_EQ(single.recompute_peak_bytes, std::max(0.0, layer - single.loss_peak_bytes))
+        << loss;
+  }
+}
+
 // TR13 (Ch5 Q2, LLaMA-2 13B, 16M-token batch): params + optimizer (2+4+4)*13e9 ~ 130GB;
 // 3 checkpoints per layer after the 3 FFW matmuls: 2*L*B*(D+2F) ~ 4.2e13 (rounded).
 TEST(MemoryTest, TR13ParamsOptimizerAndThreeCheckpoints) {

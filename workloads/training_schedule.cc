@@ -297,6 +297,8 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
   const int overlap_tp = options.tp_comm_overlap ? layout.tp : 1;
   OpList layer_fwd[2], layer_bwd[2], layer_fwd_run[2], layer_bwd_run[2];
   double layer_saved[2] = {0, 0};
+  // Held from a layer backward's first op to its last while it recomputes its forward (memory.h).
+  double layer_transient[2] = {0, 0};
   for (int moe = 0; moe < (model.moe() ? 2 : 1); ++moe) {
     const MlpKind mlp = moe ? MlpKind::kMoe : MlpKind::kDense;
     layer_fwd[moe] = LayerForwardOps(model, layout, shape, options, mlp);
@@ -315,6 +317,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
       layer_bwd_run[moe] = EagerKernels(layer_bwd_run[moe], model, e);
     }
     layer_saved[moe] = LayerActivationBytes(layer_fwd[moe], options);
+    layer_transient[moe] = RecomputeTransientBytes(layer_fwd[moe], options);
   }
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
@@ -358,9 +361,9 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     StageBuilder builder(program, layout);
     const MemoryBreakdown memory =
         StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
-    // The loss's peak is transient, not held over the step.
+    // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes -
-                                  memory.loss_peak_bytes);
+                                  memory.loss_peak_bytes - memory.recompute_peak_bytes);
     const std::vector<Unit> units = StageOrder(layout, stage, options.ep_comm_overlap);
     std::vector<int> unit_begin;  // Each unit's first op; the last entry ends the last unit.
     for (size_t u = 0; u < units.size(); ++u) {
@@ -411,7 +414,12 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
         }
         for (int l = layers; l-- > 0;) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
+          const int begin = program->ops_size();
           input = builder.Append(layer_bwd_run[moe], input, unit, first_layer + l, last_microbatch);
+          if (layer_transient[moe] > 0) {
+            builder.Hold(FirstCompute(*program, begin), layer_transient[moe]);
+            builder.Release(input, layer_transient[moe]);
+          }
           builder.Release(input, layer_saved[moe]);
         }
         if (vs == 0) {
