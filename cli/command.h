@@ -13,6 +13,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/status.h"
 
@@ -30,6 +31,9 @@ struct CommandIo {
   // The command as typed, "podsim train --system ...", each argument quoted for a POSIX shell
   // where it needs it (reports show it).
   std::string command_line;
+  // Warnings ("does not fit", ...), printed as "podsim: warning: ..." once the command has
+  // succeeded: a command that fails after one (an output it cannot write) prints its error alone.
+  std::vector<std::string> warnings;
 };
 
 struct Command {

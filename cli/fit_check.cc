@@ -27,8 +27,7 @@ sim::Status CheckFit(bool fits, double bytes_per_chip, double hbm_bytes, const s
     return FieldError(sim::Status::InvalidArgument("--require-fit: " + why), source,
                       "--require-fit", "outputs.require_fit");
   }
-  io.err << "podsim: warning: " << why
-         << "; the result assumes it would (--require-fit makes this an error)\n";
+  io.warnings.push_back(why + "; the result assumes it would (--require-fit makes this an error)");
   return sim::Status::Ok();
 }
 

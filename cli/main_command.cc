@@ -166,7 +166,7 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (!IsSecondaryRank()) PrintError(err, std::string(logging.message()));
     return 1;
   }
-  CommandIo io{out, err, max_transfers, CommandLine(argc, argv)};
+  CommandIo io{out, err, max_transfers, CommandLine(argc, argv), {}};
   auto parsed = std::find_if(commands.begin(), commands.end(),
                              [](const Command& c) { return c.subcommand->parsed(); });
   // Only sweeps (and scenario files, which may hold one) share their work over MPI ranks; any
@@ -182,7 +182,12 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return 1;
   }
   sim::Status status = parsed == commands.end() ? RunDefaultScenario(io) : parsed->run(io);
-  if (status.ok()) return 0;
+  if (status.ok()) {
+    if (!IsSecondaryRank()) {
+      for (const std::string& warning : io.warnings) err << "podsim: warning: " << warning << "\n";
+    }
+    return 0;
+  }
   // The MPI ranks of a sweep fail alike; rank 0 says why.
   if (!IsSecondaryRank()) PrintError(err, std::string(status.message()));
   return status.code() == sim::Status::Code::kUsage ? 2 : 1;

@@ -246,7 +246,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                           MakeTaskRunner(sweep.jobs(), sweep.mpi()));
   // Only rank 0 of an MPI sweep prints; the others compute the same ranking in silence.
   std::ostringstream silent;
-  CommandIo quiet{silent, silent, io.max_transfers, io.command_line};
+  CommandIo quiet{silent, silent, io.max_transfers, io.command_line, {}};
   CommandIo& shown = runner->rank() == 0 ? io : quiet;
 
   std::vector<workloads::LayoutCandidate> candidates =

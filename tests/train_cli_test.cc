@@ -141,6 +141,11 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
         "--batch-tokens", "64Ki", "--seq", "4096", "--fp8", "--fp8-dispatch"},
        "podsim: error: --fp8-dispatch: needs ep > 1: layout dp=16,fsdp=1,tp=1,pp=1 dispatches no "
        "tokens\n"},
+      // A layout that does not fit warns, but a failure after it is the one line on stderr.
+      {{"train", "--system", "h100:8", "--model", "deepseek-v3:layers=4", "--layout", "dp=8,ep=8",
+        "--batch-tokens", "64Ki", "--seq", "4096", "--write-schedule", "/nonexistent/x.pb"},
+       "podsim: error: --write-schedule: /nonexistent/x.pb: cannot create a file in "
+       "/nonexistent/: No such file or directory\n"},
       {{"replay", "/nonexistent/step.pb"},
        "podsim: error: /nonexistent/step.pb: cannot open the schedule file\n"},
   };
