@@ -379,7 +379,17 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
 
 sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
                        const SourceMap& source) {
-  PODSIM_RETURN_IF_ERROR(BuildModel(sweep.model(), "sweep.model", source).status());
+  PODSIM_ASSIGN_OR_RETURN(const workloads::ModelSpec model,
+                          BuildModel(sweep.model(), "sweep.model", source));
+  // The expert options apply to the layouts with ep; a model without experts has none.
+  for (const auto& [set, field] : {std::pair{sweep.ep_comm_overlap(), "sweep.ep_comm_overlap"},
+                                   std::pair{sweep.fp8_dispatch(), "sweep.fp8_dispatch"}}) {
+    if (set && !model.moe()) {
+      return Invalid(
+          source, field,
+          "model '" + model.name + "' has no experts: no layout of the sweep has ep > 1");
+    }
+  }
   PODSIM_RETURN_IF_ERROR(CheckTokens("sweep", sweep.has_batch_tokens(), sweep.batch_tokens(),
                                      sweep.has_seq(), sweep.seq(), source));
   if (sweep.has_jobs()) {

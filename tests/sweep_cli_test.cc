@@ -135,6 +135,13 @@ TEST(SweepCliTest, BadInputGetsOneClearError) {
             "podsim: error: no layout of " + std::string(kModel).substr(0, 32));
   EXPECT_NE(run.err.find("the slices of a multi-slice system are not searched"), std::string::npos)
       << run.err;
+  // The expert options apply to the layouts with ep: a model without experts has none.
+  run = Podsim({"sweep", "--system", "h100:8", "--model", "llama3-8b", "--batch-tokens", "64Ki",
+                "--seq", "4096", "--ep-comm-overlap"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err,
+            "podsim: error: --ep-comm-overlap: model 'llama3-8b' has no experts: no layout of the "
+            "sweep has ep > 1\n");
 }
 
 // Issue 14: a sweep takes train's framework options for every layout, says so in its JSON, and
