@@ -66,13 +66,18 @@ double RecomputeTransientBytes(const OpList& forward, const OpOptions& options) 
                   LayerActivationBytes(forward, none) - LayerActivationBytes(forward, options));
 }
 
+int64_t OneFOneBWarmup(const Layout& layout, int stage, bool ep_comm_overlap) {
+  const int64_t plain = layout.pp - stage - 1;
+  return ep_comm_overlap ? 2 * plain : plain;
+}
+
 int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
   const int64_t p = layout.pp, m = layout.microbatch_count(), v = layout.virtual_stages;
   switch (layout.schedule) {
     case PipelineSchedule::kGpipe:
       return m;
     case PipelineSchedule::kOneFOneB:
-      return std::min<int64_t>(ep_comm_overlap ? 2 * (p - stage) - 1 : p - stage, m);
+      return std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap) + 1, m);
     case PipelineSchedule::kInterleavedOneFOneB:
       return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }

@@ -51,6 +51,12 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
 //   L layers' worth.
 int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap = false);
 
+// The forwards 1F1B runs on stage `stage` before its steady state (not capped at the microbatch
+// count): pp - stage - 1 (PipeDream-Flush), twice that with `ep_comm_overlap` (training_schedule.h:
+// an overlapped pair hands its outputs on only at its end). The schedule runs one more forward
+// before its first backward, so a stage holds this + 1 microbatches (InFlightChunks).
+int64_t OneFOneBWarmup(const Layout& layout, int stage, bool ep_comm_overlap);
+
 // A layer's activations beyond what options.recompute keeps, held while its backward recomputes
 // its forward: LayerActivationBytes without recomputation minus with it (0 without).
 double RecomputeTransientBytes(const OpList& forward, const OpOptions& options);

@@ -59,9 +59,8 @@ std::vector<Unit> StageOrder(const Layout& layout, int stage, bool ep_comm_overl
     return order;
   }
   if (layout.schedule == PipelineSchedule::kOneFOneB || v == 1) {
-    // Overlapped pairs hand their outputs on at the pair's end, so each stage runs one pair
-    // ahead of the next on the backward and behind it on the forward: twice the warm-up.
-    const int warmup = std::min(ep_comm_overlap ? 2 * (pp - stage - 1) : pp - stage - 1, m);
+    const int warmup =
+        static_cast<int>(std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap), m));
     int f = 0, b = 0;
     for (; f < warmup; ++f) order.push_back(Unit{true, f, 0});
     while (f < m) {

@@ -210,15 +210,25 @@ TEST(TrainingScheduleTest, HfuIsNeverBelowMfu) {
   }
 }
 
+// The expert all-to-all overlap tests' pipeline: MoE layers whose all-to-alls cross InfiniBand.
+constexpr char kOverlapSystem[] = "h100:32";
+constexpr char kOverlapModel[] = "mixtral-8x7b:layers=8";
+
+// Mean exposed ep time of a step (0 where it has none).
+double ExposedEp(const StepResult& r) {
+  auto it = r.mean_exposed_s.find("ep");
+  return it == r.mean_exposed_s.end() ? 0.0 : it->second;
+}
+
 // --ep-comm-overlap (DualPipe's overlapped chunks): a pipeline of MoE layers whose expert
 // all-to-alls cross InfiniBand. In the steady state each stage's compute stream alternates a
 // backward's and a forward's pieces at every all-to-all, the all-to-alls of one microbatch run
 // while the other computes, and the exposed ep time falls; warm-up doubles (memory.h counts it).
 TEST(TrainingScheduleTest, EpCommOverlapAlternatesMicrobatchesAtTheAllToAlls) {
-  const std::string system_text = "h100:32";
+  const std::string system_text = kOverlapSystem;
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
   ASSERT_TRUE(system.ok()) << system.status();
-  sim::StatusOr<ModelSpec> model = ParseModel("mixtral-8x7b:layers=8");
+  sim::StatusOr<ModelSpec> model = ParseModel(kOverlapModel);
   ASSERT_TRUE(model.ok()) << model.status();
   const Layout layout = ParseLayout("dp=8,pp=4,ep=8,microbatches=16").value();
   const BatchSpec batch{128, 4096};
@@ -262,21 +272,17 @@ TEST(TrainingScheduleTest, EpCommOverlapAlternatesMicrobatchesAtTheAllToAlls) {
   sim::StatusOr<StepResult> ra = SimulateStep(*system, a, {});
   sim::StatusOr<StepResult> rb = SimulateStep(*system, b, {});
   ASSERT_TRUE(ra.ok() && rb.ok()) << ra.status() << " " << rb.status();
-  auto exposed_ep = [](const StepResult& r) {
-    auto it = r.mean_exposed_s.find("ep");
-    return it == r.mean_exposed_s.end() ? 0.0 : it->second;
-  };
-  EXPECT_LT(exposed_ep(*rb), 0.5 * exposed_ep(*ra));
+  EXPECT_LT(ExposedEp(*rb), 0.5 * ExposedEp(*ra));
   EXPECT_LT(rb->step_time, ra->step_time);
 }
 
 // With fsdp, a paired forward's first weight gather waits for the backward's start, not its last
 // layer, so the pieces still alternate and the all-to-alls still hide.
 TEST(TrainingScheduleTest, EpCommOverlapHidesTheAllToAllsWithFsdpToo) {
-  const std::string system_text = "h100:32";
+  const std::string system_text = kOverlapSystem;
   sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
   ASSERT_TRUE(system.ok()) << system.status();
-  sim::StatusOr<ModelSpec> model = ParseModel("mixtral-8x7b:layers=8");
+  sim::StatusOr<ModelSpec> model = ParseModel(kOverlapModel);
   ASSERT_TRUE(model.ok()) << model.status();
   const BatchSpec batch{128, 4096};
   auto exposed_ep = [&](const char* layout_text, bool overlap) {
@@ -286,8 +292,7 @@ TEST(TrainingScheduleTest, EpCommOverlapHidesTheAllToAllsWithFsdpToo) {
     sim::StatusOr<StepResult> r =
         SimulateStep(*system, TrainingSchedule(system_text, *model, layout, batch, options), {});
     EXPECT_TRUE(r.ok()) << r.status();
-    auto it = r->mean_exposed_s.find("ep");
-    return it == r->mean_exposed_s.end() ? 0.0 : it->second;
+    return r.ok() ? ExposedEp(*r) : 0.0;
   };
   const double dp_overlap = exposed_ep("dp=8,pp=4,ep=8,microbatches=16", true);
   const double fsdp_plain = exposed_ep("fsdp=8,pp=4,ep=8,microbatches=16", false);
