@@ -297,6 +297,41 @@ nlohmann::ordered_json BottleneckJson(const InferenceResult& r) {
   return {{"resource", r.bottleneck}, {"share", r.bottleneck_share}};
 }
 
+// The book's closed form of the step and the simulated step's excess over it
+// (workloads/inference_roofline.h).
+nlohmann::ordered_json RooflineJson(const workloads::InferenceRoofline& r) {
+  return {{"step_s", r.step_s},
+          {"chips", r.chips},
+          {"cache_s", r.cache_s},
+          {"weights_s", r.weights_s},
+          {"flops_s", r.flops_s},
+          {"excess",
+           {{"sharding_s", r.sharding_s},
+            {"other_work_s", r.other_work_s},
+            {"efficiency_s", r.efficiency_s},
+            {"communication_s", r.communication_s}}}};
+}
+
+std::string SignedSeconds(double seconds) {
+  return (seconds < 0 ? "-" : "+") + FormatSeconds(std::abs(seconds));
+}
+
+// The closed form with its terms, `separator`, then the step against it, part by part.
+std::string RooflineText(const workloads::InferenceRoofline& r, double step_s,
+                         const std::string& separator) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", r.step_s > 0 ? step_s / r.step_s : 0.0);
+  return FormatSeconds(r.step_s) + ", the book's closed form over " + std::to_string(r.chips) +
+         " chips (formulas.md 2.6): " +
+         (r.cache_s > 0 ? "KV cache " + FormatSeconds(r.cache_s) + " + " : std::string()) +
+         "max(weights " + FormatSeconds(r.weights_s) + ", FLOPs " + FormatSeconds(r.flops_s) +
+         "), every byte at the full HBM bandwidth, every FLOP at the peak, no communication" +
+         separator + "the step is " + ratio + " that: sharding " + SignedSeconds(r.sharding_s) +
+         ", other work (activations, attention scores) " + SignedSeconds(r.other_work_s) +
+         ", kernel efficiency " + SignedSeconds(r.efficiency_s) + ", communication " +
+         SignedSeconds(r.communication_s);
+}
+
 nlohmann::ordered_json MemoryJson(const workloads::InferenceMemoryBreakdown& m) {
   return {{"weights_bytes", m.weight_bytes},
           {"kv_cache_bytes", m.kv_cache_bytes},
@@ -409,6 +444,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
         {"tokens/s",
          Number(r.tokens_per_s) + " (" + Number(r.tokens_per_s_per_chip) + " per chip)"},
         {"bottleneck", r.bottleneck + ", " + FormatPercent(r.bottleneck_share) + " of the step"},
+        {"roofline", RooflineText(r.roofline, r.step_time_s, "; ")},
         {"memory per chip", FormatByteSize(r.memory.total_bytes) + ", fits " + FitsText(r.memory)},
         {"accuracy", StepFidelity(r.step)}};
     for (const auto& [name, seconds] : Breakdown(r)) input.breakdown.push_back({name, seconds});
@@ -442,7 +478,8 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
                              {"fits", r.memory.fits},
                              {"memory", MemoryJson(r.memory)},
                              {"breakdown", BreakdownJson(r)},
-                             {"bottleneck", BottleneckJson(r)}};
+                             {"bottleneck", BottleneckJson(r)},
+                             {"roofline", RooflineJson(r.roofline)}};
     if (cost) j["usd_per_million_tokens"] = *cost;
     j["simulation"] = SimulationJson(r.step);
     io.out << j.dump(2) << "\n";
@@ -465,6 +502,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   }
   io.out << "bottleneck  " << r.bottleneck << ", " << FormatPercent(r.bottleneck_share)
          << " of the step\n";
+  io.out << "roofline    " << RooflineText(r.roofline, r.step_time_s, "\n            ") << "\n";
   io.out << "memory      " << FormatByteSize(r.memory.total_bytes) << " per chip: weights "
          << FormatByteSize(r.memory.weight_bytes) << ", KV cache "
          << FormatByteSize(r.memory.kv_cache_bytes) << ", activations "
@@ -528,6 +566,7 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
                                {"fits", r.memory.fits},
                                {"breakdown", BreakdownJson(r)},
                                {"bottleneck", BottleneckJson(r)},
+                               {"roofline", RooflineJson(r.roofline)},
                                {"pareto_optimal", static_cast<bool>(optimal[i])}};
       if (std::optional<double> usd = cost(r)) p["usd_per_million_tokens"] = *usd;
       points.push_back(std::move(p));
@@ -606,7 +645,8 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
                                   {"memory_per_chip_bytes", memory.total_bytes},
                                   {"fits", memory.fits},
                                   {"breakdown", BreakdownJson(r)},
-                                  {"bottleneck", BottleneckJson(r)}};
+                                  {"bottleneck", BottleneckJson(r)},
+                                  {"roofline", RooflineJson(r.roofline)}};
   };
   if (json) {
     nlohmann::ordered_json j{{"system", in.system.name},

@@ -130,15 +130,20 @@ constexpr double kBookApprox = 0.15;
 
 // A book verdict's row: a closed form at its tag (consistency). Crossovers come from several
 // simulated steps, which no single command prints.
+// A book verdict against the simulated steps that decide it (the book's rates, podsim's fabric
+// and schedule): a simulation row (validation_record.h), with what the closed form leaves out.
 void RecordBook(const std::string& id, const std::string& what, double predicted, double book,
-                double tag, const std::string& family, const std::string& unit = "tokens") {
+                double tag, const std::string& family, const std::string& unit,
+                const std::string& note) {
   testing::RecordValidation({.case_id = id,
                              .what = what,
                              .predicted = predicted,
                              .published = book,
                              .unit = unit,
                              .tolerance = tag,
-                             .family = family});
+                             .kind = testing::RowKind::kSimulation,
+                             .family = family,
+                             .note = note});
 }
 
 // What a row needs from a simulated step (the schedule itself is dropped at once: the 1T
@@ -1404,10 +1409,14 @@ TEST(TrainingBookTest, TR2FsdpCrossoverOnV5p) {
               one_axis, three_axes);
   // Asserted within 15% below (the simulated crossover pays latencies and the ring's (n-1)/n
   // the book rounds away); recorded at the tag, exact.
+  const std::string why =
+      "the closed form C/W counts the whole bytes at the full link rate; the simulated rings move "
+      "(n-1)/n of them, each collective pays its launch and hop latencies, and the crossover is "
+      "extrapolated from simulated steps an eighth of the guess apart";
   RecordBook("TR2", "FSDP crossover per-chip batch, 1 axis (tpu-v5p:16x1x1 ring)", one_axis, 2550,
-             kBookExact, "tpu");
+             kBookExact, "tpu", "tokens", why + " (on the 16-ring the precise form is 2391)");
   RecordBook("TR2", "FSDP crossover per-chip batch, 3 axes (tpu-v5p:8x8x8)", three_axes, 850,
-             kBookExact, "tpu");
+             kBookExact, "tpu", "tokens", why);
   EXPECT_NEAR(one_axis / 2550, 1, 0.15);
   EXPECT_NEAR(three_axes / 850, 1, 0.15);
   // The verdicts on either side.
@@ -1444,7 +1453,16 @@ TEST(TrainingBookTest, G21G23FsdpCrossoverOnH100) {
     RecordBook(c.id,
                std::string("FSDP crossover per-GPU batch on ") + c.system + " (precise form " +
                    std::to_string(int(c.precise)) + ")",
-               crossover, c.book, std::string(c.id) == "G23" ? kBookExact : kBookRounded, "hopper");
+               crossover, c.book, std::string(c.id) == "G23" ? kBookExact : kBookRounded, "hopper",
+               "tokens",
+               "the book's answer rounds away the rings' (n-1)/n" +
+                   std::string(std::string(c.id) == "G23"
+                                   ? " and leaves out the NVLink ring inside each node"
+                                   : "") +
+                   "; its precise form (formulas.md 2.7), the largest (D-1)/(D W) over the "
+                   "rings, gives " +
+                   std::to_string(int(c.precise)) +
+                   " tokens, which the test asserts the simulation within 10% of");
     EXPECT_NEAR(crossover / c.precise, 1, 0.10) << c.system;
   }
 }
@@ -1473,7 +1491,10 @@ TEST(TrainingBookTest, G26G27FsdpVerdictsOnH100) {
       "%.0f (book ~2472)\n",
       c70, c16);
   RecordBook("G27", "FSDP crossover per-GPU batch, llama3-70b layers on h100:64", c70, 2472,
-             kBookRounded, "hopper");
+             kBookRounded, "hopper", "tokens",
+             "the book's ~2472 is C/W at a node's 400 GB/s of NICs with the whole bytes; the "
+             "simulated NIC ring across 8 nodes moves 7/8 of them (the precise form: 2166 "
+             "tokens), and the model's attention, norms and real dependencies are simulated");
   EXPECT_LT(976, c70);   // G26 ZeRO-3 at 976 tokens/GPU: comms-bound.
   EXPECT_LT(2048, c70);  // G27 70B at 2048: comms-bound.
   EXPECT_GT(4096, c16);  // G27 16B at 4096: compute-bound.
@@ -1525,7 +1546,9 @@ TEST(TrainingBookTest, TR5TensorParallelVerdictOnV5p) {
     std::printf("TR5 %d-way: MLP tp comms / matmuls %.2f (book %.2f)\n", y, ratio, book);
     RecordBook("TR5",
                "MLP tp comms / matmul time, " + std::to_string(y) + "-way on a v5p axis, F=28672",
-               ratio, book, kBookApprox, "tpu", "");
+               ratio, book, kBookApprox, "tpu", "",
+               "the book's Y x 2550 / F counts the whole bf16[B, D] per collective; the simulated "
+               "rings move (Y-1)/Y of it and pay their launch and hop latencies");
     if (y == 8) {
       EXPECT_LT(ratio, 1);  // Compute-bound.
     } else {

@@ -100,6 +100,10 @@ sim::StatusOr<InferenceResult> SimulateInference(const topology::System& system,
   for (const auto& [stream, t] : program.time.exposed) time.exposed_s[stream] = t.ToSeconds();
   time.idle_s = (program.time.idle + program.time.bubble).ToSeconds();
 
+  result.roofline = InferenceRooflineOf(
+      system.chip, model, layout, options, result.memory, result.schedule.programs(0),
+      time.compute_hbm_s + time.compute_mxu_s + time.compute_overhead_s, result.step_time_s);
+
   const double interconnect = time.exposed_total_s();
   result.bottleneck = "hbm";
   double largest = time.compute_hbm_s;

@@ -15,7 +15,9 @@
 // (default: one chip per program, whole-collective flows, calibrated collectives, the chip's
 // default compute efficiency). The step's time splits into the compute stream's HBM-bound and
 // MXU-bound ops (compute_model.h's limiter), ops bound by neither (their fixed overhead only),
-// exposed communication per axis, and idle time; they add up to the step time.
+// exposed communication per axis, and idle time; they add up to the step time. The result also
+// holds the book's closed form of the step and the simulation's excess over it, part by part
+// (inference_roofline.h).
 
 #ifndef PODSIM_WORKLOADS_INFERENCE_SCHEDULE_H_
 #define PODSIM_WORKLOADS_INFERENCE_SCHEDULE_H_
@@ -29,6 +31,7 @@
 #include "topology/system.h"
 #include "workloads/inference_memory.h"
 #include "workloads/inference_ops.h"
+#include "workloads/inference_roofline.h"
 #include "workloads/model_spec.h"
 #include "workloads/step_simulator.h"
 
@@ -63,6 +66,9 @@ struct InferenceResult {
   double tokens_per_s_per_chip = 0;  // Over every chip of the system.
   InferenceMemoryBreakdown memory;   // Of one chip (inference_memory.h).
   InferenceTimeBreakdown time;
+  // The book's closed form of the step and where the simulated step exceeds it
+  // (inference_roofline.h).
+  InferenceRoofline roofline;
   // The largest of "hbm" (compute_hbm_s), "mxu" (compute_mxu_s) and "interconnect" (every
   // exposed communication), with its share of the step time; ties go in that order.
   std::string bottleneck;

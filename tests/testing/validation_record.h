@@ -6,11 +6,16 @@
 // test binaries with the variable set and renders the document, so it always shows what the tests
 // check, from the same numbers.
 //
-// Every row is one of three kinds (issue 14's protocol), and only validation rows count in the
+// Every row is one of four kinds (issue 14's protocol), and only validation rows count in the
 // document's summary figures:
 //   kCalibration  a measurement that sets a constant (`sets` names it): it agrees by construction.
-//   kConsistency  a closed form of the book at its own case, at exactly its tag's tolerance.
+//   kConsistency  a closed form of the book at its own case, computed by podsim under the book's
+//                 assumptions (its rates, no latency), at exactly its tag's tolerance.
 //   kValidation   an independent measurement that sets nothing.
+//   kSimulation   podsim's simulation (its default model, or the book's rates on a real fabric)
+//                 against a closed form of the book that leaves out what the simulation pays:
+//                 neither a measurement nor the same arithmetic, so no verdict; `note` says what
+//                 the difference is, and the recording test guards it one-sided.
 
 #ifndef PODSIM_TESTS_TESTING_VALIDATION_RECORD_H_
 #define PODSIM_TESTS_TESTING_VALIDATION_RECORD_H_
@@ -24,7 +29,7 @@
 
 namespace podsim::testing {
 
-enum class RowKind { kCalibration, kConsistency, kValidation };
+enum class RowKind { kCalibration, kConsistency, kValidation, kSimulation };
 
 struct ValidationRow {
   // The reference's id (book-cases.yaml "S4", measured.md "V9 vidur DGX-H100 x8").
@@ -33,7 +38,8 @@ struct ValidationRow {
   double predicted = 0;
   double published = 0;
   std::string unit = {};
-  double tolerance = 0;  // Allowed relative error: the tag's (book) or the target's (measured).
+  // Allowed relative error: the tag's (book) or the target's (measured); unused by kSimulation.
+  double tolerance = 0;
   RowKind kind = RowKind::kConsistency;
   // The chip family whose figures the row speaks for ("a100", "hopper", "blackwell", "tpu-v5e"),
   // empty for generic fabrics.
@@ -42,7 +48,7 @@ struct ValidationRow {
   // value comes from a library call no command prints (the document says which test).
   std::string command = {};
   std::string sets = {};  // kCalibration: the constant the row sets.
-  std::string note = {};  // Why the row misses, for the document's notes.
+  std::string note = {};  // Why the row misses (differs, kSimulation), for the document's notes.
 };
 
 // Strings must not need JSON escapes (checked).
@@ -54,7 +60,8 @@ inline void RecordValidation(const ValidationRow& row) {
     PODSIM_CHECK(text->find_first_of("\"\\\n") == std::string::npos)
         << "validation text needs escaping: " << *text;
   }
-  static constexpr const char* kKinds[] = {"calibration", "consistency", "validation"};
+  static constexpr const char* kKinds[] = {"calibration", "consistency", "validation",
+                                           "simulation"};
   std::FILE* file = std::fopen(path, "a");
   PODSIM_CHECK(file != nullptr) << "cannot append to " << path;
   std::fprintf(file,
