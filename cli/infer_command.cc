@@ -122,12 +122,10 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   if (!weights.ok()) return weights.status().WithContext("--weights");
   if (*weights == workloads::DType::kInt8) infer->set_weight_dtype(scenario::Infer::INT8);
   if (*weights == workloads::DType::kInt4) infer->set_weight_dtype(scenario::Infer::INT4);
-  if (flags.kv != "bf16" && flags.kv != "int8") {
-    static const std::vector<std::string_view> kKv = {"bf16", "int8"};
-    return BadFlag("--kv", "unknown KV cache dtype '" + flags.kv + "'" +
-                               topology::DidYouMean(flags.kv, kKv) + "; known: bf16, int8");
-  }
-  if (flags.kv == "int8") infer->set_kv_dtype(scenario::Infer::INT8);
+  sim::StatusOr<workloads::DType> kv = workloads::ParseDType(flags.kv);
+  if (!kv.ok()) return kv.status().WithContext("--kv");
+  if (*kv == workloads::DType::kInt8) infer->set_kv_dtype(scenario::Infer::INT8);
+  if (*kv == workloads::DType::kInt4) infer->set_kv_dtype(scenario::Infer::INT4);
   PODSIM_ASSIGN_OR_RETURN(std::vector<int64_t> batches, ParseBatches(flags.batch));
   for (int64_t batch : batches) infer->add_batch(batch);
 
@@ -302,11 +300,13 @@ nlohmann::ordered_json BottleneckJson(const InferenceResult& r) {
 nlohmann::ordered_json RooflineJson(const workloads::InferenceRoofline& r) {
   return {{"step_s", r.step_s},
           {"chips", r.chips},
+          {"weight_chips", r.weight_chips},
+          {"sequences", r.sequences},
           {"cache_s", r.cache_s},
           {"weights_s", r.weights_s},
           {"flops_s", r.flops_s},
           {"excess",
-           {{"sharding_s", r.sharding_s},
+           {{"chip_counts_s", r.chip_counts_s},
             {"other_work_s", r.other_work_s},
             {"efficiency_s", r.efficiency_s},
             {"communication_s", r.communication_s}}}};
@@ -321,15 +321,20 @@ std::string RooflineText(const workloads::InferenceRoofline& r, double step_s,
                          const std::string& separator) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2fx", r.step_s > 0 ? step_s / r.step_s : 0.0);
-  return FormatSeconds(r.step_s) + ", the book's closed form over " + std::to_string(r.chips) +
-         " chips (formulas.md 2.6): " +
+  const std::string weights_over =
+      r.weight_chips != r.chips ? " over the " + std::to_string(r.weight_chips) + " chips of ep"
+                                : "";
+  return FormatSeconds(r.step_s) + ", the book's closed form (formulas.md 2.6) for a replica of " +
+         std::to_string(r.chips) + " chips and " + std::to_string(r.sequences) +
+         (r.sequences == 1 ? " sequence: " : " sequences: ") +
          (r.cache_s > 0 ? "KV cache " + FormatSeconds(r.cache_s) + " + " : std::string()) +
-         "max(weights " + FormatSeconds(r.weights_s) + ", FLOPs " + FormatSeconds(r.flops_s) +
+         "max(weights " + FormatSeconds(r.weights_s) + weights_over + ", FLOPs " +
+         FormatSeconds(r.flops_s) +
          "), every byte at the full HBM bandwidth, every FLOP at the peak, no communication" +
-         separator + "the step is " + ratio + " that: sharding " + SignedSeconds(r.sharding_s) +
-         ", other work (activations, attention scores) " + SignedSeconds(r.other_work_s) +
-         ", kernel efficiency " + SignedSeconds(r.efficiency_s) + ", communication " +
-         SignedSeconds(r.communication_s);
+         separator + "the step is " + ratio + " that: this chip's counts " +
+         SignedSeconds(r.chip_counts_s) + ", other work (activations, attention scores) " +
+         SignedSeconds(r.other_work_s) + ", kernel efficiency " + SignedSeconds(r.efficiency_s) +
+         ", communication and interference " + SignedSeconds(r.communication_s);
 }
 
 nlohmann::ordered_json MemoryJson(const workloads::InferenceMemoryBreakdown& m) {
@@ -753,7 +758,7 @@ Command AddInferCommand(CLI::App& app) {
   prefill_len->needs(decode_len);
   decode_len->needs(prefill_len);
   sub->add_option("--weights", flags->weights, "bf16 (default), int8 or int4");
-  sub->add_option("--kv", flags->kv, "KV cache: bf16 (default) or int8");
+  sub->add_option("--kv", flags->kv, "KV cache: bf16 (default), int8 or int4");
   sub->add_option("--chip-hour-usd", flags->chip_hour_usd,
                   "Price of one chip-hour in dollars: adds the cost per million tokens");
   sub->add_option("--trace", flags->trace,

@@ -204,7 +204,7 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
        {CollectiveOp::kAllGather, g10},
        g10 * 7 / (8 * 450e9),
        kExact},
-      // On h100:8 the book's answer (65 us) at its tag; podsim adds the NVLink hop latencies.
+      // On h100:8 (a simulation row): podsim adds the NVLink hop latencies to the book's 65 us.
       {"G10-h100", "h100:8", {CollectiveOp::kAllGather, g10}, g10 * 7 / (8 * 450e9), kExact, 7e-6},
       // G11: in-node AllToAll V (N-1) / (W N^2).
       {"G11", "h100:8", {CollectiveOp::kAllToAll, 64 * kGiB}, 64 * kGiB * 7 / (450e9 * 64), kIdle},
@@ -216,8 +216,8 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
        {CollectiveOp::kAllReduce, 8 * kGiB, "in-switch"},
        8 * kGiB / 450e9,
        kExact},
-      // Tag "exact (theory)": 1%, recorded at it; asserted within the idle-fabric 2% (the hop
-      // latencies and the chunk pipeline's fill, note below).
+      // On h100:8 (a simulation row): asserted within the idle-fabric 2% of the closed form (the
+      // hop latencies and the chunk pipeline's fill, note below).
       {"G18-h100",
        "h100:8",
        {CollectiveOp::kAllReduce, 8 * kGiB, "in-switch"},

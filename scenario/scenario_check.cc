@@ -350,12 +350,9 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
                                    infer.kv_dtype(), infer.has_kv_dtype(), false));
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.collective_dtype", Infer::Dtype_descriptor(),
                                    infer.collective_dtype(), infer.has_collective_dtype(), false));
-  if (infer.kv_dtype() == Infer::INT4) {
-    return Invalid(source, "infer.kv_dtype", "INT4 is for weights only; expected BF16 or INT8");
-  }
   if (infer.collective_dtype() == Infer::INT4) {
     return Invalid(source, "infer.collective_dtype",
-                   "INT4 is for weights only; expected BF16 or INT8");
+                   "INT4 is for weights and KV caches only; expected BF16 or INT8");
   }
   if (infer.has_prefill_len()) {
     PODSIM_RETURN_IF_ERROR(

@@ -320,8 +320,9 @@ TEST(ScenarioFileTest, InferErrors) {
                            "  context: 8192\n}\n"),
             "t.textproto:6:3: infer.batch[1]: must be an integer in [1, 16777216] (got 0)");
   EXPECT_EQ(ErrorOf(head + "  layout { tp: 8 dp: 32 }\n  phase: PREFILL\n  batch: 8\n"
-                           "  context: 8192\n  kv_dtype: INT4\n}\n"),
-            "t.textproto:8:3: infer.kv_dtype: INT4 is for weights only; expected BF16 or INT8");
+                           "  context: 8192\n  collective_dtype: INT4\n}\n"),
+            "t.textproto:8:3: infer.collective_dtype: INT4 is for weights and KV caches only; "
+            "expected BF16 or INT8");
   EXPECT_EQ(ErrorOf(head + "  layout { tp: 8 dp: 32 }\n  phase: PREFILL\n  batch: 8\n"
                            "  context: 8192\n  prefill_len: 1024\n}\n"),
             "t.textproto:2:1: infer.decode_len: missing; the serving estimate needs prefill_len "

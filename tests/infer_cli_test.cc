@@ -158,9 +158,8 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
       {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--weights", "in8"}),
        "podsim: error: --weights: unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, "
        "int4\n"},
-      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--kv", "int4"}),
-       "podsim: error: --kv: unknown KV cache dtype 'int4' (did you mean 'int8'?); known: bf16, "
-       "int8\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--kv", "fp8"}),
+       "podsim: error: --kv: unknown dtype 'fp8'; known: bf16, int8, int4\n"},
       {With(kInfer,
             {"--phase", "decode", "--batch", "1", "--context", "10", "--chip-hour-usd", "-1"}),
        "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0 and <= 1e6, "

@@ -128,10 +128,9 @@ constexpr double kBookExact = 0.01;
 constexpr double kBookRounded = 0.05;
 constexpr double kBookApprox = 0.15;
 
-// A book verdict's row: a closed form at its tag (consistency). Crossovers come from several
-// simulated steps, which no single command prints.
 // A book verdict against the simulated steps that decide it (the book's rates, podsim's fabric
 // and schedule): a simulation row (validation_record.h), with what the closed form leaves out.
+// Crossovers come from several simulated steps, which no single command prints.
 void RecordBook(const std::string& id, const std::string& what, double predicted, double book,
                 double tag, const std::string& family, const std::string& unit,
                 const std::string& note) {
@@ -1408,7 +1407,7 @@ TEST(TrainingBookTest, TR2FsdpCrossoverOnV5p) {
   std::printf("TR2 FSDP crossover: one axis %.0f tokens/chip (book 2550), three axes %.0f (850)\n",
               one_axis, three_axes);
   // Asserted within 15% below (the simulated crossover pays latencies and the ring's (n-1)/n
-  // the book rounds away); recorded at the tag, exact.
+  // the book rounds away); recorded as a simulation row.
   const std::string why =
       "the closed form C/W counts the whole bytes at the full link rate; the simulated rings move "
       "(n-1)/n of them, each collective pays its launch and hop latencies, and the crossover is "

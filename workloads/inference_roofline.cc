@@ -24,12 +24,14 @@ InferenceRoofline InferenceRooflineOf(const topology::ChipSpec& chip, const Mode
   InferenceRoofline r;
   const double n = static_cast<double>(layout.model_parallel());
   r.chips = layout.model_parallel();
+  r.weight_chips = r.chips * layout.ep_replicas();
+  r.sequences = s.sequences;
   if (decode) {
     r.cache_s = static_cast<double>(s.sequences) * static_cast<double>(s.cache_tokens) *
                 model.KvCacheBytesPerToken(DTypeBytes(options.kv_cache)) / (n * w);
   }
   r.weights_s = static_cast<double>(model.TotalParams()) * DTypeBytes(options.weights) /
-                (n * layout.ep_replicas() * w);
+                (static_cast<double>(r.weight_chips) * w);
   r.flops_s =
       2 * static_cast<double>(s.tokens) * static_cast<double>(model.MatmulParams()) / (n * c);
   r.step_s = r.cache_s + std::max(r.weights_s, r.flops_s);
@@ -45,7 +47,7 @@ InferenceRoofline InferenceRooflineOf(const topology::ChipSpec& chip, const Mode
   const double chip_cache_s = decode ? memory.kv_cache_bytes / w : 0;
   const double chip_s = chip_cache_s + std::max(memory.weight_bytes / w, chip_flops / c);
 
-  r.sharding_s = chip_s - r.step_s;
+  r.chip_counts_s = chip_s - r.step_s;
   r.other_work_s = ideal_s - chip_s;
   r.efficiency_s = compute_s - ideal_s;
   r.communication_s = step_s - compute_s;

@@ -36,7 +36,7 @@ InferenceOptions Decode(int64_t batch, int64_t context, DType dtype = DType::kBf
 }
 
 double Excess(const InferenceRoofline& r) {
-  return r.sharding_s + r.other_work_s + r.efficiency_s + r.communication_s;
+  return r.chip_counts_s + r.other_work_s + r.efficiency_s + r.communication_s;
 }
 
 constexpr char kGqa[] =
@@ -66,14 +66,14 @@ TEST(InferenceRooflineTest, PartsAddUpToTheStep) {
 }
 
 // At full rates the compute stream is the chip's own roofline, so nothing is left to efficiency;
-// with even shards, nothing to sharding.
+// with even shards, nothing to this chip's counts.
 TEST(InferenceRooflineTest, TheIdealRooflineLeavesNoEfficiencyPart) {
   StepOptions ideal;
   ideal.compute = IdealRoofline();
   ideal.calibrated = false;
   const InferenceResult r = Simulate("tpu-v5e:2x4", kGqa, "tp=8", Decode(1, 8191), ideal);
   EXPECT_NEAR(r.roofline.efficiency_s, 0, 1e-6 * r.step_time_s);
-  EXPECT_NEAR(r.roofline.sharding_s, 0, 1e-3 * r.roofline.step_s);
+  EXPECT_NEAR(r.roofline.chip_counts_s, 0, 1e-3 * r.roofline.step_s);
   // At batch 1 the activations' bytes are less than the input embedding's table, which the
   // closed form counts and a step reads one row of: the part is small, and negative.
   EXPECT_LT(r.roofline.other_work_s, 0);
@@ -81,12 +81,42 @@ TEST(InferenceRooflineTest, TheIdealRooflineLeavesNoEfficiencyPart) {
 }
 
 // tp = 16 over 8 kv heads keeps each kv head (and its projection) on two chips: this chip reads
-// twice its even share of the cache, which the sharding part shows.
-TEST(InferenceRooflineTest, ReplicatedKvHeadsAreSharding) {
+// twice its even share of the cache, which this chip's counts show.
+TEST(InferenceRooflineTest, ReplicatedKvHeadsAreThisChipsCounts) {
   const InferenceResult r =
       Simulate("tpu-v5e:4x4", "llama3-70b", "tp=16", Decode(64, 4095, DType::kInt8));
-  EXPECT_GT(r.roofline.sharding_s, 0.9 * r.roofline.cache_s);
-  EXPECT_LT(r.roofline.sharding_s, 1.1 * r.roofline.cache_s + 0.1 * r.roofline.weights_s);
+  EXPECT_GT(r.roofline.chip_counts_s, 0.9 * r.roofline.cache_s);
+  EXPECT_LT(r.roofline.chip_counts_s, 1.1 * r.roofline.cache_s + 0.1 * r.roofline.weights_s);
+}
+
+// The closed form is per replica: dp splits the batch, not the weights; int8 halves the bytes of
+// the weights and the cache.
+TEST(InferenceRooflineTest, PerReplicaAndPerDtype) {
+  const InferenceResult one = Simulate("tpu-v5e:2x2", kGqa, "tp=4", Decode(16, 2047));
+  const InferenceResult two = Simulate("tpu-v5e:2x4", kGqa, "tp=4,dp=2", Decode(32, 2047));
+  EXPECT_EQ(two.roofline.chips, 4);
+  EXPECT_EQ(two.roofline.sequences, 16);
+  EXPECT_DOUBLE_EQ(two.roofline.cache_s, one.roofline.cache_s);
+  EXPECT_DOUBLE_EQ(two.roofline.weights_s, one.roofline.weights_s);
+  EXPECT_DOUBLE_EQ(two.roofline.flops_s, one.roofline.flops_s);
+  const InferenceResult int8 =
+      Simulate("tpu-v5e:2x2", kGqa, "tp=4", Decode(16, 2047, DType::kInt8));
+  EXPECT_DOUBLE_EQ(int8.roofline.cache_s, one.roofline.cache_s / 2);
+  EXPECT_DOUBLE_EQ(int8.roofline.weights_s, one.roofline.weights_s / 2);
+  EXPECT_DOUBLE_EQ(int8.roofline.flops_s, one.roofline.flops_s);  // The book's bf16 peak.
+}
+
+// With expert parallelism across replicas the weights spread over the ep group's chips; each
+// replica still holds its dense layers whole, which this chip's counts show.
+TEST(InferenceRooflineTest, ExpertParallelWeightsSpreadOverTheEpGroup) {
+  const InferenceResult r = Simulate("h100:16", "mixtral-8x7b", "tp=2,dp=8,ep=8", Decode(64, 1023));
+  EXPECT_EQ(r.roofline.chips, 2);
+  EXPECT_EQ(r.roofline.weight_chips, 8);
+  const ModelSpec model = *ParseModel("mixtral-8x7b");
+  const double hbm = topology::ParseSystem("h100:16")->chip.hbm_bytes_per_s;
+  EXPECT_DOUBLE_EQ(r.roofline.weights_s,
+                   2.0 * static_cast<double>(model.TotalParams()) / (8 * hbm));
+  EXPECT_GT(r.roofline.chip_counts_s, 0);
 }
 
 // A prefill reads no cache, and its matmuls' FLOPs bound it.
