@@ -24,6 +24,7 @@
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/inference_schedule.h"
+#include "workloads/serving.h"
 
 namespace podsim::cli {
 
@@ -47,6 +48,7 @@ struct InferFlags {
   std::string kv = "bf16";
   std::string prefill_len;
   std::string decode_len;
+  std::string prefill_batch;
   std::string chip_hour_usd;
   std::string trace;
   std::string trace_chips;
@@ -68,6 +70,7 @@ struct InferInput {
   bool disaggregated = false;
   int64_t prefill_len = 0;
   int64_t decode_len = 0;
+  int64_t prefill_batch = 1;
   std::optional<double> usd_per_chip_hour;
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;  // --max-transfers.
   bool exact = false;                                          // --exact.
@@ -122,10 +125,12 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
   if (!weights.ok()) return weights.status().WithContext("--weights");
   if (*weights == workloads::DType::kInt8) infer->set_weight_dtype(scenario::Infer::INT8);
   if (*weights == workloads::DType::kInt4) infer->set_weight_dtype(scenario::Infer::INT4);
+  if (*weights == workloads::DType::kFp8) infer->set_weight_dtype(scenario::Infer::FP8);
   sim::StatusOr<workloads::DType> kv = workloads::ParseDType(flags.kv);
   if (!kv.ok()) return kv.status().WithContext("--kv");
   if (*kv == workloads::DType::kInt8) infer->set_kv_dtype(scenario::Infer::INT8);
   if (*kv == workloads::DType::kInt4) infer->set_kv_dtype(scenario::Infer::INT4);
+  if (*kv == workloads::DType::kFp8) infer->set_kv_dtype(scenario::Infer::FP8);
   PODSIM_ASSIGN_OR_RETURN(std::vector<int64_t> batches, ParseBatches(flags.batch));
   for (int64_t batch : batches) infer->add_batch(batch);
 
@@ -146,6 +151,12 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const InferFlags& flags) {
     }
     infer->set_prefill_len(prefill_len);
     infer->set_decode_len(decode_len);
+    if (!flags.prefill_batch.empty()) {
+      PODSIM_ASSIGN_OR_RETURN(int64_t prefill_batch,
+                              ParseInteger("--prefill-batch", flags.prefill_batch, 1,
+                                           workloads::kMaxInferenceBatch, "prompts"));
+      infer->set_prefill_batch(prefill_batch);
+    }
   } else {
     sim::StatusOr<InferencePhase> phase = workloads::ParseInferencePhase(flags.phase);
     if (!phase.ok()) return phase.status().WithContext("--phase");
@@ -187,6 +198,7 @@ scenario::SourceMap InferFlagSources() {
   flags.AddFlag("infer.kv_dtype", "--kv");
   flags.AddFlag("infer.prefill_len", "--prefill-len");
   flags.AddFlag("infer.decode_len", "--decode-len");
+  flags.AddFlag("infer.prefill_batch", "--prefill-batch");
   flags.AddFlag("infer.chip_hour_usd", "--chip-hour-usd");
   flags.AddFlag("infer.exact", "--exact");
   flags.AddFlag("outputs.json", "--json");
@@ -201,6 +213,7 @@ scenario::SourceMap InferFlagSources() {
 workloads::DType DTypeOf(scenario::Infer::Dtype dtype) {
   return dtype == scenario::Infer::INT8   ? workloads::DType::kInt8
          : dtype == scenario::Infer::INT4 ? workloads::DType::kInt4
+         : dtype == scenario::Infer::FP8  ? workloads::DType::kFp8
                                           : workloads::DType::kBf16;
 }
 
@@ -220,6 +233,12 @@ sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::S
   PODSIM_ASSIGN_OR_RETURN(in.model, scenario::BuildModel(infer.model(), "infer.model", source));
   PODSIM_ASSIGN_OR_RETURN(in.layout, scenario::BuildInferLayout(infer.layout(), source));
   in.options.weights = DTypeOf(infer.weight_dtype());
+  if (in.options.weights == workloads::DType::kFp8 && in.system.chip.fp8_flops_per_s <= 0) {
+    return source.Annotate(
+        sim::Status::InvalidArgument("FP8 weights multiply in fp8, and " + in.system.chip.name +
+                                     " has no fp8 peak; use int8 for 1-byte weights read narrow"),
+        "infer.weight_dtype");
+  }
   in.options.kv_cache = DTypeOf(infer.kv_dtype());
   in.options.collective = DTypeOf(infer.collective_dtype());
   in.batches.assign(infer.batch().begin(), infer.batch().end());
@@ -227,6 +246,7 @@ sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::S
   if (in.disaggregated) {
     in.prefill_len = infer.prefill_len();
     in.decode_len = infer.decode_len();
+    if (infer.has_prefill_batch()) in.prefill_batch = infer.prefill_batch();
   } else {
     in.options.phase = infer.phase() == scenario::Infer::PREFILL ? InferencePhase::kPrefill
                                                                  : InferencePhase::kDecode;
@@ -256,6 +276,9 @@ sim::StatusOr<InferenceResult> Simulate(const InferInput& in,
 }
 
 double Chips(const InferInput& in) { return static_cast<double>(in.system.fabric.chip_count()); }
+
+// "1 chip", "8 chips".
+std::string ChipsText(int64_t n) { return std::to_string(n) + (n == 1 ? " chip" : " chips"); }
 
 std::string Number(double value) {
   char text[32];
@@ -325,7 +348,7 @@ std::string RooflineText(const workloads::InferenceRoofline& r, double step_s,
       r.weight_chips != r.chips ? " over the " + std::to_string(r.weight_chips) + " chips of ep"
                                 : "";
   return FormatSeconds(r.step_s) + ", the book's closed form (formulas.md 2.6) for a replica of " +
-         std::to_string(r.chips) + " chips and " + std::to_string(r.sequences) +
+         ChipsText(r.chips) + " and " + std::to_string(r.sequences) +
          (r.sequences == 1 ? " sequence: " : " sequences: ") +
          (r.cache_s > 0 ? "KV cache " + FormatSeconds(r.cache_s) + " + " : std::string()) +
          "max(weights " + FormatSeconds(r.weights_s) + weights_over + ", FLOPs " +
@@ -362,9 +385,14 @@ std::string FitsText(const workloads::InferenceMemoryBreakdown& m) {
                       FormatByteSize(m.hbm_bytes) + " of HBM";
 }
 
+// "h100:8 (8 chips of h100)".
+std::string SystemText(const InferInput& in) {
+  return in.system.name + " (" + ChipsText(in.system.fabric.chip_count()) + " of " +
+         in.system.chip.name + ")";
+}
+
 void PrintHeader(const InferInput& in, CommandIo& io) {
-  io.out << "system      " << in.system.name << " (" << in.system.fabric.chip_count()
-         << " chips of " << in.system.chip.name << ")\n";
+  io.out << "system      " << SystemText(in) << "\n";
   io.out << "model       " << in.model.name << "\n";
   io.out << "layout      " << in.layout.ToString() << "\n";
 }
@@ -440,8 +468,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
     step += ", batch " + std::to_string(options.batch) + ", context " +
             std::to_string(options.context) + " tokens";
     input.facts = {
-        {"system", in.system.name + " (" + std::to_string(in.system.fabric.chip_count()) +
-                       " chips of " + in.system.chip.name + ")"},
+        {"system", SystemText(in)},
         {"model", in.model.name},
         {"layout", in.layout.ToString()},
         {"step", step},
@@ -609,31 +636,48 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
   return sim::Status::Ok();
 }
 
-sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
+sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outputs,
+                             const scenario::SourceMap& source, CommandIo& io) {
+  const bool json = outputs.json();
   const int64_t batch = in.batches.front();
-  // Prefill servers run one prompt per replica with the cache sharded by heads (it is handed to a
-  // decode server, which shards it as its layout says).
+  workloads::ServingOptions serving{.prompt_len = in.prefill_len,
+                                    .generated_len = in.decode_len,
+                                    .batch = batch,
+                                    .prefill_batch = in.prefill_batch};
+  workloads::StepOptions step_options;
+  step_options.max_transfers = in.max_transfers;
+  if (in.exact) step_options.chips = workloads::SimulatedChips::kOrbits;
+  // The layout checked for both steps first, so that its errors name --layout.
   workloads::InferenceLayout prefill_layout = in.layout;
   prefill_layout.kv_shard = workloads::KvShard::kHeads;
-  const int64_t prompts = in.layout.dp;
-  InferenceOptions prefill = in.options;
-  prefill.phase = InferencePhase::kPrefill;
-  prefill.batch = prompts;
-  prefill.context = in.prefill_len;
-  InferenceOptions decode = in.options;
-  decode.phase = InferencePhase::kDecode;
-  decode.batch = batch;
-  decode.context = in.prefill_len + in.decode_len / 2;  // The mean cache length.
-  PODSIM_ASSIGN_OR_RETURN(InferenceResult p, Simulate(in, prefill_layout, prefill));
-  PODSIM_ASSIGN_OR_RETURN(InferenceResult d, Simulate(in, in.layout, decode));
-  // Memory of a decode server holding every sequence at its longest: P + G cached tokens.
-  InferenceOptions longest = decode;
-  longest.context = in.prefill_len + in.decode_len - 1;
-  const workloads::InferenceMemoryBreakdown decode_memory =
-      workloads::InferenceMemory(in.model, in.layout, longest, in.system.chip);
-
-  const double ratio = workloads::PrefillServersPerDecodeServer(
-      p.step_time_s, prompts, d.step_time_s, batch, in.decode_len);
+  InferenceOptions check = in.options;
+  check.phase = InferencePhase::kPrefill;
+  check.batch = in.prefill_batch * in.layout.dp;
+  check.context = in.prefill_len;
+  PODSIM_RETURN_IF_ERROR(CheckLayout(in, prefill_layout, check));
+  check.phase = InferencePhase::kDecode;
+  check.batch = batch;
+  check.context = in.prefill_len + in.decode_len / 2;
+  PODSIM_RETURN_IF_ERROR(CheckLayout(in, in.layout, check));
+  PODSIM_ASSIGN_OR_RETURN(workloads::ServingResult s,
+                          workloads::SimulateServing(in.system, in.model, in.layout, in.options,
+                                                     serving, step_options));
+  PODSIM_RETURN_IF_ERROR(CheckFit(s.prefill.memory.fits, s.prefill.memory.total_bytes,
+                                  s.prefill.memory.hbm_bytes,
+                                  "the prefill step on layout " + s.prefill_layout.ToString(),
+                                  outputs.require_fit(), source, io));
+  PODSIM_RETURN_IF_ERROR(CheckFit(
+      s.decode_memory.fits, s.decode_memory.total_bytes, s.decode_memory.hbm_bytes,
+      "batch " + std::to_string(batch) + " at " + std::to_string(in.prefill_len + in.decode_len) +
+          " tokens on layout " + in.layout.ToString(),
+      outputs.require_fit(), source, io));
+  const InferenceOptions& prefill = s.prefill_options;
+  const InferenceOptions& decode = s.decode_options;
+  const InferenceResult& p = s.prefill;
+  const InferenceResult& d = s.decode;
+  const workloads::InferenceMemoryBreakdown& decode_memory = s.decode_memory;
+  const int64_t prompts = prefill.batch;
+  const double ratio = s.prefill_chips_per_decode_chip;
   const double chips = Chips(in) * (1 + ratio);  // Per decode server.
   const double generated_per_s = static_cast<double>(batch) / d.step_time_s;
   std::optional<double> cost;
@@ -654,20 +698,22 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
                                   {"roofline", RooflineJson(r.roofline)}};
   };
   if (json) {
-    nlohmann::ordered_json j{{"system", in.system.name},
-                             {"model", in.model.name},
-                             {"layout", in.layout.ToString()},
-                             {"weights", workloads::DTypeName(in.options.weights)},
-                             {"kv", workloads::DTypeName(in.options.kv_cache)},
-                             {"prefill_len", in.prefill_len},
-                             {"prefill_layout", prefill_layout.ToString()},
-                             {"decode_len", in.decode_len},
-                             {"prefill", phase_json(prefill, p, p.memory)},
-                             {"decode", phase_json(decode, d, decode_memory)},
-                             {"prefill_chips_per_decode_chip", ratio},
-                             {"time_to_first_token_s", p.step_time_s},
-                             {"time_per_output_token_s", d.step_time_s},
-                             {"generated_tokens_per_s_per_chip", generated_per_s / chips}};
+    nlohmann::ordered_json j{
+        {"system", in.system.name},
+        {"model", in.model.name},
+        {"layout", in.layout.ToString()},
+        {"weights", workloads::DTypeName(in.options.weights)},
+        {"kv", workloads::DTypeName(in.options.kv_cache)},
+        {"prefill_len", in.prefill_len},
+        {"prefill_layout", prefill_layout.ToString()},
+        {"decode_len", in.decode_len},
+        {"prefill", phase_json(prefill, p, p.memory)},
+        {"decode", phase_json(decode, d, decode_memory)},
+        {"prefill_chips_per_decode_chip", ratio},
+        {"time_to_first_token_s", p.step_time_s},
+        {"time_per_output_token_s", d.step_time_s},
+        {"generated_tokens_per_s_per_chip", s.generated_tokens_per_s_per_chip},
+        {"generated_tokens_per_s", s.generated_tokens_per_s_per_chip * Chips(in)}};
     if (cost) j["usd_per_million_tokens"] = *cost;
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -683,11 +729,13 @@ sim::Status RunDisaggregated(const InferInput& in, CommandIo& io, bool json) {
   io.out << "decode      batch " << batch << " at " << decode.context
          << " cached tokens: " << FormatSeconds(d.step_time_s) << " per token, bottleneck "
          << d.bottleneck << " " << FormatPercent(d.bottleneck_share) << ", "
-         << FormatByteSize(decode_memory.total_bytes) << " per chip at " << longest.context + 1
-         << " tokens, fits " << FitsText(decode_memory) << "\n";
+         << FormatByteSize(decode_memory.total_bytes) << " per chip at "
+         << in.prefill_len + in.decode_len << " tokens, fits " << FitsText(decode_memory) << "\n";
   io.out << "ratio       " << Number(ratio) << " prefill chips per decode chip\n";
-  io.out << "throughput  " << Number(generated_per_s / chips)
-         << " generated tokens/s per chip of the deployment\n";
+  io.out << "throughput  " << Number(s.generated_tokens_per_s_per_chip)
+         << " generated tokens/s per chip of the deployment ("
+         << Number(s.generated_tokens_per_s_per_chip * Chips(in))
+         << " on these chips, alternating prefill and decode)\n";
   if (cost) {
     io.out << "cost        " << Dollars(*cost) << " per million generated tokens at "
            << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
@@ -702,7 +750,6 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
   PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
   LogCalibration(in.system.chip);
   in.max_transfers = io.max_transfers;
-  const bool json = s.outputs().json();
   // A trace follows one simulated step; a batch list or a deployment is several.
   if ((s.outputs().has_trace() || s.outputs().has_write_chakra() || s.outputs().has_report()) &&
       (in.disaggregated || in.batches.size() > 1)) {
@@ -716,7 +763,7 @@ sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::Source
         : s.outputs().has_write_chakra() ? "outputs.write_chakra"
                                          : "outputs.report");
   }
-  sim::Status status = in.disaggregated        ? RunDisaggregated(in, io, json)
+  sim::Status status = in.disaggregated        ? RunDisaggregated(in, s.outputs(), source, io)
                        : in.batches.size() > 1 ? RunPareto(in, s.outputs(), source, io)
                                                : RunStep(in, s.outputs(), source, io);
   // Simulate names --layout, the one thing left to check.
@@ -755,10 +802,17 @@ Command AddInferCommand(CLI::App& app) {
                                             "Generated tokens per request (with --prefill-len)");
   phase->needs(context);
   context->needs(phase);
+  CLI::Option* prefill_batch = sub->add_option(
+      "--prefill-batch", flags->prefill_batch,
+      "Prompts per prefill step per replica (with --prefill-len; default 1): a deployment's "
+      "prefill batching, e.g. TensorRT-LLM's max_num_tokens / prompt length");
   prefill_len->needs(decode_len);
   decode_len->needs(prefill_len);
-  sub->add_option("--weights", flags->weights, "bf16 (default), int8 or int4");
-  sub->add_option("--kv", flags->kv, "KV cache: bf16 (default), int8 or int4");
+  prefill_batch->needs(prefill_len);
+  sub->add_option("--weights", flags->weights,
+                  "bf16 (default), int8 or int4 (read narrow, multiplied in bf16), or fp8 (fp8 "
+                  "matmuls at the chip's fp8 peak)");
+  sub->add_option("--kv", flags->kv, "KV cache: bf16 (default), int8, int4 or fp8");
   sub->add_option("--chip-hour-usd", flags->chip_hour_usd,
                   "Price of one chip-hour in dollars: adds the cost per million tokens");
   sub->add_option("--trace", flags->trace,

@@ -317,6 +317,14 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
     return Invalid(source, infer.has_phase() ? "infer.phase" : "infer.context",
                    "not with prefill_len and decode_len (the deployment runs both phases)");
   }
+  if (infer.has_prefill_batch()) {
+    if (!serving) {
+      return Invalid(source, "infer.prefill_batch",
+                     "needs prefill_len and decode_len (it sizes a deployment's prefill steps)");
+    }
+    PODSIM_RETURN_IF_ERROR(
+        CheckRange(source, "infer.prefill_batch", infer.prefill_batch(), 1, kMaxBatch));
+  }
   if (infer.batch_size() == 0) {
     return Invalid(source, "infer.batch",
                    "missing; give the sequences per step (several for one row each)");
@@ -350,9 +358,9 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
                                    infer.kv_dtype(), infer.has_kv_dtype(), false));
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.collective_dtype", Infer::Dtype_descriptor(),
                                    infer.collective_dtype(), infer.has_collective_dtype(), false));
-  if (infer.collective_dtype() == Infer::INT4) {
+  if (infer.collective_dtype() == Infer::INT4 || infer.collective_dtype() == Infer::FP8) {
     return Invalid(source, "infer.collective_dtype",
-                   "INT4 is for weights and KV caches only; expected BF16 or INT8");
+                   "INT4 and FP8 are for weights and KV caches only; expected BF16 or INT8");
   }
   if (infer.has_prefill_len()) {
     PODSIM_RETURN_IF_ERROR(

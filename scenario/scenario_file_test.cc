@@ -321,12 +321,16 @@ TEST(ScenarioFileTest, InferErrors) {
             "t.textproto:6:3: infer.batch[1]: must be an integer in [1, 16777216] (got 0)");
   EXPECT_EQ(ErrorOf(head + "  layout { tp: 8 dp: 32 }\n  phase: PREFILL\n  batch: 8\n"
                            "  context: 8192\n  collective_dtype: INT4\n}\n"),
-            "t.textproto:8:3: infer.collective_dtype: INT4 is for weights and KV caches only; "
-            "expected BF16 or INT8");
+            "t.textproto:8:3: infer.collective_dtype: INT4 and FP8 are for weights and KV caches "
+            "only; expected BF16 or INT8");
   EXPECT_EQ(ErrorOf(head + "  layout { tp: 8 dp: 32 }\n  phase: PREFILL\n  batch: 8\n"
                            "  context: 8192\n  prefill_len: 1024\n}\n"),
             "t.textproto:2:1: infer.decode_len: missing; the serving estimate needs prefill_len "
             "and decode_len");
+  EXPECT_EQ(ErrorOf(head + "  layout { tp: 8 dp: 32 }\n  phase: PREFILL\n  batch: 8\n"
+                           "  context: 8192\n  prefill_batch: 4\n}\n"),
+            "t.textproto:8:3: infer.prefill_batch: needs prefill_len and decode_len (it sizes a "
+            "deployment's prefill steps)");
 }
 
 TEST(ScenarioFileTest, OutputsMustFitTheCommand) {

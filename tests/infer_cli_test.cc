@@ -157,9 +157,10 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "podsim: error: --context: expected cached tokens from 0 to 16777216 (got '-5')\n"},
       {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--weights", "in8"}),
        "podsim: error: --weights: unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, "
-       "int4\n"},
-      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--kv", "fp8"}),
-       "podsim: error: --kv: unknown dtype 'fp8'; known: bf16, int8, int4\n"},
+       "int4, fp8\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10", "--kv", "fp4"}),
+       "podsim: error: --kv: unknown dtype 'fp4' (did you mean 'fp8'?); known: bf16, int8, int4, "
+       "fp8\n"},
       {With(kInfer,
             {"--phase", "decode", "--batch", "1", "--context", "10", "--chip-hour-usd", "-1"}),
        "podsim: error: --chip-hour-usd: expected a price per chip-hour in dollars > 0 and <= 1e6, "
@@ -173,6 +174,13 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "podsim: error: --decode-len: expected tokens from 1 to 16777216 (got '0')\n"},
       {With(kInfer, {"--prefill-len", "100", "--decode-len", "10", "--batch", "1,2"}),
        "podsim: error: --batch: give one decode batch with --prefill-len (got 2)\n"},
+      {With(kInfer,
+            {"--prefill-len", "100", "--decode-len", "10", "--batch", "8", "--prefill-batch", "0"}),
+       "podsim: error: --prefill-batch: expected prompts from 1 to 16777216 (got '0')\n"},
+      {With(kInfer,
+            {"--prefill-len", "100", "--decode-len", "10", "--batch", "8", "--weights", "fp8"}),
+       "podsim: error: --weights: FP8 weights multiply in fp8, and tpu-v5e has no fp8 peak; use "
+       "int8 for 1-byte weights read narrow\n"},
       {{"infer", "--system", "tpu-v5e:4x4", "--model", "llama3-70b", "--layout", "tp=8", "--phase",
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --layout: layout tp=8,tp2=1,dp=1: tp*tp2*dp = 8 must equal the 16 chips of "

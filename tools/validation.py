@@ -26,6 +26,7 @@ BINARIES = [
     ("workloads/podsim_workloads_test", ["workloads/inference_schedule_test.cc"], []),
     ("tests/podsim_training_validation_test", ["tests/training_validation_test.cc"],
      ["--gtest_also_run_disabled_tests"]),
+    ("tests/podsim_inference_validation_test", ["tests/inference_validation_test.cc"], []),
 ]
 
 HEADER = """# Validation: podsim against published numbers
@@ -79,7 +80,10 @@ SECTIONS = [
     ("validation", "## Validation rows (independent measurements)",
      "Tests: `collectives/collective_algorithms_test.cc` (S4-measured, V9), "
      "`tests/training_validation_test.cc` (V1, V3, V7, G6; V3 T4's per-layer times come "
-     "from an observer of the step, which no command prints)."),
+     "from an observer of the step, which no command prints), "
+     "`tests/inference_validation_test.cc` (G7.1: TensorRT-LLM's concurrency and prefill "
+     "batching from trtllm-bench's own sizing, named in each row), "
+     "`workloads/inference_schedule_test.cc` (I13)."),
 ]
 
 TABLE = """
@@ -197,23 +201,56 @@ def stats(errors):
             100 * max(abs(e) for e in errors))
 
 
+def summary_error(row):
+    """The error the summaries count: of a time (podsim / published - 1), or of the time a rate
+    implies (published / podsim - 1), so that negative always means podsim too fast."""
+    if row["unit"].endswith("/s"):
+        return row["published"] / row["predicted"] - 1
+    return error_of(row)
+
+
+def workload_of(row):
+    """What a row measures, by the command that prints it: an inference step or deployment, a
+    collective, or (the rest) a training step."""
+    command = row.get("command", "")
+    if command.startswith("infer"):
+        return "inference"
+    if command.startswith("collective"):
+        return "collectives"
+    return "training"
+
+
 def is_memory(row):
     """A memory row (peak memory per chip, in GiB), summarized apart from times and rates."""
     return row["unit"] == "GiB"
 
 
+WORKLOADS = ["training", "inference", "collectives"]
+
+
 def family_table(validation):
-    lines = ["| chip family | rows | mean absolute error | bias | worst |\n"
-             "|---|---:|---:|---:|---:|\n"]
+    """Per chip family, then per workload within it where it has more than one (their biases can
+    cancel in the family's figure), then all."""
+    lines = ["| chip family | workload | rows | mean absolute error | bias | worst |\n"
+             "|---|---|---:|---:|---:|---:|\n"]
+
+    def line(name, workload, chosen):
+        mean, bias, worst = stats([summary_error(r) for r in chosen])
+        return (f"| {name} | {workload} | {len(chosen)} | {mean:.1f}% | {bias:+.1f}% | "
+                f"{worst:.1f}% |\n")
+
     families = sorted({r["family"] for r in validation}, key=lambda f: list(FAMILY_NAMES).index(f))
     for family in families:
-        errors = [error_of(r) for r in validation if r["family"] == family]
-        mean, bias, worst = stats(errors)
-        lines.append(f"| {FAMILY_NAMES[family]} | {len(errors)} | {mean:.1f}% | {bias:+.1f}% | "
-                     f"{worst:.1f}% |\n")
+        rows = [r for r in validation if r["family"] == family]
+        workloads = [w for w in WORKLOADS if any(workload_of(r) == w for r in rows)]
+        if len(workloads) > 1:
+            for w in workloads:
+                lines.append(line(FAMILY_NAMES[family], w,
+                                  [r for r in rows if workload_of(r) == w]))
+        lines.append(line(FAMILY_NAMES[family], "all" if len(workloads) > 1 else workloads[0],
+                          rows))
     if validation:
-        mean, bias, worst = stats([error_of(r) for r in validation])
-        lines.append(f"| all | {len(validation)} | {mean:.1f}% | {bias:+.1f}% | {worst:.1f}% |\n")
+        lines.append(line("all", "all", validation))
     return "".join(lines)
 
 
@@ -222,8 +259,9 @@ def summary(rows):
     validation = [r for r in rows if r["kind"] == "validation"]
     lines = ["\n## Summary: validation rows per chip family\n\n"
              "Validation rows only (calibration, consistency and simulation rows excluded), times and rates "
-             "(memory rows apart, below). Error = podsim / published - 1; bias is the mean signed "
-             "error (negative: podsim too fast or too low).\n\n",
+             "(memory rows apart, below). Error = podsim / published - 1 for times, and for rates "
+             "(tokens/s) the error of the time they imply, published / podsim - 1; bias is the "
+             "mean signed error (negative: podsim too fast or too low).\n\n",
              family_table([r for r in validation if not is_memory(r)])]
     memory = [r for r in validation if is_memory(r)]
     if memory:
@@ -232,7 +270,7 @@ def summary(rows):
     return "".join(lines)
 
 
-# Measured training rows per source (validation rows), as issue 5 reported them.
+# Measured rows per source (validation rows), training as issue 5 reported them, then inference.
 SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("V3 T4 ", "V3: Korthikanti Table 4 (layer forward and backward)"),
            ("V3 T5 ", "V3: Korthikanti Table 5 (iteration time)"),
@@ -243,17 +281,19 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("G6.3 ", "G6.3: BLOOM-176B on A100, Llama-3.1-8B on H200 and B200 (step time)"),
            ("G6.4 DeepSeek-V3", "G6.4: DeepSeek-V3 pretraining cost on H800 (step time)"),
            ("G6 Parallel Folding ", "G6: MoE Parallel Folding, Megatron-Core on H100, Tables 3 and 5 (step time)"),
-           ("MB25.11 ", "Megatron-Bridge 25.11 performance summary, DGX-H100 and DGX-B200 (step time)")]
+           ("MB25.11 ", "Megatron-Bridge 25.11 performance summary, DGX-H100 and DGX-B200 (step time)"),
+           ("G7.1 ", "G7.1: TensorRT-LLM offline throughput, FP8 on H100 and H200 (output tokens/s)"),
+           ("I13", "I13: the book's measured MLP decode profile (chip unstated)")]
 
 
 def sources(rows):
-    lines = ["\n## Training validation per source\n\n"
-             "| training source | rows | mean absolute error | bias | worst |\n"
+    lines = ["\n## Validation per source\n\n"
+             "| source | rows | mean absolute error | bias | worst |\n"
              "|---|---:|---:|---:|---:|\n"]
     found = False
     for prefix, name in SOURCES:
-        errors = [error_of(r) for r in rows if r["kind"] == "validation" and not is_memory(r)
-                  and r["case"].startswith(prefix)]
+        errors = [summary_error(r) for r in rows if r["kind"] == "validation"
+                  and not is_memory(r) and r["case"].startswith(prefix)]
         if not errors:
             continue
         found = True

@@ -45,6 +45,7 @@ struct Dims {
   InferenceShape s;
   double e = kActivationBytes;
   double w = 2;      // Bytes per parameter.
+  bool fp8 = false;  // fp8 weights: the matmuls run in fp8 (DType).
   double c = 2;      // Bytes per cached K or V element.
   double x = 2;      // Bytes per element of a tp / tp2 collective's payload.
   double hd = 0;     // head_dim.
@@ -76,6 +77,7 @@ Dims DimsOf(const ModelSpec& model, const InferenceLayout& layout,
   Dims d;
   d.s = InferenceShapeOf(layout, model, options);
   d.w = DTypeBytes(options.weights);
+  d.fp8 = options.weights == DType::kFp8;
   d.c = DTypeBytes(options.kv_cache);
   d.x = DTypeBytes(options.collective);
   d.hd = D(model.head_dim);
@@ -130,6 +132,7 @@ class Builder {
     op.shape = {static_cast<int64_t>(m), static_cast<int64_t>(k), static_cast<int64_t>(n), 1};
     op.flops = 2 * m * k * n;
     op.model_flops = op.flops;
+    op.fp8 = d_.fp8;
     op.hbm_read_bytes = d_.w * (k * n + (bias ? n : 0)) + d_.e * m * k;
     op.hbm_write_bytes = d_.e * m * n;
     op.output_bytes = op.hbm_write_bytes;
@@ -579,6 +582,8 @@ std::string_view DTypeName(DType dtype) {
       return "int8";
     case DType::kInt4:
       return "int4";
+    case DType::kFp8:
+      return "fp8";
   }
   return "?";
 }
@@ -591,12 +596,15 @@ double DTypeBytes(DType dtype) {
       return 1;
     case DType::kInt4:
       return 0.5;
+    case DType::kFp8:
+      return 1;
   }
   return 2;
 }
 
 sim::StatusOr<DType> ParseDType(std::string_view text) {
-  return ParseName(text, "dtype", std::array{DType::kBf16, DType::kInt8, DType::kInt4}, &DTypeName);
+  return ParseName(text, "dtype", std::array{DType::kBf16, DType::kInt8, DType::kInt4, DType::kFp8},
+                   &DTypeName);
 }
 
 std::string_view InferencePhaseName(InferencePhase phase) {

@@ -122,11 +122,15 @@ struct InferenceLayout {
 sim::StatusOr<InferenceLayout> ParseInferenceLayout(std::string_view text);
 
 // Storage types: bytes per element bf16 2, int8 1, int4 0.5.
-enum class DType { kBf16, kInt8, kInt4 };
-std::string_view DTypeName(DType dtype);  // "bf16", "int8", "int4".
+// Datatypes of weights, KV caches and collective payloads. Weights in int8 and int4 are read
+// narrow and multiplied at the bf16 peak (weight-only quantization); fp8 weights are multiplied
+// in fp8 with fp8 activations, at the chip's fp8 peak (ModelOpt's FP8 checkpoints for
+// TensorRT-LLM), and need a chip with one.
+enum class DType { kBf16, kInt8, kInt4, kFp8 };
+std::string_view DTypeName(DType dtype);  // "bf16", "int8", "int4", "fp8".
 double DTypeBytes(DType dtype);
-// Parses "bf16", "int8", "int4": NotFound with a suggestion otherwise ("unknown dtype 'in8'
-// (did you mean 'int8'?); known: bf16, int8, int4").
+// Parses "bf16", "int8", "int4", "fp8": NotFound with a suggestion otherwise ("unknown dtype
+// 'in8' (did you mean 'int8'?); known: bf16, int8, int4, fp8").
 sim::StatusOr<DType> ParseDType(std::string_view text);
 
 enum class InferencePhase { kPrefill, kDecode };

@@ -145,8 +145,9 @@ TEST(InferenceLayoutTest, ParseErrorsNameTheKey) {
             "layout '': expected tp=..[,tp2=..][,dp=..][,kv_shard=heads|batch][,ep=..]");
   EXPECT_EQ(ParseInferenceLayout("tp").status().code(), sim::Status::Code::kParseError);
   EXPECT_EQ(ParseDType("in8").status().message(),
-            "unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, int4");
-  EXPECT_EQ(ParseDType("fp8").status().code(), sim::Status::Code::kNotFound);
+            "unknown dtype 'in8' (did you mean 'int8'?); known: bf16, int8, int4, fp8");
+  EXPECT_EQ(ParseDType("fp4").status().code(), sim::Status::Code::kNotFound);
+  EXPECT_EQ(*ParseDType("fp8"), DType::kFp8);
   EXPECT_EQ(ParseInferencePhase("decoder").status().message(),
             "unknown phase 'decoder' (did you mean 'decode'?); known: prefill, decode");
 }

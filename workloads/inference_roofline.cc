@@ -17,7 +17,8 @@ InferenceRoofline InferenceRooflineOf(const topology::ChipSpec& chip, const Mode
   PODSIM_CHECK(chip.hbm_bytes_per_s > 0 && chip.bf16_flops_per_s > 0)
       << "chip " << chip.name << " has no HBM bandwidth or peak";
   PODSIM_CHECK(compute_s >= 0 && step_s >= 0) << "negative times";
-  const double w = chip.hbm_bytes_per_s, c = chip.bf16_flops_per_s;
+  const double w = chip.hbm_bytes_per_s;
+  const double c = options.weights == DType::kFp8 ? chip.fp8_flops_per_s : chip.bf16_flops_per_s;
   const bool decode = options.phase == InferencePhase::kDecode;
   const InferenceShape s = InferenceShapeOf(layout, model, options);
 

@@ -6,7 +6,8 @@
 //   step = B x KV / (n W) + max(ParamBytes / (n W), 2 x tokens x MatmulParams / (n C)),
 // B the replica's sequences (batch / dp), tokens its rows through the matmuls (B, or B x prompt
 // in a prefill), KV the cache one sequence reads (decode: every cached position; a prefill reads
-// no cache), W the chip's HBM bandwidth and C its bf16 peak, each at its full rate, and no
+// no cache), W the chip's HBM bandwidth and C its bf16 peak (fp8 with fp8 weights, DType), each
+// at its full rate, and no
 // communication. ParamBytes is every parameter at the weights' dtype, over the chips that hold
 // the model's experts once: n, or n x ep/tp when expert parallelism spans replicas.
 //

@@ -1,0 +1,56 @@
+// Serving: what a deployment sustains from its two kinds of steps, the prefill of prompts and the
+// decode of their tokens (the book's Ch8 disaggregated serving, AI12).
+//
+// A decode server runs `batch` sequences (whole system, split over dp) at the mean cache length
+// prompt + generated / 2, one token each per decode step; a prefill server runs
+// `prefill_batch` prompts per replica per step, with the cache sharded by heads (it is handed to
+// a decode server, which shards it as its layout says). In the ratio that lets prefill keep up
+// (PrefillServersPerDecodeServer), generated tokens/s per chip of the deployment is
+//   batch x G / (G x t_decode + batch / (prefill_batch x dp) x t_prefill) / chips,
+// which is also the rate of one set of chips that alternates the two: a wave of `batch` prompts
+// prefilled prefill_batch x dp at a time, then decoded together for G steps. That is how an
+// offline benchmark of requests that all share one prompt and output length runs under
+// in-flight batching (TensorRT-LLM's trtllm-bench: the requests start, and finish, together).
+// The decode step at the mean cache length stands for the G steps of growing caches: exact where
+// a step's time is linear in the cache length (attention reads it), an approximation otherwise.
+
+#ifndef PODSIM_WORKLOADS_SERVING_H_
+#define PODSIM_WORKLOADS_SERVING_H_
+
+#include <cstdint>
+
+#include "sim/status.h"
+#include "topology/system.h"
+#include "workloads/inference_schedule.h"
+
+namespace podsim::workloads {
+
+struct ServingOptions {
+  int64_t prompt_len = 1;     // P: prompt tokens per request.
+  int64_t generated_len = 1;  // G: tokens generated per request.
+  int64_t batch = 1;          // Sequences a decode step runs, whole system (split over dp).
+  int64_t prefill_batch = 1;  // Prompts a prefill step runs per replica.
+};
+
+struct ServingResult {
+  InferenceLayout prefill_layout;  // The layout, its cache sharded by heads.
+  InferenceOptions prefill_options, decode_options;
+  InferenceResult prefill, decode;
+  // A decode server's memory per chip with every sequence at its longest (P + G cached tokens).
+  InferenceMemoryBreakdown decode_memory;
+  double prefill_chips_per_decode_chip = 0;
+  double generated_tokens_per_s_per_chip = 0;  // Over prefill and decode chips.
+};
+
+// Checks the layout for both steps (ValidateInferenceLayout, InvalidArgument naming the axis),
+// simulates them and combines them as the header says. `options` gives the dtypes; its phase,
+// batch and context are set here. REQUIRES: every ServingOptions field >= 1.
+sim::StatusOr<ServingResult> SimulateServing(const topology::System& system, const ModelSpec& model,
+                                             const InferenceLayout& layout,
+                                             const InferenceOptions& options,
+                                             const ServingOptions& serving,
+                                             const StepOptions& step_options = {});
+
+}  // namespace podsim::workloads
+
+#endif  // PODSIM_WORKLOADS_SERVING_H_
