@@ -678,11 +678,10 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
   const workloads::InferenceMemoryBreakdown& decode_memory = s.decode_memory;
   const int64_t prompts = prefill.batch;
   const double ratio = s.prefill_chips_per_decode_chip;
-  const double chips = Chips(in) * (1 + ratio);  // Per decode server.
-  const double generated_per_s = static_cast<double>(batch) / d.step_time_s;
   std::optional<double> cost;
   if (in.usd_per_chip_hour) {
-    cost = workloads::UsdPerMillionTokens(chips, *in.usd_per_chip_hour, generated_per_s);
+    cost = workloads::UsdPerMillionTokens(Chips(in), *in.usd_per_chip_hour,
+                                          s.generated_tokens_per_s_per_chip * Chips(in));
   }
   auto phase_json = [](const InferenceOptions& o, const InferenceResult& r,
                        const workloads::InferenceMemoryBreakdown& memory) {
@@ -731,7 +730,8 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
          << d.bottleneck << " " << FormatPercent(d.bottleneck_share) << ", "
          << FormatByteSize(decode_memory.total_bytes) << " per chip at "
          << in.prefill_len + in.decode_len << " tokens, fits " << FitsText(decode_memory) << "\n";
-  io.out << "ratio       " << Number(ratio) << " prefill chips per decode chip\n";
+  io.out << "ratio       " << Number(ratio)
+         << " prefill chips per decode chip (the time prefill takes per decode time)\n";
   io.out << "throughput  " << Number(s.generated_tokens_per_s_per_chip)
          << " generated tokens/s per chip of the deployment ("
          << Number(s.generated_tokens_per_s_per_chip * Chips(in))

@@ -116,11 +116,14 @@ TEST(InferCliTest, DisaggregatedDeployment) {
   const double prefill = j["prefill"]["step_time_s"].get<double>();
   const double decode = j["decode"]["step_time_s"].get<double>();
   const double ratio = j["prefill_chips_per_decode_chip"].get<double>();
-  EXPECT_NEAR(ratio, (32 / (decode * 512)) / (1 / prefill), 1e-9);
+  // The prefill makes each request's first token, 511 decode steps the rest (serving.h).
+  EXPECT_NEAR(ratio, (32 / (decode * 511)) / (1 / prefill), 1e-9);
   EXPECT_GT(ratio, 2);  // The book's 3 (AI12); podsim's decode step is relatively slower.
   EXPECT_LT(ratio, 3);
-  EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(),
-              16 * (1 + ratio) * 1.2 / 3600 / (32 / decode) * 1e6, 1e-9);
+  const double tokens_per_s = 32 * 512 / (32 * prefill + 511 * decode);
+  EXPECT_NEAR(j["generated_tokens_per_s"].get<double>(), tokens_per_s, 1e-9 * tokens_per_s);
+  EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(), 16 * 1.2 / 3600 / tokens_per_s * 1e6,
+              1e-9);
   EXPECT_TRUE(j["decode"]["fits"].get<bool>());
 }
 

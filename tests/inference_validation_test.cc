@@ -13,10 +13,16 @@
 // in 0.95 of the memory the weights leave (one KV head per GPU at least), capped at 4096 and
 // rounded up (to 32 below 256, 128 below 1024, else 256; at least 64) as the maximum batch; and
 // max_num_tokens = that batch x (1 + ISL / OSL), capped at 32768 and rounded up (to 256 below
-// 4096, at least 2048; 512 below 8192; else 1024). podsim runs the requests that fit (the
-// smaller of the two batches), decoded together, and prefills max_num_tokens / ISL prompts a step
-// (one when a prompt is longer: chunked, the same work). The B200 and GB200 rows use FP4, which
-// podsim does not model; the MoE models' rows are left for the MoE serving work.
+// 4096, at least 2048; 512 below 8192; else 1024), raised to ISL + the batch when a prompt does
+// not fit in it (chunked context off, trtllm-bench's default). The memory is the device's as
+// NVML reports it (H100 SXM 81,559 MiB, H200 143,771 MiB), not podsim's nominal 80 and 141 GB.
+// In steady state every iteration carries the running requests' next tokens and admits
+// prompts in the rest of max_num_tokens: c = max_num_tokens / (ISL + OSL) prompts an iteration
+// (at least one), each request staying OSL iterations, so at most c x OSL run at once, besides
+// the KV limit. podsim runs that many requests and prefills c prompts a step (workloads/serving.h).
+// Not modelled: CUDA-graph padding of decode batches, and iterations mixing prompts and tokens
+// (their shared weight reads). The B200 and GB200 rows use FP4, which podsim does not model; the
+// MoE models' rows are left for the MoE serving work.
 
 #include <gtest/gtest.h>
 
@@ -70,7 +76,8 @@ BenchSettings TrtllmBenchSettings(const ModelSpec& model, const topology::ChipSp
   const double kv_per_token_gib = 2.0 * static_cast<double>(model.layers) * kv_heads *
                                   static_cast<double>(model.head_dim) * 1.0 / gib;  // FP8.
   const double engine_gib = static_cast<double>(model.TotalParams()) * 1.0 / gib;   // FP8.
-  const double available_gib = chip.hbm_bytes / gib * tp - engine_gib;
+  const double device_gib = (chip.name == "h200" ? 143771.0 : 81559.0) / 1024;      // NVML.
+  const double available_gib = device_gib * tp - engine_gib;
   const double kv_requests =
       available_gib * 0.95 / (kv_per_token_gib * static_cast<double>(isl + osl));
   const double raw_bs = std::min(kv_requests, 4096.0);
@@ -78,9 +85,12 @@ BenchSettings TrtllmBenchSettings(const ModelSpec& model, const topology::ChipSp
       std::min(raw_bs * (1 + static_cast<double>(isl) / static_cast<double>(osl)), 32768.0);
   const int64_t max_bs = RoundUpTiered(raw_bs, {{256, 32}, {1024, 128}}, 256, 64);
   const int64_t max_tokens = RoundUpTiered(raw_tokens, {{4096, 256}, {8192, 512}}, 1024, 2048);
+  const int64_t budget = std::max(max_tokens, isl + max_bs);
   BenchSettings s;
-  s.batch = std::min<int64_t>(max_bs, static_cast<int64_t>(std::floor(kv_requests)));
-  s.prefill_batch = std::clamp<int64_t>(max_tokens / isl, 1, s.batch);
+  s.prefill_batch = std::max<int64_t>(1, budget / (isl + osl));
+  s.batch =
+      std::min({max_bs, static_cast<int64_t>(std::floor(kv_requests)), s.prefill_batch * osl});
+  s.prefill_batch = std::min(s.prefill_batch, s.batch);
   return s;
 }
 
@@ -125,7 +135,7 @@ const std::vector<Row>& Rows() {
 }
 
 TEST(InferenceValidationTest, G71TensorRtLlmOfflineThroughput) {
-  double sum = 0, worst = 0;
+  double sum = 0, worst = 0, bias = 0;
   for (const Row& row : Rows()) {
     const std::string system_text = std::string(row.chip) + ":" + std::to_string(row.tp);
     sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
@@ -176,20 +186,24 @@ TEST(InferenceValidationTest, G71TensorRtLlmOfflineThroughput) {
                                .family = "hopper",
                                .command = command,
                                .note = note});
-    const double error = std::abs(predicted / row.tokens_per_s - 1);
+    // The error of the time the rate implies (docs/validation.md): negative is podsim too fast.
+    const double signed_error = row.tokens_per_s / predicted - 1;
+    const double error = std::abs(signed_error);
+    bias += signed_error;
     std::printf("G7.1 %s %s %s: measured %.0f, podsim %.0f (%+.1f%%)\n", row.label, row.chip,
-                lengths.c_str(), row.tokens_per_s, predicted,
-                100 * (predicted / row.tokens_per_s - 1));
+                lengths.c_str(), row.tokens_per_s, predicted, 100 * signed_error);
     sum += error;
     worst = std::max(worst, error);
   }
   const double mean = sum / static_cast<double>(Rows().size());
-  std::printf("G7.1: %zu rows, mean absolute error %.1f%%, worst %.1f%%\n", Rows().size(),
-              100 * mean, 100 * worst);
-  // One-sided guards, no worse than the figures of 2026-12-05 (15.9% mean, 38.0% worst) by more
-  // than a little: a model that improves the rows passes.
-  EXPECT_LE(mean, 0.18);
-  EXPECT_LE(worst, 0.42);
+  bias /= static_cast<double>(Rows().size());
+  std::printf("G7.1: %zu rows, mean absolute error %.1f%%, bias %+.1f%%, worst %.1f%%\n",
+              Rows().size(), 100 * mean, 100 * bias, 100 * worst);
+  // One-sided guards, no worse than the figures of 2026-12-05 by more than a little (README's
+  // accuracy section): a model that improves the rows passes.
+  EXPECT_LE(mean, 0.16);            // 13.6%.
+  EXPECT_LE(std::abs(bias), 0.16);  // -13.5%.
+  EXPECT_LE(worst, 0.36);           // 32.5%.
 }
 
 }  // namespace

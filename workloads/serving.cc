@@ -35,12 +35,13 @@ sim::StatusOr<ServingResult> SimulateServing(const topology::System& system, con
   longest.context = serving.prompt_len + serving.generated_len - 1;
   r.decode_memory = InferenceMemory(model, layout, longest, system.chip);
 
-  r.prefill_chips_per_decode_chip =
-      PrefillServersPerDecodeServer(r.prefill.step_time_s, r.prefill_options.batch,
-                                    r.decode.step_time_s, serving.batch, serving.generated_len);
-  const double generated_per_s = static_cast<double>(serving.batch) / r.decode.step_time_s;
-  r.generated_tokens_per_s_per_chip =
-      generated_per_s / (static_cast<double>(chips) * (1 + r.prefill_chips_per_decode_chip));
+  // The prefill makes each request's first token; G - 1 decode steps make the rest.
+  const double prefill_s = static_cast<double>(serving.batch) /
+                           static_cast<double>(r.prefill_options.batch) * r.prefill.step_time_s;
+  const double decode_s = static_cast<double>(serving.generated_len - 1) * r.decode.step_time_s;
+  r.prefill_chips_per_decode_chip = decode_s > 0 ? prefill_s / decode_s : 0;
+  r.generated_tokens_per_s_per_chip = static_cast<double>(serving.batch * serving.generated_len) /
+                                      ((prefill_s + decode_s) * static_cast<double>(chips));
   return r;
 }
 

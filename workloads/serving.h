@@ -4,15 +4,17 @@
 // A decode server runs `batch` sequences (whole system, split over dp) at the mean cache length
 // prompt + generated / 2, one token each per decode step; a prefill server runs
 // `prefill_batch` prompts per replica per step, with the cache sharded by heads (it is handed to
-// a decode server, which shards it as its layout says). In the ratio that lets prefill keep up
-// (PrefillServersPerDecodeServer), generated tokens/s per chip of the deployment is
-//   batch x G / (G x t_decode + batch / (prefill_batch x dp) x t_prefill) / chips,
-// which is also the rate of one set of chips that alternates the two: a wave of `batch` prompts
-// prefilled prefill_batch x dp at a time, then decoded together for G steps. That is how an
-// offline benchmark of requests that all share one prompt and output length runs under
-// in-flight batching (TensorRT-LLM's trtllm-bench: the requests start, and finish, together).
-// The decode step at the mean cache length stands for the G steps of growing caches: exact where
-// a step's time is linear in the cache length (attention reads it), an approximation otherwise.
+// a decode server, which shards it as its layout says). The prefill makes a request's first
+// token, G - 1 decode steps the rest. In the ratio that lets prefill keep up, generated tokens/s
+// per chip of the deployment is
+//   batch x G / ((G - 1) x t_decode + batch / (prefill_batch x dp) x t_prefill) / chips,
+// which is also the rate of one set of chips that spends its time on the two kinds of work in
+// that proportion: in-flight batching (TensorRT-LLM, vLLM) runs the prompts that replace
+// finished requests in the iterations of the running ones' tokens, and per generated token does
+// the same work, except that an iteration mixing both reads the weights once where the two steps
+// read them twice (a saving this leaves out; prefills are mostly compute-bound).
+// The decode step at the mean cache length stands for the steps of growing caches: exact where a
+// step's time is linear in the cache length (attention reads it), an approximation otherwise.
 
 #ifndef PODSIM_WORKLOADS_SERVING_H_
 #define PODSIM_WORKLOADS_SERVING_H_
@@ -36,7 +38,7 @@ struct ServingResult {
   InferenceLayout prefill_layout;  // The layout, its cache sharded by heads.
   InferenceOptions prefill_options, decode_options;
   InferenceResult prefill, decode;
-  // A decode server's memory per chip with every sequence at its longest (P + G cached tokens).
+  // A decode server's memory per chip with every sequence at its longest (P + G - 1 cached).
   InferenceMemoryBreakdown decode_memory;
   double prefill_chips_per_decode_chip = 0;
   double generated_tokens_per_s_per_chip = 0;  // Over prefill and decode chips.

@@ -22,15 +22,15 @@ ServingResult Serve(const std::string& system_text, const std::string& model_tex
   return std::move(r).value();
 }
 
-// A wave: batch prompts prefilled prefill_batch x dp at a time, then G decode steps; the chips
-// make batch x G tokens in that time.
+// Per batch of requests: their prompts prefilled prefill_batch x dp at a time, and G - 1 decode
+// steps (the prefill makes the first token); the chips make batch x G tokens in that time.
 TEST(ServingTest, ThroughputIsOneWaveOfPrefillsThenDecodes) {
   const ServingOptions o{.prompt_len = 512, .generated_len = 256, .batch = 64, .prefill_batch = 4};
   const ServingResult r = Serve("h100:2", "llama3-8b", "tp=1,dp=2", o);
   EXPECT_EQ(r.prefill_options.batch, 8);  // 4 prompts on each of 2 replicas.
   EXPECT_EQ(r.prefill_options.context, 512);
   EXPECT_EQ(r.decode_options.context, 512 + 128);  // The mean cache length.
-  const double wave = 256 * r.decode.step_time_s + 64.0 / 8 * r.prefill.step_time_s;
+  const double wave = 255 * r.decode.step_time_s + 64.0 / 8 * r.prefill.step_time_s;
   EXPECT_NEAR(r.generated_tokens_per_s_per_chip * 2 * wave / (64 * 256), 1, 1e-12);
   // Memory with every sequence at its longest: one more token than the decode step caches.
   InferenceOptions longest = r.decode_options;
