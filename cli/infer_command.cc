@@ -650,6 +650,12 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
   // The layout checked for both steps first, so that its errors name --layout.
   workloads::InferenceLayout prefill_layout = in.layout;
   prefill_layout.kv_shard = workloads::KvShard::kHeads;
+  if (in.prefill_batch > workloads::kMaxInferenceBatch / in.layout.dp) {
+    return BadFlag("--prefill-batch",
+                   "prompts per prefill step times dp=" + std::to_string(in.layout.dp) +
+                       " must be at most " + std::to_string(workloads::kMaxInferenceBatch) +
+                       " (got " + std::to_string(in.prefill_batch) + ")");
+  }
   InferenceOptions check = in.options;
   check.phase = InferencePhase::kPrefill;
   check.batch = in.prefill_batch * in.layout.dp;

@@ -180,6 +180,11 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
       {With(kInfer,
             {"--prefill-len", "100", "--decode-len", "10", "--batch", "8", "--prefill-batch", "0"}),
        "podsim: error: --prefill-batch: expected prompts from 1 to 16777216 (got '0')\n"},
+      {{"infer", "--system", "tpu-v5e:2x4", "--model", "llama3-8b", "--layout", "tp=4,dp=2",
+        "--prefill-len", "100", "--decode-len", "10", "--batch", "8", "--prefill-batch",
+        "16777216"},
+       "podsim: error: --prefill-batch: prompts per prefill step times dp=2 must be at most "
+       "16777216 (got 16777216)\n"},
       {With(kInfer,
             {"--prefill-len", "100", "--decode-len", "10", "--batch", "8", "--weights", "fp8"}),
        "podsim: error: --weights: FP8 weights multiply in fp8, and tpu-v5e has no fp8 peak; use "
