@@ -370,11 +370,15 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   }
 
   // A sweep: 1 KiB to 16 GiB in powers of two (sweep_bytes), or nccl-tests' -b/-e/-f (the
-  // scenario check bounds the count), each size rounded up to whole shards of a group.
+  // scenario check bounds the count), each size rounded up to whole shards of a group. Sizes are
+  // nccl-tests' S: for all-to-all one rank's send buffer, which the runner's V holds n of.
   const bool sweep = c.sweep_bytes() || c.has_min_bytes();
+  const double ranks = p2p ? 1 : GroupSize(system.fabric, request.axes);
+  const auto array_bytes = [&](double size) {
+    return *op == collectives::CollectiveOp::kAllToAll ? size * ranks : size;
+  };
   std::vector<double> sizes;
   if (sweep) {
-    const double ranks = p2p ? 1 : GroupSize(system.fabric, request.axes);
     const double first = c.sweep_bytes() ? 1024 : c.min_bytes();
     const double last = c.sweep_bytes() ? 16.0 * (1u << 30) : c.max_bytes();
     const double factor = c.has_step_factor() ? c.step_factor() : 2;
@@ -398,7 +402,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
                                        "a sweep"),
           "outputs.trace");
     }
-    request.bytes = sizes.front();
+    request.bytes = array_bytes(sizes.front());
     sim::StatusOr<collectives::AlgorithmChoice> choice =
         collectives::ChooseAlgorithm(system.fabric, request);
     if (!choice.ok()) return RequestError(choice.status(), source);
@@ -421,7 +425,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<collectives::CollectiveResult> results;
   for (double bytes : sizes) {
-    request.bytes = bytes;
+    request.bytes = array_bytes(bytes);
     // The report's heat map is of the largest size.
     request.keep_link_utilisation = outputs.has_report() && bytes == sizes.back();
     sim::StatusOr<collectives::CollectiveResult> result =
@@ -538,8 +542,10 @@ Command AddCollectiveCommand(CLI::App& app) {
   sub->add_option("--op", flags->op,
                   "all-gather, reduce-scatter, all-reduce, all-to-all, broadcast, p2p")
       ->required();
-  sub->add_option("--bytes", flags->bytes,
-                  "Size of the whole gathered or reduced array (nccl-tests' S), e.g. 1GiB");
+  sub->add_option(
+      "--bytes", flags->bytes,
+      "nccl-tests' size S, e.g. 1GiB: the whole gathered or reduced array; for all-to-all, "
+      "one rank's send buffer (S/n to each rank)");
   sub->add_option("--axes", flags->axes, "Torus axes to span, e.g. x,y (default: all)")
       ->delimiter(',');
   sub->add_option("--algorithm", flags->algorithm, "Override the selector");

@@ -72,12 +72,14 @@ double Seconds(const topology::Fabric& fabric, const Case& run) {
   return Simulate(fabric, run).time.ToSeconds();
 }
 
-// The podsim command that runs `run` on `system` (validation_record.h); empty when the run names
-// explicit rank groups, which no flag expresses.
-std::string CollectiveCommand(const std::string& system, const Case& run) {
+// The podsim command that runs `run` on `system` (validation_record.h), whose groups have
+// `ranks_per_group` ranks; empty when the run names explicit rank groups, which no flag expresses.
+// --bytes is nccl-tests' size: for all-to-all one rank's share of the array.
+std::string CollectiveCommand(const std::string& system, const Case& run, int ranks_per_group) {
   if (!run.ranks.empty()) return "";
   char bytes[32];
-  std::snprintf(bytes, sizeof bytes, "%.17g", run.bytes);
+  std::snprintf(bytes, sizeof bytes, "%.17g",
+                run.op == CollectiveOp::kAllToAll ? run.bytes / ranks_per_group : run.bytes);
   std::string command = "collective --system " + system + " --op " +
                         std::string(CollectiveOpName(run.op)) + " --bytes " + bytes;
   if (!run.axes.empty()) {
@@ -242,9 +244,10 @@ TEST(BookCaseTest, CollectiveAndPointToPointCases) {
       Record(c, result->time.ToSeconds(), "");
       continue;
     }
-    const double predicted = Seconds(system.fabric, run);
+    const CollectiveResult result = Simulate(system.fabric, run);
+    const double predicted = result.time.ToSeconds();
     ExpectWithin(predicted, c.expected_s + c.extra_s, CheckTolerance(c), c.id);
-    Record(c, predicted, CollectiveCommand(c.system, run));
+    Record(c, predicted, CollectiveCommand(c.system, run, result.ranks_per_group));
   }
 }
 
@@ -525,7 +528,7 @@ TEST(AllToAllValidationTest, DeepEpLowLatencyDispatchAndCombine) {
            .tolerance = kEmpirical,
            .kind = podsim::testing::RowKind::kValidation,
            .family = "hopper",
-           .command = CollectiveCommand(system_text, run)});
+           .command = CollectiveCommand(system_text, run, row.ep)});
     }
   }
 }

@@ -1367,7 +1367,10 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
     result.groups =
         op == CollectiveOp::kPointToPoint ? 1 : static_cast<int>(plan.groups.groups.size());
     const double seconds = end[i].ToSeconds();
-    result.algbw_bytes_per_s = seconds > 0 ? request.bytes / seconds : 0;
+    // nccl-tests' size: for all-to-all one rank's send buffer (V / n), else V.
+    const double size =
+        op == CollectiveOp::kAllToAll ? request.bytes / result.ranks_per_group : request.bytes;
+    result.algbw_bytes_per_s = seconds > 0 ? size / seconds : 0;
     result.busbw_bytes_per_s =
         result.algbw_bytes_per_s * BusBandwidthFactor(op, result.ranks_per_group);
     result.transfers = executors[i]->transfers();

@@ -5,7 +5,8 @@
 // chips that differ only along those axes, within one slice, form a group, and all groups run at
 // once (on 4x4x4 with axes x, 16 rings of 4 share nothing and run concurrently). On other fabrics
 // there is one group of all chips, in chip order. `bytes` is the size of the whole gathered or
-// reduced array of one group (the book's V, nccl-tests' S).
+// reduced array of one group (the book's V, nccl-tests' S); for all-to-all, every rank's send
+// buffers together (n of nccl-tests' per-rank S, each rank sending V / n^2 to every rank).
 //
 // Algorithms: ring, bidi-ring, line, multi-axis (shard_forwarding.h, phased_collective.h), tree
 // (double_binary_tree.h), halving-doubling (halving_doubling.h), recursive-doubling
@@ -130,7 +131,9 @@ struct CollectiveResult {
   sim::Time time;
   int ranks_per_group = 0;
   int groups = 0;
-  double algbw_bytes_per_s = 0;  // bytes / time (nccl-tests)
+  // nccl-tests' algbw: its size S over the time, S = `bytes`, except for all-to-all, where S is
+  // one rank's send buffer, bytes / ranks_per_group (nccl-tests' alltoall.cu).
+  double algbw_bytes_per_s = 0;
   double busbw_bytes_per_s = 0;  // algbw * BusBandwidthFactor
   uint64_t transfers = 0;
   uint64_t flows = 0;

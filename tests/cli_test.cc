@@ -80,6 +80,18 @@ TEST(CliTest, CalibratedModelIsTheDefaultAndIdealIsTheLineRate) {
   EXPECT_NEAR(calibrated["busbw_Bps"].get<double>() / 370e9, 1.0, 0.05);
 }
 
+// --bytes is nccl-tests' S for every op: for all-to-all one rank's send buffer, of which S/n goes
+// to each rank (nccl-tests' alltoall.cu), so busbw is the rate of each GPU's own links.
+TEST(CliTest, AllToAllBytesArePerRankAsInNcclTests) {
+  nlohmann::json j =
+      nlohmann::json::parse(Podsim({"collective", "--system", "h100:8", "--op", "all-to-all",
+                                    "--bytes", "1GiB", "--ideal", "--json"})
+                                .out);
+  EXPECT_EQ(j["bytes"].get<double>(), 1 << 30);
+  // Each GPU sends 7/8 GiB over its 450 GB/s of NVLink (G11's closed form with V = 8 GiB).
+  EXPECT_NEAR(j["time_s"].get<double>() / (7.0 / 8 * (1 << 30) / 450e9), 1.0, 0.01);
+  EXPECT_NEAR(j["busbw_Bps"].get<double>() / 450e9, 1.0, 0.01);
+}
 TEST(CliTest, OutputIsByteForByteDeterministic) {
   std::vector<std::string> args = {"collective", "--system", "tpu-v5e:8x16", "--op",
                                    "all-to-all", "--bytes",  "128MiB",       "--json"};
