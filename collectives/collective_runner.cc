@@ -460,7 +460,7 @@ Choice Select(const Fabric& fabric, const GroupPlan& plan, CollectiveOp op, doub
               bool explicit_ranks) {
   switch (op) {
     case CollectiveOp::kPointToPoint:
-      return {"p2p", "one transfer"};
+      return {"p2p", "one transfer, striped over the fabric's parallel routes"};
     case CollectiveOp::kBroadcast:
       return {"chain", "pipelined chain, as NCCL's ring broadcast"};
     case CollectiveOp::kAllToAll:
@@ -1104,7 +1104,9 @@ std::string_view AlgorithmSummary(std::string_view name) {
       {"shift",
        "shift: every rank sends its block to the next rank of its group's ring at once (one ring "
        "step; ring attention's key/value passing, XLA's collective-permute)"},
-      {"p2p", "p2p: one transfer from --src to --dst on the fabric's route"},
+      {"p2p",
+       "p2p: one transfer from --src to --dst, striped over the fabric's parallel routes "
+       "(a torus's disjoint shortest routes, a node's NVSwitches)"},
       {"recursive-doubling",
        "all-reduce of small arrays: log2(n) pairwise exchanges (MPICH's short-message "
        "all-reduce, Thakur et al. 2005)"},

@@ -65,6 +65,12 @@ TEST(CliTest, PointToPointTakesTorusCoordinates) {
   nlohmann::json j = nlohmann::json::parse(run.out);
   // One ICI hop of a TPU v5p: 9e10 bytes at 9e10 B/s one way (hardware.md 1.1), plus 1 us.
   EXPECT_NEAR(j["time_s"].get<double>(), 1.0 + 1e-6, 1e-6);
+  // Three hops away on three axes: three disjoint shortest routes share the bytes (formulas.md
+  // 2.2: bytes / (links used x W_oneway) + hops x 1 us).
+  run = Podsim({"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,0", "--dst",
+                "1,3,1", "--bytes", "9e10", "--ideal", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NEAR(nlohmann::json::parse(run.out)["time_s"].get<double>(), 1.0 / 3 + 3e-6, 1e-6);
 }
 
 TEST(CliTest, CalibratedModelIsTheDefaultAndIdealIsTheLineRate) {

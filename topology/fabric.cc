@@ -177,18 +177,24 @@ void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRout
     LocalCoord(dst, &to);
     int tie_axes[kMaxAxes];
     int ties = 0;
+    int first_axes[kMaxAxes];
+    int firsts = 0;
     for (int axis = 0; axis < torus_->axes(); ++axis) {
       const int length = torus_->shape[axis];
       const int forward = ((to[axis] - from[axis]) % length + length) % length;
+      if (forward != 0) first_axes[firsts++] = axis;
       if (torus_->wraps[axis] && forward != 0 && 2 * forward == length) tie_axes[ties++] = axis;
     }
     const uint32_t combinations = 1u << ties;
-    for (uint32_t c = 0; c < combinations; ++c) {
-      uint32_t mask = 0;
-      for (int i = 0; i < ties; ++i) {
-        if ((c >> i) & 1u) mask |= 1u << tie_axes[i];
+    const double fraction = 1.0 / (combinations * static_cast<uint32_t>(firsts));
+    for (int f = 0; f < firsts; ++f) {
+      for (uint32_t c = 0; c < combinations; ++c) {
+        uint32_t mask = 0;
+        for (int i = 0; i < ties; ++i) {
+          if ((c >> i) & 1u) mask |= 1u << tie_axes[i];
+        }
+        AppendTorusRoute(src, dst, next_route(count++, fraction), mask, first_axes[f]);
       }
-      AppendTorusRoute(src, dst, next_route(count++, 1.0 / combinations), mask);
     }
   } else {
     AppendRoute(src, dst, next_route(count++, 1.0));
@@ -209,7 +215,7 @@ double Fabric::RouteBandwidth(const std::vector<LinkIndex>& route) const {
 }
 
 void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
-                              uint32_t negative_on_tie) const {
+                              uint32_t negative_on_tie, int first_axis) const {
   if (SliceOf(src) != SliceOf(dst)) {
     // Between slices: over the hosts' NICs and the DCN (hardware.md 1.1: "DCN transfers go
     // host-to-host: PCIe -> host NIC -> network -> target host -> PCIe -> HBM").
@@ -225,7 +231,8 @@ void Fabric::AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>
   LocalCoord(src, &from);
   LocalCoord(dst, &to);
   uint32_t at = src;
-  for (int axis = 0; axis < t.axes(); ++axis) {
+  for (int i = 0; i < t.axes(); ++i) {
+    const int axis = (first_axis + i) % t.axes();
     const int length = t.shape[axis];
     int steps = to[axis] - from[axis];
     if (steps == 0) continue;

@@ -187,7 +187,12 @@ class Fabric {
 
   // The routes a transfer should be split over to use every parallel path, with the share of
   // bytes for each: inside an NVSwitch node one route per switch, weighted by the NVLinks to that
-  // switch (NCCL stripes over all of a GPU's NVLinks); a single route with fraction 1 elsewhere.
+  // switch (NCCL stripes over all of a GPU's NVLinks); within a torus slice one dimension-order
+  // route per axis the chips differ on, each starting on its axis and taking the others in cyclic
+  // order (link-disjoint: two of them cross an axis on lines that differ in an axis one has
+  // already crossed), each over both ways round on an axis where they are equally short, the
+  // bytes split evenly (formulas.md 2.2: a point-to-point moves bytes / (links used x W); a
+  // neighbour is one route); a single route with fraction 1 elsewhere.
   std::vector<WeightedRoute> ParallelRoutes(VertexId src, VertexId dst) const;
   // The same into `routes`, reusing its vectors' storage (resized to the number of routes).
   void ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes) const;
@@ -233,10 +238,11 @@ class Fabric {
   using Coord = std::array<int, kMaxAxes>;
   // Coordinates within the chip's slice, without allocating; unused axes are 0.
   void LocalCoord(uint32_t chip, Coord* coord) const;
-  // Dimension-order route within a slice, or over the DCN between slices. Bit a of
-  // negative_on_tie takes the negative direction on axis a when both ways are shortest.
+  // Dimension-order route within a slice, or over the DCN between slices: the axes in the order
+  // first_axis, first_axis + 1, ... (cyclically). Bit a of negative_on_tie takes the negative
+  // direction on axis a when both ways are shortest.
   void AppendTorusRoute(uint32_t src, uint32_t dst, std::vector<LinkIndex>* route,
-                        uint32_t negative_on_tie = 0) const;
+                        uint32_t negative_on_tie = 0, int first_axis = 0) const;
   void AppendGpuRoute(VertexId src, VertexId dst, int nvswitch,
                       std::vector<LinkIndex>* route) const;
   std::vector<LinkIndex> BfsRoute(VertexId src, VertexId dst) const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <deque>
 
 #include "sim/engine.h"
@@ -132,6 +133,44 @@ TEST(TorusTest, DimensionOrderGoesXThenYThenZAndPositiveOnTies) {
   EXPECT_EQ(f.link(route[2]).dst, f.ChipAt({2, 1, 0}));
   EXPECT_EQ(f.link(route[3]).dst, f.ChipAt({2, 1, 3}));
   EXPECT_EQ(f.RouteLatency(route), sim::Time::Microseconds(4));
+}
+
+// A transfer in a slice is split over one dimension-order route per axis its chips differ on
+// (each starting on its axis), times both ways round on a tied axis: every route shortest, the
+// shares even, and the routes of one axis order link-disjoint.
+TEST(TorusTest, ParallelRoutesStripeOverTheDisjointShortestRoutes) {
+  for (std::vector<int> shape : {std::vector<int>{4, 4, 4}, {2, 2, 4}, {4, 4, 8}}) {
+    Fabric f = Tpu("tpu-v5p", shape);
+    for (VertexId a = 0; a < f.chip_count(); ++a) {
+      std::vector<int> hops = HopsFrom(f, a, LinkKind::kIci);
+      const std::array<int, 3> from = {f.ChipCoord(a)[0], f.ChipCoord(a)[1], f.ChipCoord(a)[2]};
+      for (VertexId b = 0; b < f.chip_count(); ++b) {
+        if (a == b) continue;
+        int axes = 0;
+        int ties = 0;
+        for (int axis = 0; axis < 3; ++axis) {
+          const int forward = (f.ChipCoord(b)[axis] - from[axis] + shape[axis]) % shape[axis];
+          axes += forward != 0;
+          ties += f.torus()->wraps[axis] && forward != 0 && 2 * forward == shape[axis];
+        }
+        const std::vector<WeightedRoute> routes = f.ParallelRoutes(a, b);
+        ASSERT_EQ(routes.size(), static_cast<size_t>(axes << ties)) << a << " -> " << b;
+        // Per way round on the tied axes (routes r with one r % 2^ties), each link's uses.
+        std::vector<std::vector<int>> uses(size_t{1} << ties, std::vector<int>(f.link_count()));
+        for (size_t r = 0; r < routes.size(); ++r) {
+          EXPECT_DOUBLE_EQ(routes[r].fraction, 1.0 / routes.size());
+          ASSERT_EQ(static_cast<int>(routes[r].route.size()), hops[b]) << a << " -> " << b;
+          VertexId at = a;
+          for (LinkIndex l : routes[r].route) {
+            ASSERT_EQ(f.link(l).src, at);
+            at = f.link(l).dst;
+            EXPECT_EQ(++uses[r % uses.size()][l], 1) << a << " -> " << b << " link " << l;
+          }
+          EXPECT_EQ(at, b);
+        }
+      }
+    }
+  }
 }
 
 TEST(TorusTest, IdlePointToPointTimeIsLatencyPlusBytesOverBandwidth) {
