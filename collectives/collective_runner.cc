@@ -58,6 +58,8 @@ constexpr uint32_t kMaxInSwitchChunks = 256;
 // the NICs and NVLinks work at once while small arrays are not split into latency-bound crumbs.
 constexpr double kHierarchicalChunkBytes = 4 << 20;
 constexpr uint32_t kMaxHierarchicalChunks = 16;
+// InfiniBand SHARP's in-node and leaf reductions cut each of those pieces into in-switch chunks.
+constexpr uint32_t kMaxSharpChunksPerPiece = 16;
 
 // Largest all-reduce across nodes given to the double binary tree, and the fewest nodes it must
 // span; other all-reduces go hierarchical. NCCL's tuner picks by its latency + size/bandwidth model
@@ -970,13 +972,24 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
           "--algorithm in-switch: needs a switched fabric with one group (no --axes)");
     }
     if (fabric.gpu() != nullptr && !InOneNode(fabric, groups.groups[0])) {
-      // Up the leaf-spine tree and back down, inside the node too: at most 4 per rank and chunk.
+      // The hierarchical all-reduce's pieces; up the leaf-spine tree and
+      // back down, at most 4 transfers per rank and chunk, and the in-node rings' 2 (g - 1) per
+      // rank and piece.
+      const uint32_t pieces =
+          ChunkCount(request.bytes, kHierarchicalChunkBytes, kMaxHierarchicalChunks);
+      const uint32_t chunks =
+          ChunkCount(request.bytes / pieces, kInSwitchChunkBytes, kMaxSharpChunksPerPiece);
+      const double ring_steps = 2.0 * (fabric.gpu()->gpus_per_node - 1);
       PODSIM_RETURN_IF_ERROR(CheckTransfers(
-          request, plan,
-          EstimatedTransfers(
-              groups, ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks), 4)));
-      return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes,
-                                 kInSwitchChunkBytes, kMaxInSwitchChunks);
+          request, plan, EstimatedTransfers(groups, pieces, 4.0 * chunks + ring_steps)));
+      NodeSwitchesFn node_switches;
+      if (HasNvls(fabric)) {
+        node_switches = [&](const std::vector<VertexId>& ranks) {
+          return ReductionSwitches(fabric, ranks, efficiency, executor->model());
+        };
+      }
+      return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes, pieces,
+                                 kInSwitchChunkBytes, kMaxSharpChunksPerPiece, node_switches);
     }
     // With rank_reps (a symmetric quotient), only the representatives send and receive; each
     // stands for as many members, whose uploads the switch's reduction engine also carries.

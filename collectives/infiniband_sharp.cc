@@ -17,8 +17,8 @@ namespace podsim::collectives {
 
 sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
     TransferExecutor* executor, const topology::Fabric& fabric,
-    const std::vector<topology::VertexId>& group, CollectiveOp op, double bytes, double chunk_bytes,
-    uint32_t max_chunks) {
+    const std::vector<topology::VertexId>& group, CollectiveOp op, double bytes, uint32_t pieces,
+    double chunk_bytes, uint32_t max_chunks, const NodeSwitchesFn& node_switches) {
   const topology::GpuLayout* gpu = fabric.gpu();
   if (gpu == nullptr || gpu->levels < 2) {
     return sim::Status::InvalidArgument(
@@ -49,19 +49,49 @@ sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
     }
   }
 
-  const double node_shard = bytes / static_cast<double>(g);
+  // Each piece runs every stage on its bytes / pieces; the switches cut a piece's array into
+  // chunks, at most max_chunks a piece. With one rank per node there is nothing to reduce or
+  // gather inside a node: the leaves' stage alone, in one piece of the same chunks in all.
+  const bool node_stages = g > 1;
+  if (!node_stages) {
+    max_chunks *= pieces;
+    pieces = 1;
+  }
+  const double node_shard = bytes / pieces / static_cast<double>(g);
   const double rail_bytes = node_shard;  // The array each rail reduces or gathers across nodes.
   const uint32_t chunks = static_cast<uint32_t>(
       std::clamp(std::ceil(rail_bytes / chunk_bytes), 1.0, static_cast<double>(max_chunks)));
   std::vector<topology::VertexId> members;
   for (const auto& ranks : nodes) members.insert(members.end(), ranks.begin(), ranks.end());
-  // A ring over each node's ranks; reduce-scatter and all-gather move the same shards of V/g
-  // (shard_forwarding.h), so one builder serves both.
-  auto in_node = [&]() -> std::unique_ptr<Collective> {
+  // Each node's NVSwitches reduce (NVLS), their resources made once and shared by the pieces;
+  // without them a ring over each node's ranks.
+  std::vector<std::vector<ReductionSwitch>> switches;
+  if (node_switches && node_stages) {
+    for (const auto& ranks : nodes) {
+      PODSIM_ASSIGN_OR_RETURN(std::vector<ReductionSwitch> node, node_switches(ranks));
+      switches.push_back(std::move(node));
+    }
+  }
+  const uint32_t node_chunks =
+      static_cast<uint32_t>(std::clamp(std::ceil(node_shard * static_cast<double>(g) / chunk_bytes),
+                                       1.0, static_cast<double>(max_chunks)));
+  auto in_node = [&](CollectiveOp node_op) {
+    SequentialCollective::Stage stage;
+    if (!switches.empty()) {
+      for (const std::vector<ReductionSwitch>& node : switches) {
+        stage.push_back(std::make_unique<InSwitchReduction>(
+            executor, node_op, static_cast<uint32_t>(g), node, node_shard * g, node_chunks));
+      }
+      return stage;
+    }
+    // Reduce-scatter and all-gather rings move the same shards of V/g (shard_forwarding.h), so
+    // one builder serves both.
     ExchangePiece piece;
     piece.phases.push_back(
         ExchangePhase{ForwardingPattern::kUnidirectionalRing, nodes, node_shard});
-    return std::make_unique<PhasedCollective>(executor, members, std::vector<ExchangePiece>{piece});
+    stage.push_back(
+        std::make_unique<PhasedCollective>(executor, members, std::vector<ExchangePiece>{piece}));
+    return stage;
   };
   auto route = [&](std::initializer_list<topology::LinkIndex> links) {
     SwitchRoute r;
@@ -115,22 +145,21 @@ sim::StatusOr<std::unique_ptr<Collective>> MakeInfinibandSharp(
     return stage;
   };
 
-  std::vector<SequentialCollective::Stage> stages;
-  auto single = [](std::unique_ptr<Collective> c) {
-    SequentialCollective::Stage stage;
-    stage.push_back(std::move(c));
-    return stage;
-  };
-  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) {
-    stages.push_back(single(in_node()));
-    stages.push_back(through_leaves(op));
+  std::vector<SequentialCollective::Piece> all(pieces);
+  for (SequentialCollective::Piece& stages : all) {
+    if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) {
+      if (node_stages) stages.push_back(in_node(CollectiveOp::kReduceScatter));
+      stages.push_back(through_leaves(op));
+    }
+    if (op == CollectiveOp::kAllReduce && node_stages) {
+      stages.push_back(in_node(CollectiveOp::kAllGather));
+    }
+    if (op == CollectiveOp::kAllGather) {
+      stages.push_back(through_leaves(op));
+      if (node_stages) stages.push_back(in_node(CollectiveOp::kAllGather));
+    }
   }
-  if (op == CollectiveOp::kAllReduce) stages.push_back(single(in_node()));
-  if (op == CollectiveOp::kAllGather) {
-    stages.push_back(through_leaves(op));
-    stages.push_back(single(in_node()));
-  }
-  return std::unique_ptr<Collective>(std::make_unique<SequentialCollective>(std::move(stages)));
+  return std::unique_ptr<Collective>(std::make_unique<SequentialCollective>(std::move(all)));
 }
 
 }  // namespace podsim::collectives

@@ -6,26 +6,54 @@
 
 namespace podsim::collectives {
 
-SequentialCollective::SequentialCollective(std::vector<Stage> stages) : stages_(std::move(stages)) {
-  PODSIM_CHECK(!stages_.empty()) << "a sequence needs a stage";
-  for (const Stage& stage : stages_) PODSIM_CHECK(!stage.empty()) << "empty stage";
+namespace {
+
+std::vector<SequentialCollective::Piece> OnePiece(std::vector<SequentialCollective::Stage> stages) {
+  std::vector<SequentialCollective::Piece> pieces;
+  pieces.push_back(std::move(stages));
+  return pieces;
+}
+
+}  // namespace
+
+SequentialCollective::SequentialCollective(std::vector<Stage> stages)
+    : SequentialCollective(OnePiece(std::move(stages))) {}
+
+SequentialCollective::SequentialCollective(std::vector<Piece> pieces) : pieces_(std::move(pieces)) {
+  PODSIM_CHECK(!pieces_.empty()) << "a sequence needs a piece";
+  stages_ = pieces_.front().size();
+  PODSIM_CHECK(stages_ > 0) << "a sequence needs a stage";
+  for (const Piece& piece : pieces_) {
+    PODSIM_CHECK(piece.size() == stages_)
+        << "pieces of " << piece.size() << " and " << stages_ << " stages";
+    for (const Stage& stage : piece) PODSIM_CHECK(!stage.empty()) << "empty stage";
+  }
+  done_.assign(pieces_.size(), 0);
+  started_.assign(pieces_.size(), 0);
+  pending_.assign(pieces_.size(), 0);
 }
 
 void SequentialCollective::Start(sim::EventHandler on_done) {
   on_done_ = std::move(on_done);
-  StartStage(0);
+  TryStart(0, 0);
 }
 
-void SequentialCollective::StartStage(size_t stage) {
-  pending_ = stages_[stage].size();
-  for (std::unique_ptr<Collective>& collective : stages_[stage]) {
-    collective->Start([this, stage] {
-      if (--pending_ > 0) return;
-      if (stage + 1 < stages_.size()) {
-        StartStage(stage + 1);
-      } else {
+void SequentialCollective::TryStart(size_t piece, size_t stage) {
+  if (piece >= pieces_.size() || stage >= stages_) return;
+  if (started_[piece] != stage || done_[piece] != stage) return;  // Started, or s - 1 not done.
+  if (piece > 0 && done_[piece - 1] <= stage) return;             // p - 1 still before s.
+  started_[piece] = stage + 1;
+  pending_[piece] = pieces_[piece][stage].size();
+  for (std::unique_ptr<Collective>& collective : pieces_[piece][stage]) {
+    collective->Start([this, piece, stage] {
+      if (--pending_[piece] > 0) return;
+      done_[piece] = stage + 1;
+      if (stage + 1 == stages_ && ++finished_ == pieces_.size()) {
         on_done_();
+        return;
       }
+      TryStart(piece, stage + 1);
+      TryStart(piece + 1, stage);
     });
   }
 }

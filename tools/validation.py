@@ -267,7 +267,8 @@ def summary(rows):
     return "".join(lines)
 
 
-# Measured rows per source (validation rows), training as issue 5 reported them, then inference.
+# Measured rows per source (validation rows), training as issue 5 reported them, then inference
+# and collectives.
 SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("V3 T4 ", "V3: Korthikanti Table 4 (layer forward and backward)"),
            ("V3 T5 ", "V3: Korthikanti Table 5 (iteration time)"),
@@ -280,7 +281,11 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("G6 Parallel Folding ", "G6: MoE Parallel Folding, Megatron-Core on H100, Tables 3 and 5 (step time)"),
            ("MB25.11 ", "Megatron-Bridge 25.11 performance summary, DGX-H100 and DGX-B200 (step time)"),
            ("G7.1 ", "G7.1: TensorRT-LLM offline throughput, FP8 on H100 and H200 (output tokens/s)"),
-           ("I13", "I13: the book's measured MLP decode profile (chip unstated)")]
+           ("I13", "I13: the book's measured MLP decode profile (chip unstated)"),
+           ("S4-measured", "S4: the book's measured all-gather on TPU v5e (time)"),
+           ("V9 vidur", "V9: vidur's DGX-H100 all-reduce times"),
+           ("G5.3 DeepEP", "G5.3: DeepEP low-latency dispatch and combine on H800 (time)"),
+           ("GTC25 S72583", "G5.2: GTC25 S72583 all-reduce busbw across 4 nodes (busbw)")]
 
 
 def sources(rows):
