@@ -387,6 +387,60 @@ TEST(BookCaseTest, NvlinkGenerationsCalibratedBusBandwidth) {
   }
 }
 
+// GTC25 S72583 (calibration.md G5.2): B200's 8-GPU NVLS all-reduce, "B200 SHARP 850" GB/s, the
+// calibration row of the Blackwell NVSwitch reduction engine; then measurements of 8-GPU NVLS
+// all-reduces that set nothing (calibration.md G5.2: nccl-tests on H200 and on AWS p6-b200 at
+// 8 GiB, PyTorch's all_reduce_bench at 16 GiB).
+TEST(BookCaseTest, NvlsBusBandwidthPerGeneration) {
+  topology::System b200 = Sys("b200:8");
+  const CollectiveResult calibrated =
+      Simulate(b200.fabric, {CollectiveOp::kAllReduce, 8 * kGiB, "in-switch", true});
+  ExpectWithin(calibrated.busbw_bytes_per_s, 850e9, kIdle, "B200 NVLS");
+  podsim::testing::RecordValidation(
+      {.case_id = "GTC25 S72583 b200:8 SHARP",
+       .what = "NVLS all-reduce busbw on b200:8, calibrated",
+       .predicted = calibrated.busbw_bytes_per_s,
+       .published = 850e9,
+       .unit = "B/s",
+       .tolerance = kIdle,
+       .kind = podsim::testing::RowKind::kCalibration,
+       .family = "blackwell",
+       .command = "collective --system b200:8 --op all-reduce --bytes 8GiB --algorithm in-switch",
+       .sets = "the Blackwell NVLS bus bandwidth, 850 GB/s (collectives/efficiency_model.h)"});
+  struct Row {
+    const char* id;
+    const char* system;
+    const char* size;
+    double bytes, busbw;
+    const char* family;
+  };
+  for (const Row& row :
+       {Row{"G5.2 nccl-tests H200 NVLS", "h200:8", "8GiB", 8 * kGiB, 473.1e9, "hopper"},
+        Row{"G5.2 all_reduce_bench H200 NVLS", "h200:8", "16GiB", 16 * kGiB, 482.26e9, "hopper"},
+        Row{"G5.2 nccl-tests p6-b200 NVLS", "b200:8", "8GiB", 8 * kGiB, 838.0e9, "blackwell"},
+        Row{"G5.2 all_reduce_bench B200 NVLS", "b200:8", "16GiB", 16 * kGiB, 845.67e9,
+            "blackwell"}}) {
+    SCOPED_TRACE(row.id);
+    topology::System system = Sys(row.system);
+    // podsim's own choice, NVLS on a Hopper or Blackwell node, as NCCL's at these sizes.
+    const CollectiveResult result =
+        Simulate(system.fabric, {CollectiveOp::kAllReduce, row.bytes, "", true});
+    EXPECT_EQ(result.algorithm, "in-switch");
+    ExpectWithin(result.busbw_bytes_per_s, row.busbw, kEmpirical, row.id);
+    podsim::testing::RecordValidation(
+        {.case_id = row.id,
+         .what = std::string("all-reduce busbw of ") + row.size + " on " + row.system,
+         .predicted = result.busbw_bytes_per_s,
+         .published = row.busbw,
+         .unit = "B/s",
+         .tolerance = kEmpirical,
+         .kind = podsim::testing::RowKind::kValidation,
+         .family = row.family,
+         .command = std::string("collective --system ") + row.system + " --op all-reduce --bytes " +
+                    row.size});
+  }
+}
+
 // GTC25 S72583 (calibration.md G5.2): large-message all-reduce busbw on 32 GPUs, 4 nodes: DGX
 // A100 (8 x 200 Gb/s) 192 GB/s, DGX H100 (8 x 400 Gb/s) 370 GB/s, with SHARP 480 GB/s. The
 // constants come from one node (the rows above, V9) and InfiniBand's 47 of 50 GB/s (nccl-tests

@@ -19,6 +19,8 @@ constexpr double kBlackwellNvLinkFactor = 700.0 / 900.0;
 constexpr double kInfiniBandFactor = 47.0 / 50.0;
 constexpr double kNvlsBusBandwidth = 480e9;
 constexpr double kNvlsTheoryBusBandwidth = 2.0 * 7 / 8 * 450e9;
+constexpr double kBlackwellNvlsBusBandwidth = 850e9;
+constexpr double kBlackwellNvlsTheoryBusBandwidth = 2.0 * 7 / 8 * 900e9;
 constexpr sim::Time kGpuMessageOverhead = sim::Time::Nanoseconds(600);
 constexpr sim::Time kGpuLaunchLatency = sim::Time::Microseconds(30);
 constexpr double kIciFactor = 0.95;
@@ -40,12 +42,15 @@ FabricEfficiency CalibratedEfficiency(const topology::Fabric& fabric) {
   if (fabric.gpu() != nullptr) {
     efficiency.family = "gpu";
     const std::string& chip = fabric.gpu()->chip;
+    const bool blackwell = chip == "b200" || chip == "gb200";
     SetFactor(&efficiency, LinkKind::kNvLink,
-              chip == "a100"                      ? kA100NvLinkFactor
-              : chip == "b200" || chip == "gb200" ? kBlackwellNvLinkFactor
-                                                  : kNvLinkFactor);
+              chip == "a100" ? kA100NvLinkFactor
+              : blackwell    ? kBlackwellNvLinkFactor
+                             : kNvLinkFactor);
     SetFactor(&efficiency, LinkKind::kInfiniBand, kInfiniBandFactor);
-    efficiency.in_switch_reduction_factor = kNvlsBusBandwidth / kNvlsTheoryBusBandwidth;
+    efficiency.in_switch_reduction_factor =
+        blackwell ? kBlackwellNvlsBusBandwidth / kBlackwellNvlsTheoryBusBandwidth
+                  : kNvlsBusBandwidth / kNvlsTheoryBusBandwidth;
     efficiency.per_message_overhead = kGpuMessageOverhead;
     efficiency.launch_latency = kGpuLaunchLatency;
   } else if (HasLinkKind(fabric, LinkKind::kIci)) {

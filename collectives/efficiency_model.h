@@ -17,15 +17,16 @@
 //       NCCL behaviour (8xH100)": "close to 370GB/s"); h100, h200 and GPUs without a figure of
 //       their own. Per generation, from the large-message 8-GPU all-reduce busbw of NVIDIA's
 //       GTC25 S72583 slide (calibration.md G5.2: A100 232, H100 370, B200 700 GB/s): a100 x 0.773
-//       = 232/300 (NVLink3 300 GB/s/dir), b200 and gb200 x 0.778 = 700/900 (NVLink5). The NVLS
-//       figure below is H100's for every generation (an assumption for B200, whose slide figure
-//       with SHARP is 850 GB/s).
+//       = 232/300 (NVLink3 300 GB/s/dir), b200 and gb200 x 0.778 = 700/900 (NVLink5).
 //     * InfiniBand bandwidth x 0.94 = 47/50: "NDR 400 Gb/s IB -> 46-48 GB/s per NIC" (AddyLaddy,
 //       nccl-tests #290), midpoint.
 //     * NVSwitch reduction engine at 0.6095 of the NVLink bandwidth attached to the switch, so an
 //       8-GPU NVLS all-reduce reaches busbw 480 GB/s instead of the theoretical 2*7/8*450 =
 //       787.5 GB/s: "With NVLink SHARP (NVLS) peak busbw ~480 GB/s" (nccl-tests #212; GTC S62129;
-//       hardware.md SHARP: "about 480GB/s effective", "+30% not +75%").
+//       hardware.md SHARP: "about 480GB/s effective", "+30% not +75%"); h100 and h200. b200 and
+//       gb200 at 0.540 of theirs, so an 8-GPU NVLS all-reduce reaches 850 GB/s of the theoretical
+//       2*7/8*900 = 1575 GB/s: GTC25 S72583's 8-GPU "B200 SHARP 850" (calibration.md
+//       G5.2).
 //     * Per-message overhead 0.6 us: NCCL's NVLink hwLat for Ring/Tree with the LL protocol
 //       (src/graph/tuning.cc, quoted in nccl #1334); paid per step on top of the fabric's own hop
 //       latencies (0.5 us per NVLink hop in topology/chip_spec.cc), so a step through an
