@@ -857,6 +857,45 @@ def anchored_spec(spec, result, points):
         check_chips=spec.check_chips)
 
 
+SUSTAINED_FP8_WHY = (
+    "Derived, not fitted: the fp8 plateau a Hopper GPU sustains at its power cap, h100/fp8's "
+    "isolated plateau (MAMF's best shapes) times bf16's ratio of the sustained plateau to the "
+    "MAMF-anchored one (our H200 at 700 W against MAMF); ramp and overhead h100/sustained's, as "
+    "h100/fp8's. An assumption: no fp8 row measures a Hopper GPU at its cap, and the cap is taken "
+    "to lower fp8's clock as much as bf16's. The rows are MAMF's isolated ones: the table shows "
+    "that derating, not an error of a fit.")
+
+
+def sustained_fp8(results, points):
+    """h100/fp8-sustained (SUSTAINED_FP8_WHY), as run_fit describes a fit, from h100/fp8,
+    h100/sustained and h100/anchored in `results`."""
+    fp8 = results["h100/fp8"]
+    sustained = results["h100/sustained"]["rounded"]
+    ratio = sustained["e_max"] / results["h100/anchored"]["rounded"]["e_max"]
+    rounded = {"e_max": round_sig(fp8["rounded"]["e_max"] * ratio),
+               "h_mn": sustained["h_mn"], "h_k": sustained["h_k"],
+               "overhead_s": sustained["overhead_s"]}
+    spec = next(spec for spec in GEMM_FITS if spec.key == "h100/fp8")
+    rows = [p for p in points if usable(p, spec)]
+    sens = sensitivities(gemm_log_error, rounded, rows, list(rounded))
+    how = {"e_max": (f"derived: h100/fp8 e_max {fp8['rounded']['e_max']:.3g} x h100/sustained "
+                     f"over h100/anchored e_max {ratio:.3f}"),
+           "h_mn": "borrowed: h100/sustained h_mn x 1", "h_k": "borrowed: h100/sustained h_k x 1",
+           "overhead_s": "borrowed: h100/sustained overhead_s x 1"}
+    return {
+        "key": "h100/fp8-sustained", "family": "h100", "variant": "fp8-sustained",
+        "why": SUSTAINED_FP8_WHY,
+        "kind": "gemm", "fitted": dict(rounded), "rounded": rounded,
+        "constants": {name: {"value": value, "raw": value, "how": how[name],
+                             "d_mean_abs_log_error": sens[name][0],
+                             "d_mean_abs_log_error_dlog": sens[name][1]}
+                      for name, value in rounded.items()},
+        "loss": None,
+        "rows": error_table(gemm_log_error, rounded, rows), "checks": [],
+        **error_summary(gemm_log_error, rounded, rows),
+    }
+
+
 def sustained_ratio(results):
     """Per family: sustained / isolated e_max and e(RATIO_SHAPE), against each isolated variant,
     where a sustained fit exists; otherwise a string saying it is unmeasured."""
@@ -1081,6 +1120,8 @@ def calibrate(data_dir=DATA_DIR):
         extra = anchored_spec(spec, results[spec.key], gemm) if spec.anchor else None
         if extra is not None:
             results[extra.key] = run_fit(extra, gemm, gemm_log_error, results)
+    derived = sustained_fp8(results, gemm)
+    results[derived["key"]] = derived
     for spec in ATTENTION_FITS:
         results[spec.key] = run_fit(spec, attention, attention_log_error, results)
     nongemm = run_nongemm_fit(kernels)
