@@ -388,6 +388,15 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
       if (sizes.empty() || rounded != sizes.back()) sizes.push_back(rounded);
     }
   } else {
+    // All-to-all: each rank sends S/n to each rank of the group (the runner's check is of V = n S).
+    if (*op == collectives::CollectiveOp::kAllToAll && std::fmod(c.bytes(), ranks) != 0) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "%.17g bytes per rank do not split evenly over the %.0f ranks of a "
+                    "group; use a multiple of %.0f",
+                    c.bytes(), ranks, ranks);
+      return source.Annotate(sim::Status::InvalidArgument(text), "collective.bytes");
+    }
     sizes.push_back(c.bytes());
   }
 

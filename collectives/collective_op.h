@@ -28,10 +28,11 @@ std::string_view CollectiveOpName(CollectiveOp op);
 sim::StatusOr<CollectiveOp> ParseCollectiveOp(std::string_view name);
 
 // Bus bandwidth factor of nccl-tests (doc/PERFORMANCE.md; reference/measured.md V9): busbw =
-// algbw * factor, where algbw = bytes / time and `bytes` is the size of the whole gathered or
-// reduced array. all-reduce 2(n-1)/n; all-gather, reduce-scatter and all-to-all (n-1)/n;
-// broadcast and p2p 1; shift 1/n (each rank sends bytes/n, counted as nccl-tests' sendrecv counts
-// its per-rank message). REQUIRES: ranks >= 1.
+// algbw * factor, where algbw = S / time and S is nccl-tests' size: the whole gathered or reduced
+// array, for all-to-all one rank's send buffer (collective_runner.h). all-reduce 2(n-1)/n;
+// all-gather, reduce-scatter and all-to-all (n-1)/n; broadcast and p2p 1; shift 1/n (each rank
+// sends bytes/n, counted as nccl-tests' sendrecv counts its per-rank message). REQUIRES: ranks
+// >= 1.
 double BusBandwidthFactor(CollectiveOp op, int ranks);
 
 }  // namespace podsim::collectives

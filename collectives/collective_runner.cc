@@ -105,7 +105,8 @@ std::string Join(const std::vector<std::string>& names) {
 // last to the first included, and back, are equally long and share no link: a cycle of the
 // fabric both ways, as a line of neighbours along a wrapped axis, or every k-th chip of it (a mesh
 // axis strided by another inside one physical axis), which then uses the wraparound as a ring of
-// its own would. (Tori route each transfer on one route, Route's.)
+// its own would. (Along one torus axis a transfer takes Route's route, or, half way round a
+// wrapped axis, both ways round.)
 bool ClosesIntoRing(const Fabric& fabric, const std::vector<VertexId>& line) {
   if (line.size() < 3) return false;
   std::set<topology::LinkIndex> used;
@@ -642,7 +643,7 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
       sim::StatusOr<sim::ResourceId> engine =
           model->AddResource(attached * efficiency.in_switch_reduction_factor / stands_for);
       PODSIM_CHECK(engine.ok()) << engine.status();
-      for (auto& up : sw.up) up.push_back(*engine);
+      sw.engine = *engine;
     }
   }
   return switches;
@@ -796,7 +797,7 @@ sim::Status CheckDirectAllToAllSize(const Fabric& fabric, const GroupPlan& group
     for (topology::VertexId src : group) {
       for (topology::VertexId dst : group) {
         if (src == dst) continue;
-        fabric.ParallelRoutes(src, dst, &routes);
+        fabric.ParallelRoutes(src, dst, &routes, /*every_axis_first=*/false);
         for (const topology::WeightedRoute& route : routes) hops += route.route.size();
       }
       if (hops > kMaxDirectFlowHops) {
@@ -972,16 +973,19 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
           "--algorithm in-switch: needs a switched fabric with one group (no --axes)");
     }
     if (fabric.gpu() != nullptr && !InOneNode(fabric, groups.groups[0])) {
-      // The hierarchical all-reduce's pieces; up the leaf-spine tree and
-      // back down, at most 4 transfers per rank and chunk, and the in-node rings' 2 (g - 1) per
-      // rank and piece.
+      // The hierarchical all-reduce's pieces. Per rank, piece and chunk: up the leaf-spine tree
+      // and back down, at most 4 transfers; in the node, two NVLS stages up to and down from
+      // each NVSwitch, or per piece two rings of g - 1 steps. An upper bound: a piece's rail
+      // array, and so its leaf chunks, is 1/g of the node's.
       const uint32_t pieces =
           ChunkCount(request.bytes, kHierarchicalChunkBytes, kMaxHierarchicalChunks);
       const uint32_t chunks =
           ChunkCount(request.bytes / pieces, kInSwitchChunkBytes, kMaxSharpChunksPerPiece);
-      const double ring_steps = 2.0 * (fabric.gpu()->gpus_per_node - 1);
+      const topology::GpuLayout& gpu = *fabric.gpu();
+      const double in_node = HasNvls(fabric) ? 2.0 * 2 * gpu.switches_per_node * chunks
+                                             : 2.0 * (gpu.gpus_per_node - 1);
       PODSIM_RETURN_IF_ERROR(CheckTransfers(
-          request, plan, EstimatedTransfers(groups, pieces, 4.0 * chunks + ring_steps)));
+          request, plan, EstimatedTransfers(groups, pieces, 4.0 * chunks + in_node)));
       NodeSwitchesFn node_switches;
       if (HasNvls(fabric)) {
         node_switches = [&](const std::vector<VertexId>& ranks) {

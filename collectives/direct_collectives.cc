@@ -21,9 +21,12 @@ void DirectAllToAll::Start(sim::EventHandler on_done) {
       for (topology::VertexId dst : group) {
         if (src == dst) continue;
         ++pending_;
-        executor_->Send(src, dst, chunk, [this] {
-          if (--pending_ == 0) on_done_();
-        });
+        executor_->Send(
+            src, dst, chunk,
+            [this] {
+              if (--pending_ == 0) on_done_();
+            },
+            {}, RouteChoice::kDimensionOrder);
       }
     }
   }

@@ -1,11 +1,11 @@
 // Collectives whose transfers go straight to their destinations over the fabric's routes:
 //   * DirectAllToAll: every rank sends its chunk of bytes/n^2 to every other rank at once; on a
-//     torus with shortest dimension-order routes this is the book's V / (4 W) per axis
-//     (reference/formulas.md, AllToAll), and the links shared by many routes show up as
-//     contention in the flow model, not as a formula.
+//     torus with shortest dimension-order routes (RouteChoice::kDimensionOrder) this is the
+//     book's V / (4 W) per axis (reference/formulas.md, AllToAll), and the links shared by many
+//     routes show up as contention in the flow model, not as a formula.
 //   * ChainBroadcast: the root's array is cut into chunks that are pipelined down a chain of the
 //     group's ranks (NCCL's ring broadcast): about V / W + (n - 2) chunk / W.
-//   * PointToPoint: one transfer.
+//   * PointToPoint: one transfer, striped over the fabric's parallel routes.
 
 #ifndef PODSIM_COLLECTIVES_DIRECT_COLLECTIVES_H_
 #define PODSIM_COLLECTIVES_DIRECT_COLLECTIVES_H_

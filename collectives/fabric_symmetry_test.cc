@@ -35,6 +35,19 @@ void ExpectRoutesMap(const topology::Fabric& fabric, const FabricSymmetry& symme
         EXPECT_EQ(symmetry.ApplyToLink(route[i], shift), moved[i])
             << a << " -> " << b << " hop " << i;
       }
+      // The parallel routes a transfer is striped over map route by route, with their shares.
+      const std::vector<topology::WeightedRoute> parallel = fabric.ParallelRoutes(a, b);
+      const std::vector<topology::WeightedRoute> moved_parallel =
+          fabric.ParallelRoutes(symmetry.ApplyToVertex(a, shift), symmetry.ApplyToVertex(b, shift));
+      ASSERT_EQ(parallel.size(), moved_parallel.size()) << a << " -> " << b;
+      for (size_t r = 0; r < parallel.size(); ++r) {
+        EXPECT_EQ(parallel[r].fraction, moved_parallel[r].fraction);
+        ASSERT_EQ(parallel[r].route.size(), moved_parallel[r].route.size());
+        for (size_t i = 0; i < parallel[r].route.size(); ++i) {
+          EXPECT_EQ(symmetry.ApplyToLink(parallel[r].route[i], shift), moved_parallel[r].route[i])
+              << a << " -> " << b << " route " << r << " hop " << i;
+        }
+      }
     }
   }
 }

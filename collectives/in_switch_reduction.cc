@@ -1,6 +1,7 @@
 #include "collectives/in_switch_reduction.h"
 
 #include <utility>
+#include <vector>
 
 #include "sim/check.h"
 
@@ -10,6 +11,7 @@ InSwitchReduction::InSwitchReduction(TransferExecutor* executor, CollectiveOp op
                                      std::vector<ReductionSwitch> switches, double bytes,
                                      uint32_t chunks, std::vector<uint32_t> simulated)
     : executor_(executor),
+      op_(op),
       members_(members),
       simulated_(std::move(simulated)),
       switches_(std::move(switches)),
@@ -60,7 +62,9 @@ void InSwitchReduction::SendUp(uint32_t s, uint32_t m) {
   const ReductionSwitch& sw = switches_[s];
   while (up_issued_[s][m] < chunks_ && up_issued_[s][m] - up_sent_[s][m] < window_) {
     ++up_issued_[s][m];
-    executor_->SendOnResources(sw.up[m], sw.up_latency[m], up_bytes_ * sw.fraction,
+    std::vector<sim::ResourceId> route = sw.up[m];
+    if (sw.engine.has_value() && op_ != CollectiveOp::kAllGather) route.push_back(*sw.engine);
+    executor_->SendOnResources(std::move(route), sw.up_latency[m], up_bytes_ * sw.fraction,
                                [this, s, m] { OnUpDone(s, m); });
   }
 }

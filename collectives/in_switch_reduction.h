@@ -24,6 +24,7 @@
 #define PODSIM_COLLECTIVES_IN_SWITCH_REDUCTION_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "collectives/collective.h"
@@ -37,7 +38,11 @@ namespace podsim::collectives {
 // One reducing switch and how each member reaches it.
 struct ReductionSwitch {
   double fraction = 1;  // Share of every member's bytes this switch handles; they sum to 1.
-  std::vector<std::vector<sim::ResourceId>> up;     // Per member: member -> switch.
+  std::vector<std::vector<sim::ResourceId>> up;  // Per member: member -> switch.
+  // The switch's reduction engine (a resource of limited throughput), which every upload of a
+  // reducing op crosses after its links; an all-gather's uploads are multicast stores that do
+  // not use it. Empty: unlimited.
+  std::optional<sim::ResourceId> engine;
   std::vector<std::vector<sim::ResourceId>> down;   // Per member: switch -> member.
   std::vector<sim::Time> up_latency, down_latency;  // Per member.
 };
@@ -60,6 +65,7 @@ class InSwitchReduction : public Collective {
   void OnUpDone(uint32_t sw, uint32_t member);
 
   TransferExecutor* executor_;
+  CollectiveOp op_;
   uint32_t members_;
   std::vector<uint32_t> simulated_;  // The members that send and receive.
   std::vector<ReductionSwitch> switches_;

@@ -27,7 +27,7 @@ TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* 
 }
 
 void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, double bytes,
-                            sim::EventHandler&& on_done, SendTiming timing) {
+                            sim::EventHandler&& on_done, SendTiming timing, RouteChoice routes) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
   bytes_sent_ += bytes;
@@ -36,12 +36,12 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
   PODSIM_CHECK(timing.data_ready <= engine_->now() && timing.previous_done <= engine_->now())
       << "send timing in the future";
   if (per_message_overhead_ == sim::Time::Zero()) {
-    StartFlows(src, dst, bytes, std::move(on_done), timing);
+    StartFlows(src, dst, bytes, std::move(on_done), timing, routes);
     return;
   }
   engine_->Schedule(per_message_overhead_,
-                    [this, src, dst, bytes, timing, done = std::move(on_done)]() mutable {
-                      StartFlows(src, dst, bytes, std::move(done), timing);
+                    [this, src, dst, bytes, timing, routes, done = std::move(on_done)]() mutable {
+                      StartFlows(src, dst, bytes, std::move(done), timing, routes);
                     });
 }
 
@@ -99,14 +99,15 @@ void TransferExecutor::Observe(topology::VertexId src, topology::VertexId dst, d
 }
 
 void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                                  sim::EventHandler&& on_done, SendTiming timing) {
+                                  sim::EventHandler&& on_done, SendTiming timing,
+                                  RouteChoice routes) {
   if (src == dst) {
     engine_->Schedule(sim::Time::Zero(), std::move(on_done));
     return;
   }
   // routes_ and spec_ are reused across transfers (no allocation per transfer). Nothing below
   // re-enters Send: flow completions always arrive as later events.
-  fabric_->ParallelRoutes(src, dst, &routes_);
+  fabric_->ParallelRoutes(src, dst, &routes_, routes == RouteChoice::kEveryAxisFirst);
   if (routes_.size() == 1) {
     StartFlow(src, dst, bytes, routes_.front().route, std::move(on_done), timing);
     return;

@@ -46,6 +46,12 @@ struct SendTiming {
   sim::Time previous_done = sim::Time::Zero();  // Zero with data_ready now: no credit.
 };
 
+// Which of the fabric's parallel routes a transfer is striped over (Fabric::ParallelRoutes): on a
+// torus, one dimension-order route per axis crossed (kEveryAxisFirst), or the x-then-y-then-z one
+// (kDimensionOrder), which an all-to-all takes: every pair sending at once loads each axis's
+// links the same either way, and the rotations would triple its flows.
+enum class RouteChoice { kEveryAxisFirst, kDimensionOrder };
+
 class TransferExecutor {
  public:
   // `model` must hold the fabric's links as resources (topology::InstallLinks). All three must
@@ -59,7 +65,8 @@ class TransferExecutor {
   // Sends `bytes` from src to dst; `on_done` runs when the last byte arrived. src == dst
   // completes after the overhead alone. REQUIRES: bytes >= 0 and finite, vertices exist.
   void Send(topology::VertexId src, topology::VertexId dst, double bytes,
-            sim::EventHandler&& on_done, SendTiming timing = {});
+            sim::EventHandler&& on_done, SendTiming timing = {},
+            RouteChoice routes = RouteChoice::kEveryAxisFirst);
 
   // Sends `bytes` as one flow over explicit flow-model resources (links, and resources the caller
   // added to the model, such as a switch's reduction engine), paying the per-message overhead and
@@ -84,7 +91,7 @@ class TransferExecutor {
   void Observe(topology::VertexId src, topology::VertexId dst, double bytes,
                sim::EventHandler* on_done);
   void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
-                  sim::EventHandler&& on_done, SendTiming timing);
+                  sim::EventHandler&& on_done, SendTiming timing, RouteChoice routes);
   void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
                  const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done,
                  SendTiming timing);

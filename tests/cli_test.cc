@@ -119,6 +119,9 @@ TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
         "--axes", "z"},
        "podsim: error: --axes: the system has no axis 'z' (did you mean 'x'?); its axes are x, "
        "y\n"},
+      {{"collective", "--system", "h100:8", "--op", "all-to-all", "--bytes", "1001"},
+       "podsim: error: --bytes: 1001 bytes per rank do not split evenly over the 8 ranks of a "
+       "group; use a multiple of 8\n"},
       {{"collective", "--system", "tpu-v5e:16x16", "--op", "all-reduse", "--bytes", "1GiB"},
        "podsim: error: --op: unknown collective 'all-reduse'; expected one of all-gather, "
        "reduce-scatter, all-reduce, all-to-all, broadcast, p2p, shift\n"},

@@ -286,7 +286,7 @@ SOURCES = [("V1 ", "V1: Megatron-LM Table 1 (iteration time)"),
            ("V9 vidur", "V9: vidur's DGX-H100 all-reduce times"),
            ("G5.3 DeepEP", "G5.3: DeepEP low-latency dispatch and combine on H800 (time)"),
            ("GTC25 S72583", "G5.2: GTC25 S72583 all-reduce busbw across 4 nodes (busbw)"),
-           ("G5.2 ", "G5.2: nccl-tests and all_reduce_bench NVLS all-reduces on 8 H200s and B200s (busbw)")]
+           ("G5.2 ", "G5.2: nccl-tests and all_reduce_bench NVLS all-reduces on 8 H200s (busbw)")]
 
 
 def sources(rows):

@@ -132,13 +132,15 @@ void Fabric::AppendRoute(VertexId src, VertexId dst, std::vector<LinkIndex>* rou
   route->insert(route->end(), path.begin(), path.end());
 }
 
-std::vector<WeightedRoute> Fabric::ParallelRoutes(VertexId src, VertexId dst) const {
+std::vector<WeightedRoute> Fabric::ParallelRoutes(VertexId src, VertexId dst,
+                                                  bool every_axis_first) const {
   std::vector<WeightedRoute> routes;
-  ParallelRoutes(src, dst, &routes);
+  ParallelRoutes(src, dst, &routes, every_axis_first);
   return routes;
 }
 
-void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes) const {
+void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes,
+                            bool every_axis_first) const {
   // Reuses the caller's vectors (their capacity) so a hot loop of transfers does not allocate.
   auto next_route = [routes](size_t i, double fraction) -> std::vector<LinkIndex>* {
     if (routes->size() <= i) routes->emplace_back();
@@ -182,7 +184,7 @@ void Fabric::ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRout
     for (int axis = 0; axis < torus_->axes(); ++axis) {
       const int length = torus_->shape[axis];
       const int forward = ((to[axis] - from[axis]) % length + length) % length;
-      if (forward != 0) first_axes[firsts++] = axis;
+      if (forward != 0 && (every_axis_first || firsts == 0)) first_axes[firsts++] = axis;
       if (torus_->wraps[axis] && forward != 0 && 2 * forward == length) tie_axes[ties++] = axis;
     }
     const uint32_t combinations = 1u << ties;

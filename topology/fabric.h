@@ -187,15 +187,19 @@ class Fabric {
 
   // The routes a transfer should be split over to use every parallel path, with the share of
   // bytes for each: inside an NVSwitch node one route per switch, weighted by the NVLinks to that
-  // switch (NCCL stripes over all of a GPU's NVLinks); within a torus slice one dimension-order
-  // route per axis the chips differ on, each starting on its axis and taking the others in cyclic
-  // order (link-disjoint: two of them cross an axis on lines that differ in an axis one has
-  // already crossed), each over both ways round on an axis where they are equally short, the
-  // bytes split evenly (formulas.md 2.2: a point-to-point moves bytes / (links used x W); a
-  // neighbour is one route); a single route with fraction 1 elsewhere.
-  std::vector<WeightedRoute> ParallelRoutes(VertexId src, VertexId dst) const;
+  // switch (NCCL stripes over all of a GPU's NVLinks); within a torus slice, with
+  // `every_axis_first`, one dimension-order route per axis the chips differ on, each starting on
+  // its axis and taking the others in cyclic order (link-disjoint: two of them cross an axis on
+  // lines that differ in an axis one has already crossed), without it the x-then-y-then-z route
+  // alone; either way over both ways round on an axis where they are equally short; the bytes
+  // split evenly over the routes (formulas.md 2.2: a point-to-point moves bytes / (links used x
+  // W); evenly is not a max-flow split: with ties on some of the axes the source's links carry
+  // unequal shares); a single route with fraction 1 elsewhere.
+  std::vector<WeightedRoute> ParallelRoutes(VertexId src, VertexId dst,
+                                            bool every_axis_first = true) const;
   // The same into `routes`, reusing its vectors' storage (resized to the number of routes).
-  void ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes) const;
+  void ParallelRoutes(VertexId src, VertexId dst, std::vector<WeightedRoute>* routes,
+                      bool every_axis_first = true) const;
 
   // Sum of the per-hop latencies of a route.
   sim::Time RouteLatency(const std::vector<LinkIndex>& route) const;

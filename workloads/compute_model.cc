@@ -57,9 +57,10 @@ constexpr sim::Time kBlackwellMatmulOverhead = sim::Time::Nanoseconds(6'200);
 
 // hopper fp8 GEMMs: h100/fp8-sustained of tools/fit_calibration.py, derived, not fitted -- fit
 // h100/fp8's plateau 0.749 (MAMF's fp8 best shapes on H100 SXM and H200, gemm.csv:69, 70, 0.709
-// and 0.734 of the 1979 TF fp8 peak, isolated: default clocks, no power cap) times bf16's
-// sustained over MAMF-anchored plateau, 0.710 / 0.834 = 0.851 (our H200 GEMMs at the 700 W cap
-// against MAMF's), as the bf16 curve is the sustained one a training step runs at. An assumption:
+// and 0.734 of the 1979 TF fp8 peak, isolated: short runs of one shape, not held at the cap)
+// times bf16's sustained over MAMF-anchored plateau, 0.710 / 0.834 = 0.851 (our H200 GEMMs at the
+// 700 W cap against MAMF's H100 best shape), as the bf16 curve is the sustained one a training
+// step runs at. An assumption:
 // no fp8 row measures a Hopper GPU at its cap, and the cap is taken to lower fp8's clock as much
 // as bf16's. Ramp and per-kernel overhead are the bf16 sustained fit's (an assumption too: two
 // best shapes set only a plateau).
