@@ -519,6 +519,10 @@ class NongemmFitTest(unittest.TestCase):
         self.assertIsNotNone(match)
         self.assertEqual(float(match.group(1)), fit["rounded"]["e_max"])
 
+    def test_hopper_attention_runs_at_the_sustained_over_isolated_ratio(self):
+        ratio = committed_calibration()["sustained_over_isolated"]["h100"]["isolated"]["e_max"]
+        self.assertEqual(compute_model_constant("kHopperAttentionAtCap")[0], round(ratio, 3))
+
     def test_fixed_settings_are_compute_model_s(self):
         self.assertEqual(fc.HBM_FRACTION, compute_model_constant("kHbmFraction")[0])
         # The fractions are of the h200 preset's bandwidth, which compute_model.cc turns them
