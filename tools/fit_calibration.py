@@ -859,11 +859,13 @@ def anchored_spec(spec, result, points):
 
 SUSTAINED_FP8_WHY = (
     "Derived, not fitted: the fp8 plateau a Hopper GPU sustains at its power cap, h100/fp8's "
-    "isolated plateau (MAMF's best shapes) times bf16's ratio of the sustained plateau to the "
-    "MAMF-anchored one (our H200 at 700 W against MAMF); ramp and overhead h100/sustained's, as "
-    "h100/fp8's. An assumption: no fp8 row measures a Hopper GPU at its cap, and the cap is taken "
-    "to lower fp8's clock as much as bf16's. The rows are MAMF's isolated ones: the table shows "
-    "that derating, not an error of a fit.")
+    "plateau (MAMF's best shapes) times bf16's throughput ratio at 8192^3 of the sustained fit "
+    "to the MAMF-anchored one (our H200 at 700 W against MAMF's harness, so MAMF's own clock "
+    "state cancels); ramp and overhead h100/sustained's, as h100/fp8's. An assumption: no fp8 row "
+    "measures a Hopper GPU held at its cap, and the cap is taken to lower fp8's throughput as "
+    "much as bf16's (fp8 may draw more power a clock, or MAMF's fp8 runs may already have been "
+    "power-limited: about +-8%). The rows are MAMF's: the table shows that derating, not an "
+    "error of a fit.")
 
 
 def sustained_fp8(results, points):
@@ -871,7 +873,7 @@ def sustained_fp8(results, points):
     h100/sustained and h100/anchored in `results`."""
     fp8 = results["h100/fp8"]
     sustained = results["h100/sustained"]["rounded"]
-    ratio = sustained["e_max"] / results["h100/anchored"]["rounded"]["e_max"]
+    ratio = sustained_ratio(results)["h100"]["anchored"]["e_at_8192_cubed"]
     rounded = {"e_max": round_sig(fp8["rounded"]["e_max"] * ratio),
                "h_mn": sustained["h_mn"], "h_k": sustained["h_k"],
                "overhead_s": sustained["overhead_s"]}
@@ -879,7 +881,7 @@ def sustained_fp8(results, points):
     rows = [p for p in points if usable(p, spec)]
     sens = sensitivities(gemm_log_error, rounded, rows, list(rounded))
     how = {"e_max": (f"derived: h100/fp8 e_max {fp8['rounded']['e_max']:.3g} x h100/sustained "
-                     f"over h100/anchored e_max {ratio:.3f}"),
+                     f"over h100/anchored e at 8192^3 {ratio:.3f}"),
            "h_mn": "borrowed: h100/sustained h_mn x 1", "h_k": "borrowed: h100/sustained h_k x 1",
            "overhead_s": "borrowed: h100/sustained overhead_s x 1"}
     return {

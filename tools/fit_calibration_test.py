@@ -59,8 +59,8 @@ ERROR_BOUNDS = {
     "b200/anchored": (0.11, 0.33),
     "tpu-v5e/isolated": (0.02, 0.03),
     "h100/fp8": (0.032, 0.032),
-    # Derived, not fitted: the rows are MAMF's isolated ones, which the derating puts 14-20% slower.
-    "h100/fp8-sustained": (0.18, 0.21),
+    # Derived, not fitted: the rows are MAMF's, which the derating puts 12-19% slower.
+    "h100/fp8-sustained": (0.17, 0.20),
     "b200/fp8": (0.075, 0.30),
     "b200/fp8-anchored": (0.078, 0.30),
     "h100/fa3": (0.056, 0.105),
@@ -520,8 +520,9 @@ class NongemmFitTest(unittest.TestCase):
         self.assertEqual(float(match.group(1)), fit["rounded"]["e_max"])
 
     def test_hopper_attention_runs_at_the_sustained_over_isolated_ratio(self):
-        ratio = committed_calibration()["sustained_over_isolated"]["h100"]["isolated"]["e_max"]
-        self.assertEqual(compute_model_constant("kHopperAttentionAtCap")[0], round(ratio, 3))
+        ratios = committed_calibration()["sustained_over_isolated"]["h100"]["isolated"]
+        self.assertEqual(compute_model_constant("kHopperAttentionAtCap")[0],
+                         round(ratios["e_at_8192_cubed"], 3))
 
     def test_fixed_settings_are_compute_model_s(self):
         self.assertEqual(fc.HBM_FRACTION, compute_model_constant("kHbmFraction")[0])

@@ -45,8 +45,9 @@
 //              borrowed from FA3.
 //   hopper     (h100, h200) GEMM curve from our sustained H200 rows (back to back at the 700 W
 //              cap, as in a training step); attention from FA3 on H100 (FA2 and cuDNN from our
-//              H200), measured off the cap and run at it: plateaus times the sustained over
-//              isolated GEMM plateau (an assumption), as the fp8 GEMM plateau.
+//              H200), measured off the cap and run at it: plateaus times bf16's sustained over
+//              isolated GEMM throughput at 8192^3 (an assumption); fp8 GEMMs derated the same
+//              way against MAMF's harness.
 //   blackwell  (b200, gb200) GEMM curve from OpenXLA's B200 table anchored at MAMF's B200
 //              plateau (isolated); attention plateau from FA4, ramp borrowed from FA3.
 //   tpu-v5e    GEMM plateau from XLA matmuls on one v5e (three cubes; half-points A100's).
