@@ -260,13 +260,24 @@ std::string WrapsText(const topology::Fabric& fabric, const std::vector<std::str
   return text;
 }
 
-// nccl-tests' default element type (-d float): its "count" column is bytes / 4.
+// nccl-tests' default element type (-d float).
 constexpr double kFloatBytes = 4;
 
-nlohmann::ordered_json ResultJson(const topology::Fabric& fabric, double bytes,
-                                  const collectives::CollectiveResult& r) {
+// nccl-tests' "count" column: its paramcount, the elements one rank passes to the call, of
+// size S in floats: S / 4 for all-reduce, broadcast and point-to-point, S / (4 n) for all-gather
+// (each rank's input), reduce-scatter (each rank's output) and all-to-all (to each peer).
+double NcclCount(collectives::CollectiveOp op, const collectives::CollectiveResult& r,
+                 double bytes) {
+  const bool per_rank = op == collectives::CollectiveOp::kAllGather ||
+                        op == collectives::CollectiveOp::kReduceScatter ||
+                        op == collectives::CollectiveOp::kAllToAll;
+  return bytes / kFloatBytes / (per_rank ? r.ranks_per_group : 1);
+}
+
+nlohmann::ordered_json ResultJson(const topology::Fabric& fabric, collectives::CollectiveOp op,
+                                  double bytes, const collectives::CollectiveResult& r) {
   return nlohmann::ordered_json{{"bytes", bytes},
-                                {"count", bytes / kFloatBytes},
+                                {"count", NcclCount(op, r, bytes)},
                                 {"algorithm", r.algorithm},
                                 {"reason", r.reason},
                                 {"time_s", r.time.ToSeconds()},
@@ -440,7 +451,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     sim::StatusOr<collectives::CollectiveResult> result =
         collectives::SimulateCollective(system.fabric, request);
     if (!result.ok()) return RequestError(result.status(), source);
-    rows.push_back(ResultJson(system.fabric, bytes, *result));
+    rows.push_back(ResultJson(system.fabric, *op, bytes, *result));
     results.push_back(*std::move(result));
   }
   if (observer) {
@@ -489,7 +500,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     for (size_t i = 0; i < results.size(); ++i) {
       char line[200];
       std::snprintf(line, sizeof line, "%.0f,%.0f,float,%.6g,%.6g,%.6g,%s\n", sizes[i],
-                    sizes[i] / kFloatBytes, results[i].time.ToSeconds() * 1e6,
+                    NcclCount(*op, results[i], sizes[i]), results[i].time.ToSeconds() * 1e6,
                     results[i].algbw_bytes_per_s / 1e9, results[i].busbw_bytes_per_s / 1e9,
                     results[i].algorithm.c_str());
       io.out << line;
@@ -518,9 +529,9 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     io.out << line;
     for (size_t i = 0; i < results.size(); ++i) {
       std::snprintf(line, sizeof line, "%14.0f %14.0f %7s %12.2f %12.2f %12.2f  %s\n", sizes[i],
-                    sizes[i] / kFloatBytes, "float", results[i].time.ToSeconds() * 1e6,
-                    results[i].algbw_bytes_per_s / 1e9, results[i].busbw_bytes_per_s / 1e9,
-                    results[i].algorithm.c_str());
+                    NcclCount(*op, results[i], sizes[i]), "float",
+                    results[i].time.ToSeconds() * 1e6, results[i].algbw_bytes_per_s / 1e9,
+                    results[i].busbw_bytes_per_s / 1e9, results[i].algorithm.c_str());
       io.out << line;
     }
     if (outputs.has_report()) io.out << "report      " << outputs.report() << "\n";

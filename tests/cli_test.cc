@@ -94,6 +94,8 @@ TEST(CliTest, AllToAllBytesArePerRankAsInNcclTests) {
                                     "--bytes", "1GiB", "--ideal", "--json"})
                                 .out);
   EXPECT_EQ(j["bytes"].get<double>(), 1 << 30);
+  // nccl-tests' count is the call's per-rank element count: S / 4 / n floats to each peer.
+  EXPECT_EQ(j["count"].get<double>(), (1 << 30) / 4 / 8);
   // Each GPU sends 7/8 GiB over its 450 GB/s of NVLink (G11's closed form with V = 8 GiB).
   EXPECT_NEAR(j["time_s"].get<double>() / (7.0 / 8 * (1 << 30) / 450e9), 1.0, 0.01);
   EXPECT_NEAR(j["busbw_Bps"].get<double>() / 450e9, 1.0, 0.01);
