@@ -62,7 +62,9 @@ void InSwitchReduction::SendUp(uint32_t s, uint32_t m) {
   const ReductionSwitch& sw = switches_[s];
   while (up_issued_[s][m] < chunks_ && up_issued_[s][m] - up_sent_[s][m] < window_) {
     ++up_issued_[s][m];
-    std::vector<sim::ResourceId> route = sw.up[m];
+    std::vector<sim::ResourceId> route;
+    route.reserve(sw.up[m].size() + 1);
+    route = sw.up[m];
     if (sw.engine.has_value() && op_ != CollectiveOp::kAllGather) route.push_back(*sw.engine);
     executor_->SendOnResources(std::move(route), sw.up_latency[m], up_bytes_ * sw.fraction,
                                [this, s, m] { OnUpDone(s, m); });

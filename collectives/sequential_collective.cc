@@ -6,19 +6,6 @@
 
 namespace podsim::collectives {
 
-namespace {
-
-std::vector<SequentialCollective::Piece> OnePiece(std::vector<SequentialCollective::Stage> stages) {
-  std::vector<SequentialCollective::Piece> pieces;
-  pieces.push_back(std::move(stages));
-  return pieces;
-}
-
-}  // namespace
-
-SequentialCollective::SequentialCollective(std::vector<Stage> stages)
-    : SequentialCollective(OnePiece(std::move(stages))) {}
-
 SequentialCollective::SequentialCollective(std::vector<Piece> pieces) : pieces_(std::move(pieces)) {
   PODSIM_CHECK(!pieces_.empty()) << "a sequence needs a piece";
   stages_ = pieces_.front().size();

@@ -27,8 +27,6 @@ class SequentialCollective : public Collective {
  public:
   using Stage = std::vector<std::unique_ptr<Collective>>;
   using Piece = std::vector<Stage>;
-  // REQUIRES: every stage holds at least one collective.
-  explicit SequentialCollective(std::vector<Stage> stages);
   // REQUIRES: at least one piece; every piece has the same number (>= 1) of stages, each holding
   // at least one collective.
   explicit SequentialCollective(std::vector<Piece> pieces);
