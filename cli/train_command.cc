@@ -41,6 +41,7 @@ struct TrainFlags {
   std::string batch_tokens;
   std::string seq;
   std::string recompute = "none";
+  std::string recompute_layers = "all";
   std::string attention = "flash";
   TrainingFlags training;
   std::string flops_convention = "causal";
@@ -177,6 +178,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
     train->set_recompute(scenario::Train::SAVE_NAMED);
     for (const std::string& op : saved_ops) train->add_saved_ops(op);
   }
+  if (flags.recompute_layers != "all") train->set_recompute_layers(flags.recompute_layers);
   constexpr scenario::Train::Attention kAttention[] = {
       scenario::Train::FLASH, scenario::Train::MATERIALIZED, scenario::Train::FA2,
       scenario::Train::CUDNN};
@@ -209,6 +211,7 @@ scenario::SourceMap TrainFlagSources() {
   }
   flags.AddFlag("train.recompute", "--recompute");
   flags.AddFlag("train.saved_ops", "--recompute");
+  flags.AddFlag("train.recompute_layers", "--recompute-layers");
   flags.AddFlag("train.attention", "--attention");
   AddTrainingFlagSources("train", &flags);
   flags.AddFlag("train.flops_convention", "--flops-convention");
@@ -578,6 +581,12 @@ Command AddTrainCommand(CLI::App& app) {
                   "Name 'input' too for the layer's input, which PyTorch's checkpoint and JAX's "
                   "scan keep (without it, the book's accounting: op outputs only, one [tokens, "
                   "d_model] tensor a layer fewer)");
+  sub->add_option("--recompute-layers", flags->recompute_layers,
+                  "The layers that run --recompute, the others keeping every activation: all "
+                  "(default), every:N (every N-th layer a chip holds, from its first: "
+                  "torchtitan's selective layer checkpointing, selective_ac_option N) or first:N "
+                  "(the first N layers of each model chunk: Megatron-LM's --recompute-method "
+                  "block --recompute-num-layers N)");
   sub->add_option("--attention", flags->attention,
                   "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
                   "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "

@@ -8,6 +8,7 @@
 #include "scenario/field_checks.h"
 #include "topology/chip_spec.h"
 #include "topology/generic_builder.h"
+#include "workloads/recompute_layers.h"
 
 namespace podsim::scenario {
 
@@ -587,6 +588,12 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   workloads::OpOptions options;
   options.recompute = RecomputePolicyOf(train);
   options.saved_ops.assign(train.saved_ops().begin(), train.saved_ops().end());
+  if (train.has_recompute_layers()) {
+    // CheckScenario has named a bad selection; an unchecked one keeps every layer.
+    sim::StatusOr<workloads::RecomputeLayers> layers =
+        workloads::RecomputeLayersNamed(train.recompute_layers());
+    if (layers.ok()) options.recompute_layers = *layers;
+  }
   options.attention = train.attention() == Train::MATERIALIZED
                           ? workloads::AttentionKernel::kMaterialized
                       : train.attention() == Train::FA2   ? workloads::AttentionKernel::kFlash2

@@ -11,6 +11,7 @@
 #include "topology/names.h"
 #include "workloads/layer_ops.h"
 #include "workloads/precision.h"
+#include "workloads/recompute_layers.h"
 #include "workloads/training.h"
 
 namespace podsim::scenario {
@@ -219,6 +220,17 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       CheckTokens("train", t.has_batch_tokens(), t.batch_tokens(), t.has_seq(), t.seq(), source));
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.recompute", Train::Recompute_descriptor(),
                                    t.recompute(), t.has_recompute(), false));
+  if (t.has_recompute_layers()) {
+    sim::StatusOr<workloads::RecomputeLayers> layers =
+        workloads::RecomputeLayersNamed(t.recompute_layers());
+    if (!layers.ok()) return Invalid(source, "train.recompute_layers", layers.status().message());
+    if (layers->kind != workloads::RecomputeLayers::Kind::kAll &&
+        (t.recompute() == Train::NONE || t.recompute() == Train::RECOMPUTE_UNSPECIFIED)) {
+      return Invalid(source, "train.recompute_layers",
+                     "selects the layers that recompute, so it needs a recompute policy "
+                     "(selective, full or save:...)");
+    }
+  }
   if (t.recompute() == Train::SAVE_NAMED && t.saved_ops_size() == 0) {
     return Invalid(source, "train.saved_ops",
                    "missing; recompute: SAVE_NAMED keeps the outputs of the forward ops named "

@@ -113,6 +113,12 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
       {With(kTrain, {"--recompute", "save:attn.qkv,,mlp.down"}),
        "podsim: error: --recompute: save: needs the forward ops to keep, like "
        "save:attn.qkv,attn.core (got 'save:attn.qkv,,mlp.down')\n"},
+      {With(kTrain, {"--recompute", "full", "--recompute-layers", "every:0"}),
+       "podsim: error: --recompute-layers: 'every:0': every: needs a whole number of layers >= "
+       "1\n"},
+      {With(kTrain, {"--recompute-layers", "first:2"}),
+       "podsim: error: --recompute-layers: selects the layers that recompute, so it needs a "
+       "recompute policy (selective, full or save:...)\n"},
       {With(kTrain, {"--kernels", "compiled"}),
        "podsim: error: --kernels: unknown value 'compiled'; expected fused, eager\n"},
       {With(kTrain, {"--flops-convention", "half"}),

@@ -62,6 +62,7 @@
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
 #include "workloads/precision.h"
+#include "workloads/recompute_layers.h"
 
 namespace podsim::workloads {
 
@@ -81,6 +82,8 @@ std::string_view AttentionKernelName(AttentionKernel kernel);
 struct OpOptions {
   RecomputePolicy recompute = RecomputePolicy::kNone;
   std::vector<std::string> saved_ops;  // kSaveNamed: names of forward ops whose outputs are kept.
+  // The layers that run `recompute`; the others keep everything (recompute_layers.h).
+  RecomputeLayers recompute_layers;
   AttentionKernel attention = AttentionKernel::kFlash;
   bool causal = true;  // Decoder masking; kFlash skips the masked pairs.
   // kCausal (default): the pairs a causal kernel executes, so MFU <= HFU; kFull: all T^2 pairs,

@@ -9,15 +9,19 @@ double D(int64_t v) { return static_cast<double>(v); }
 
 constexpr double kFp32Bytes = 4;
 
-// The layers of `stage` with a dense MLP and with experts.
+// The layers of `stage` with a dense MLP and with experts, and of each the ones that run the
+// recompute policy (all of them unless a selection is given).
 struct StageLayers {
   int64_t dense = 0;
   int64_t moe = 0;
+  int64_t dense_recomputing = 0;
+  int64_t moe_recomputing = 0;
 };
 
 // The stage's layers are one contiguous run, or with interleaving virtual_stages chunks of equal
 // length, chunk c the (c pp + stage)-th (as training_schedule.cc runs them).
-StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
+StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage,
+                     const RecomputeLayers& selection = {}) {
   StageLayers layers;
   const int64_t count = LayersOfStage(layout, model, stage);
   const int64_t chunk = count / layout.virtual_stages;
@@ -25,7 +29,12 @@ StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
     const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
                                                      : (int64_t{c} * layout.pp + stage) * chunk;
     for (int64_t l = first; l < first + chunk; ++l) {
-      (model.IsMoeLayer(l) ? layers.moe : layers.dense) += 1;
+      const bool moe = model.IsMoeLayer(l);
+      (moe ? layers.moe : layers.dense) += 1;
+      const int in_chunk = static_cast<int>(l - first);
+      if (selection.Recomputes(static_cast<int>(c * chunk) + in_chunk, in_chunk)) {
+        (moe ? layers.moe_recomputing : layers.dense_recomputing) += 1;
+      }
     }
   }
   return layers;
@@ -107,15 +116,21 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
                         m.expert_params * per_param / layout.expert_grad_dp();
   }
 
-  // A chunk's layers hold the stage's mix of dense and MoE layers in proportion.
-  const StageLayers layers = LayersOf(model, layout, stage);
-  const OpList dense_fwd = LayerForwardOps(model, layout, shape, options);
-  double per_layer = D(layers.dense) * LayerActivationBytes(dense_fwd, options);
-  double transient = layers.dense > 0 ? RecomputeTransientBytes(dense_fwd, options) : 0;
-  if (layers.moe > 0) {
-    const OpList moe_fwd = LayerForwardOps(model, layout, shape, options, MlpKind::kMoe);
-    per_layer += D(layers.moe) * LayerActivationBytes(moe_fwd, options);
-    transient = std::max(transient, RecomputeTransientBytes(moe_fwd, options));
+  // A chunk's layers hold the stage's mix of dense and MoE layers, and of layers that run the
+  // recompute policy and layers that keep everything (options.recompute_layers), in proportion.
+  const StageLayers layers = LayersOf(model, layout, stage, options.recompute_layers);
+  OpOptions keep_all = options;
+  keep_all.recompute = RecomputePolicy::kNone;
+  double per_layer = 0, transient = 0;
+  for (const bool moe : {false, true}) {
+    const int64_t count = moe ? layers.moe : layers.dense;
+    const int64_t recomputing = moe ? layers.moe_recomputing : layers.dense_recomputing;
+    if (count == 0) continue;
+    const OpList fwd =
+        LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense);
+    per_layer += D(recomputing) * LayerActivationBytes(fwd, options) +
+                 D(count - recomputing) * LayerActivationBytes(fwd, keep_all);
+    if (recomputing > 0) transient = std::max(transient, RecomputeTransientBytes(fwd, options));
   }
   per_layer /= D(layers.dense + layers.moe);
   m.layer_activation_bytes = per_layer *

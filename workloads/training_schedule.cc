@@ -294,30 +294,46 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
   // TE's userbuffers overlap the transformer layers' tp communication (not the embedding's or
   // the head's, which are Megatron's own parallel layers). Index 0: dense layers, 1: MoE layers.
   const int overlap_tp = options.tp_comm_overlap ? layout.tp : 1;
-  OpList layer_fwd[2], layer_bwd[2], layer_fwd_run[2], layer_bwd_run[2];
-  double layer_saved[2] = {0, 0};
+  // Index [moe][recomputes]: 0 dense and 1 MoE layers; 1 the layers that run options.recompute
+  // and 0 those that keep everything, where options.recompute_layers leaves some out.
+  OpList layer_fwd_run[2][2], layer_bwd_run[2][2];
+  double layer_saved[2][2] = {};
   // Held from a layer backward's first op to its last while it recomputes its forward (memory.h).
-  double layer_transient[2] = {0, 0};
+  double layer_transient[2][2] = {};
+  const bool some_layers_keep = options.recompute != RecomputePolicy::kNone &&
+                                options.recompute_layers.kind != RecomputeLayers::Kind::kAll;
   for (int moe = 0; moe < (model.moe() ? 2 : 1); ++moe) {
     const MlpKind mlp = moe ? MlpKind::kMoe : MlpKind::kDense;
-    layer_fwd[moe] = LayerForwardOps(model, layout, shape, options, mlp);
-    layer_bwd[moe] = LayerBackwardOps(model, layout, shape, options, mlp);
-    layer_fwd_run[moe] = OverlapTpCommunication(layer_fwd[moe], overlap_tp);
-    layer_bwd_run[moe] = OverlapTpCommunication(layer_bwd[moe], overlap_tp);
-    if (options.fp8) {
-      const double e = options.precision.activation_bytes;
-      const int shards = options.fp8_all_gather ? layout.fsdp : 1;
-      layer_fwd_run[moe] = Float8Linears(layer_fwd_run[moe], e, shards);
-      layer_bwd_run[moe] = Float8Linears(layer_bwd_run[moe], e, shards);
+    for (int recomputes = some_layers_keep ? 0 : 1; recomputes < 2; ++recomputes) {
+      OpOptions layer_options = options;
+      if (recomputes == 0) layer_options.recompute = RecomputePolicy::kNone;
+      const OpList fwd = LayerForwardOps(model, layout, shape, layer_options, mlp);
+      OpList& fwd_run = layer_fwd_run[moe][recomputes];
+      OpList& bwd_run = layer_bwd_run[moe][recomputes];
+      fwd_run = OverlapTpCommunication(fwd, overlap_tp);
+      bwd_run = OverlapTpCommunication(LayerBackwardOps(model, layout, shape, layer_options, mlp),
+                                       overlap_tp);
+      if (options.fp8) {
+        const double e = options.precision.activation_bytes;
+        const int shards = options.fp8_all_gather ? layout.fsdp : 1;
+        fwd_run = Float8Linears(fwd_run, e, shards);
+        bwd_run = Float8Linears(bwd_run, e, shards);
+      }
+      if (options.kernels == KernelLibrary::kEager) {
+        const double e = options.precision.activation_bytes;
+        fwd_run = EagerKernels(fwd_run, model, e);
+        bwd_run = EagerKernels(bwd_run, model, e);
+      }
+      layer_saved[moe][recomputes] = LayerActivationBytes(fwd, layer_options);
+      layer_transient[moe][recomputes] = RecomputeTransientBytes(fwd, layer_options);
     }
-    if (options.kernels == KernelLibrary::kEager) {
-      const double e = options.precision.activation_bytes;
-      layer_fwd_run[moe] = EagerKernels(layer_fwd_run[moe], model, e);
-      layer_bwd_run[moe] = EagerKernels(layer_bwd_run[moe], model, e);
-    }
-    layer_saved[moe] = LayerActivationBytes(layer_fwd[moe], options);
-    layer_transient[moe] = RecomputeTransientBytes(layer_fwd[moe], options);
   }
+  // Whether the chunk's l-th layer runs options.recompute: chunks of one stage are equal, and a
+  // chip's layers in model order are its chunks' in turn.
+  auto variant = [&](const Unit& unit, int l, int layers) {
+    return !some_layers_keep || options.recompute_layers.Recomputes(unit.chunk * layers + l, l) ? 1
+                                                                                                : 0;
+  };
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
   OpList head_fwd = HeadForwardOps(model, layout, shape, options);
@@ -393,8 +409,10 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
         }
         for (int l = 0; l < layers; ++l) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
-          input = builder.Append(layer_fwd_run[moe], input, unit, first_layer + l, last_microbatch);
-          builder.Hold(input, layer_saved[moe]);
+          const int re = variant(unit, l, layers);
+          input =
+              builder.Append(layer_fwd_run[moe][re], input, unit, first_layer + l, last_microbatch);
+          builder.Hold(input, layer_saved[moe][re]);
         }
         if (vs == virtual_stages - 1) {
           builder.Hold(builder.Append(head_fwd, input, unit, -1, last_microbatch), head_saved);
@@ -413,13 +431,15 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
         }
         for (int l = layers; l-- > 0;) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
+          const int re = variant(unit, l, layers);
           const int begin = program->ops_size();
-          input = builder.Append(layer_bwd_run[moe], input, unit, first_layer + l, last_microbatch);
-          if (layer_transient[moe] > 0) {
-            builder.Hold(FirstCompute(*program, begin), layer_transient[moe]);
-            builder.Release(input, layer_transient[moe]);
+          input =
+              builder.Append(layer_bwd_run[moe][re], input, unit, first_layer + l, last_microbatch);
+          if (layer_transient[moe][re] > 0) {
+            builder.Hold(FirstCompute(*program, begin), layer_transient[moe][re]);
+            builder.Release(input, layer_transient[moe][re]);
           }
-          builder.Release(input, layer_saved[moe]);
+          builder.Release(input, layer_saved[moe][re]);
         }
         if (vs == 0) {
           builder.Release(builder.Append(embed_bwd, input, unit, -1, last_microbatch), embed_saved);
