@@ -583,10 +583,10 @@ Command AddTrainCommand(CLI::App& app) {
                   "d_model] tensor a layer fewer)");
   sub->add_option("--recompute-layers", flags->recompute_layers,
                   "The layers that run --recompute, the others keeping every activation: all "
-                  "(default), every:N (every N-th layer a chip holds, from its first: "
-                  "torchtitan's selective layer checkpointing, selective_ac_option N) or first:N "
-                  "(the first N layers of each model chunk: Megatron-LM's --recompute-method "
-                  "block --recompute-num-layers N)");
+                  "(default), every:N (the N-th, 2N-th, ... layer a chip holds: torchtitan's "
+                  "selective layer checkpointing, selective_ac_option N) or first:N (the first N "
+                  "layers of each model chunk: Megatron-LM's --recompute-method block "
+                  "--recompute-num-layers N)");
   sub->add_option("--attention", flags->attention,
                   "flash (default: the chip family's calibrated flash kernel, FA3 on Hopper, FA4 "
                   "on Blackwell), fa2 (FlashAttention-2, PyTorch SDPA's flash backend; hopper), "

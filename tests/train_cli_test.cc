@@ -114,8 +114,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "podsim: error: --recompute: save: needs the forward ops to keep, like "
        "save:attn.qkv,attn.core (got 'save:attn.qkv,,mlp.down')\n"},
       {With(kTrain, {"--recompute", "full", "--recompute-layers", "every:0"}),
-       "podsim: error: --recompute-layers: 'every:0': every: needs a whole number of layers >= "
-       "1\n"},
+       "podsim: error: --recompute-layers: 'every:0': every: needs a whole number of layers from "
+       "1 to 2147483647\n"},
       {With(kTrain, {"--recompute-layers", "first:2"}),
        "podsim: error: --recompute-layers: selects the layers that recompute, so it needs a "
        "recompute policy (selective, full or save:...)\n"},

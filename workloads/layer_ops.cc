@@ -609,6 +609,13 @@ sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
         "an fp8 dispatch needs expert parallelism (ep > 1 in the layout)");
   }
   PODSIM_RETURN_IF_ERROR(ValidateEpCommOverlap(options, layout));
+  if (options.ep_comm_overlap && options.recompute_layers.kind != RecomputeLayers::Kind::kAll) {
+    // Its overlapped pairs free and hold layers interleaved, which memory.h's walk over whole
+    // units does not follow.
+    return sim::Status::InvalidArgument(
+        "a selection of recomputing layers (--recompute-layers) is not modelled with the "
+        "overlapped pairs of --ep-comm-overlap");
+  }
   return ValidateTpCommOverlap(options, layout);
 }
 

@@ -1,6 +1,7 @@
 #include "workloads/memory.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace podsim::workloads {
 namespace {
@@ -75,6 +76,26 @@ double RecomputeTransientBytes(const OpList& forward, const OpOptions& options) 
                   LayerActivationBytes(forward, none) - LayerActivationBytes(forward, options));
 }
 
+ActivationPeak WalkActivations(const std::vector<StageUnit>& units,
+                               const std::vector<std::vector<LayerHold>>& chunks) {
+  ActivationPeak peak;
+  double held = 0;
+  for (const StageUnit& unit : units) {
+    const std::vector<LayerHold>& layers = chunks[unit.chunk];
+    if (unit.forward) {
+      for (const LayerHold& layer : layers) held += layer.saved;
+      peak.held = std::max(peak.held, held);
+      peak.with_transient = std::max(peak.with_transient, held);
+      continue;
+    }
+    for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) {
+      peak.with_transient = std::max(peak.with_transient, held + layer->transient);
+      held -= layer->saved;
+    }
+  }
+  return peak;
+}
+
 int64_t OneFOneBWarmup(const Layout& layout, int stage, bool ep_comm_overlap) {
   const int64_t plain = layout.pp - stage - 1;
   return ep_comm_overlap ? 2 * plain : plain;
@@ -136,6 +157,34 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.layer_activation_bytes = per_layer *
                              D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
                              D(InFlightChunks(layout, stage, options.ep_comm_overlap));
+  if (layers.dense_recomputing + layers.moe_recomputing < layers.dense + layers.moe &&
+      options.recompute != RecomputePolicy::kNone) {
+    // Some layers keep everything: chunks differ, and which layer's backward recomputes first
+    // decides the transient (memory.h).
+    const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
+    std::vector<std::vector<LayerHold>> chunks(layout.virtual_stages);
+    LayerHold holds[2][2];  // [moe][recomputes]
+    for (const bool moe : {false, true}) {
+      if ((moe ? layers.moe : layers.dense) == 0) continue;
+      const OpList fwd =
+          LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense);
+      holds[moe][0] = {LayerActivationBytes(fwd, keep_all), 0};
+      holds[moe][1] = {LayerActivationBytes(fwd, options), RecomputeTransientBytes(fwd, options)};
+    }
+    for (int c = 0; c < layout.virtual_stages; ++c) {
+      const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
+                                                       : (int64_t{c} * layout.pp + stage) * chunk;
+      for (int64_t l = 0; l < chunk; ++l) {
+        const bool re = options.recompute_layers.Recomputes(static_cast<int>(c * chunk + l),
+                                                            static_cast<int>(l));
+        chunks[c].push_back(holds[model.IsMoeLayer(first + l)][re]);
+      }
+    }
+    const ActivationPeak peak =
+        WalkActivations(StageOrder(layout, stage, options.ep_comm_overlap), chunks);
+    m.layer_activation_bytes = peak.held;
+    transient = peak.with_transient - peak.held;
+  }
   m.activation_bytes = m.layer_activation_bytes;
   if (stage == 0) {
     double embed = 0;

@@ -22,16 +22,22 @@
 //     first re-runs the layer's forward and holds every activation that forward saves until the
 //     backward has used it (PyTorch's checkpoint, Megatron-LM's recompute), on top of what every
 //     in-flight microbatch keeps; the largest layer of the stage sets it.
+//   * Where only some layers recompute (OpOptions::recompute_layers), chunks and layers differ:
+//     the activations and the recompute peak come from walking the stage's units in order
+//     (StageOrder) and holding and releasing each layer's activations as the schedule does
+//     (WalkActivations), not from the closed forms above.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "topology/chip_spec.h"
 #include "workloads/layer_ops.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
+#include "workloads/stage_order.h"
 
 namespace podsim::workloads {
 
@@ -60,6 +66,24 @@ int64_t OneFOneBWarmup(const Layout& layout, int stage, bool ep_comm_overlap);
 // A layer's activations beyond what options.recompute keeps, held while its backward recomputes
 // its forward: LayerActivationBytes without recomputation minus with it (0 without).
 double RecomputeTransientBytes(const OpList& forward, const OpOptions& options);
+
+// A transformer layer's activations as the schedule holds them (training_schedule.cc): `saved`
+// from the end of its forward to the end of its backward, `transient` on top of them while its
+// backward runs (what a recomputing layer's re-run forward holds).
+struct LayerHold {
+  double saved = 0;
+  double transient = 0;
+};
+// The most a stage's layers hold at once: `held` without transients, `with_transient` counting
+// the running backward's transient too.
+struct ActivationPeak {
+  double held = 0;
+  double with_transient = 0;
+};
+// Walks `units` (StageOrder) in order, each forward holding its chunk's layers one by one and each
+// backward releasing them in reverse after their transient; chunks[c][l] is chunk c's l-th layer.
+ActivationPeak WalkActivations(const std::vector<StageUnit>& units,
+                               const std::vector<std::vector<LayerHold>>& chunks);
 
 struct MemoryBreakdown {
   int stage = 0;

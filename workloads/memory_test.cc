@@ -373,3 +373,31 @@ TEST(MemoryTest, PipelineInFlightChunks) {
 
 }  // namespace
 }  // namespace podsim::workloads
+
+namespace podsim::workloads {
+namespace {
+
+// With every layer alike, walking a stage's units holds what the closed form counts: its chunk's
+// layers times the chunk-microbatches in flight (InFlightChunks), on every stage and schedule.
+TEST(MemoryTest, WalkOfUniformLayersIsTheClosedForm) {
+  for (const char* text :
+       {"pp=4,microbatches=8", "pp=4,microbatches=2", "pp=4,microbatches=8,schedule=gpipe",
+        "pp=4,microbatches=8,schedule=interleaved,virtual_stages=2",
+        "pp=2,microbatches=4,schedule=interleaved,virtual_stages=3"}) {
+    const Layout layout = ParseLayout(text).value();
+    constexpr int kLayersPerChunk = 3;
+    const LayerHold layer{2.0, 5.0};
+    const std::vector<std::vector<LayerHold>> chunks(
+        layout.virtual_stages, std::vector<LayerHold>(kLayersPerChunk, layer));
+    for (int stage = 0; stage < layout.pp; ++stage) {
+      SCOPED_TRACE(std::string(text) + " stage " + std::to_string(stage));
+      const ActivationPeak peak = WalkActivations(StageOrder(layout, stage, false), chunks);
+      const double closed = layer.saved * kLayersPerChunk * InFlightChunks(layout, stage);
+      EXPECT_EQ(peak.held, closed);
+      EXPECT_EQ(peak.with_transient, closed + layer.transient);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace podsim::workloads

@@ -10,7 +10,7 @@ bool RecomputeLayers::Recomputes(int chip_index, int chunk_index) const {
     case Kind::kAll:
       return true;
     case Kind::kEvery:
-      return chip_index % n == 0;
+      return (chip_index + 1) % n == 0;
     case Kind::kFirst:
       return chunk_index < n;
   }
@@ -35,7 +35,7 @@ sim::StatusOr<RecomputeLayers> RecomputeLayersNamed(std::string_view text) {
     std::string message = quoted;
     message += ": ";
     message.append(prefix);
-    message += " needs a whole number of layers >= 1";
+    message += " needs a whole number of layers from 1 to 2147483647";
     return sim::Status::InvalidArgument(message);
   }
   return sim::Status::InvalidArgument(

@@ -1,14 +1,18 @@
 // Which transformer layers run the recompute policy (layer_ops.h RecomputePolicy); the others
 // keep every activation their backward reads, as with RecomputePolicy::kNone.
 //   kAll    every layer (default).
-//   kEvery  every n-th layer a chip holds, counted from its first in model order: the 1st, the
-//           (n+1)-th, ... (torchtitan's selective layer checkpointing, activation_checkpoint
+//   kEvery  every n-th layer a chip holds, counted in model order over all its chunks: the n-th,
+//           the 2n-th, ... (torchtitan's selective layer checkpointing, activation_checkpoint
 //           mode "selective" with selective_ac_option "n": its wrapper counts the blocks it
-//           wraps and checkpoints those whose count is a multiple of n).
+//           wraps from 1 and checkpoints those whose count is a multiple of n).
 //   kFirst  the first n layers of each model chunk, each pipeline stage's and each virtual
-//           stage's (Megatron-LM's --recompute-method block --recompute-num-layers n).
+//           stage's (Megatron-LM's --recompute-method block --recompute-num-layers n, which
+//           Megatron allows with full recomputation only).
 // Named "all", "every:N" and "first:N" (podsim train --recompute-layers, scenario
-// train.recompute_layers).
+// train.recompute_layers). All layers with full recomputation is Megatron's uniform method with
+// one layer per checkpoint; uniform over several layers (one input kept per group of layers) is
+// not modelled. A selection past the chip's layers is allowed (every:N with N above them
+// recomputes none, as torchtitan does).
 
 #ifndef PODSIM_WORKLOADS_RECOMPUTE_LAYERS_H_
 #define PODSIM_WORKLOADS_RECOMPUTE_LAYERS_H_

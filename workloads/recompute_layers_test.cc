@@ -28,10 +28,11 @@ TEST(RecomputeLayersTest, NamesParseAndRoundTrip) {
   }
 }
 
-// torchtitan checkpoints the blocks whose count is a multiple of N; Megatron's block method the
-// first N of each chunk.
+// torchtitan checkpoints the blocks whose count from 1 is a multiple of N; Megatron's block method
+// the first N of each chunk.
 TEST(RecomputeLayersTest, SelectsTheFrameworksLayers) {
   const RecomputeLayers every2 = *RecomputeLayersNamed("every:2");
+  EXPECT_FALSE(RecomputeLayersNamed("every:5")->Recomputes(3, 3));  // Past the chip's layers.
   const RecomputeLayers first3 = *RecomputeLayersNamed("first:3");
   std::vector<bool> torchtitan, megatron;
   // Two chunks of four layers on one chip.
@@ -41,7 +42,7 @@ TEST(RecomputeLayersTest, SelectsTheFrameworksLayers) {
       megatron.push_back(first3.Recomputes(chunk * 4 + l, l));
     }
   }
-  EXPECT_EQ(torchtitan, (std::vector<bool>{true, false, true, false, true, false, true, false}));
+  EXPECT_EQ(torchtitan, (std::vector<bool>{false, true, false, true, false, true, false, true}));
   EXPECT_EQ(megatron, (std::vector<bool>{true, true, true, false, true, true, true, false}));
   EXPECT_TRUE(RecomputeLayers{}.Recomputes(7, 3));
 }
@@ -85,7 +86,7 @@ TEST(RecomputeLayersTest, MemoryMixesThePoliciesInProportion) {
 }
 
 // The schedule recomputes the selected layers' forwards only: with two pipeline stages of four
-// layers, every:2 recomputes layers 0 and 2 of each stage, first:1 layer 0 of each.
+// layers, every:2 recomputes the second and fourth of each stage, first:1 the first.
 TEST(RecomputeLayersTest, ScheduleRecomputesTheSelectedLayersOnly) {
   const Step s = Llama("pp=2,microbatches=2");
   auto recomputed_layers = [&](std::string_view layers) {
@@ -104,7 +105,7 @@ TEST(RecomputeLayersTest, ScheduleRecomputesTheSelectedLayersOnly) {
     return per_stage;
   };
   EXPECT_EQ(recomputed_layers("all"), (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
-  EXPECT_EQ(recomputed_layers("every:2"), (std::vector<std::vector<int>>{{0, 2}, {4, 6}}));
+  EXPECT_EQ(recomputed_layers("every:2"), (std::vector<std::vector<int>>{{1, 3}, {5, 7}}));
   EXPECT_EQ(recomputed_layers("first:1"), (std::vector<std::vector<int>>{{0}, {4}}));
 }
 

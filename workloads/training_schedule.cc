@@ -10,6 +10,7 @@
 #include "workloads/fp8_training.h"
 #include "workloads/memory.h"
 #include "workloads/schedule_builder.h"
+#include "workloads/stage_order.h"
 #include "workloads/tp_comm_overlap.h"
 
 namespace podsim::workloads {
@@ -33,53 +34,6 @@ std::string StreamOf(const Op& op) {
     return op.axis + ".reduce";
   }
   return op.axis;
-}
-
-// One pipeline unit of work on a stage: forward or backward of a chunk for a microbatch.
-struct Unit {
-  bool forward = true;
-  int microbatch = 0;
-  int chunk = 0;
-};
-
-// The stage's units in execution order (header comment).
-std::vector<Unit> StageOrder(const Layout& layout, int stage, bool ep_comm_overlap) {
-  const int pp = layout.pp;
-  const int m = layout.microbatch_count();
-  const int v = layout.virtual_stages;
-  const int total = m * v;
-  auto forward = [&](int k) { return Unit{true, (k / (pp * v)) * pp + k % pp, (k / pp) % v}; };
-  auto backward = [&](int k) {
-    return Unit{false, (k / (pp * v)) * pp + k % pp, v - 1 - (k / pp) % v};
-  };
-  std::vector<Unit> order;
-  if (layout.schedule == PipelineSchedule::kGpipe) {
-    for (int k = 0; k < m; ++k) order.push_back(Unit{true, k, 0});
-    for (int k = 0; k < m; ++k) order.push_back(Unit{false, k, 0});
-    return order;
-  }
-  if (layout.schedule == PipelineSchedule::kOneFOneB || v == 1) {
-    const int warmup =
-        static_cast<int>(std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap), m));
-    int f = 0, b = 0;
-    for (; f < warmup; ++f) order.push_back(Unit{true, f, 0});
-    while (f < m) {
-      order.push_back(Unit{true, f++, 0});
-      order.push_back(Unit{false, b++, 0});
-    }
-    while (b < m) order.push_back(Unit{false, b++, 0});
-    return order;
-  }
-  // Interleaved: Megatron needs m to be a multiple of pp for this mapping of k.
-  const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) order.push_back(forward(f));
-  while (f < total) {
-    order.push_back(forward(f++));
-    order.push_back(backward(b++));
-  }
-  while (b < total) order.push_back(backward(b++));
-  return order;
 }
 
 // Whether `op` ends a segment of its unit for OpOptions::ep_comm_overlap: an expert all-to-all.
@@ -172,7 +126,8 @@ class StageBuilder {
   // gradient reductions in the last microbatch (`last_microbatch`), the distributed optimizer's
   // parameter gathers in the first (microbatch 0); the other microbatches drop them. Returns the
   // index of the list's last compute op (-1: none).
-  int Append(const OpList& list, int input, const Unit& unit, int layer, bool last_microbatch) {
+  int Append(const OpList& list, int input, const StageUnit& unit, int layer,
+             bool last_microbatch) {
     std::vector<int> index(list.size(), -1);
     int first_compute = -1, last_compute = -1;
     const int gather_after = previous_layer_start_;
@@ -222,7 +177,7 @@ class StageBuilder {
     out->set_hbm_free_bytes(out->hbm_free_bytes() + bytes);
   }
 
-  int Recv(const Unit& unit, int offset, uint64_t tag, double bytes) {
+  int Recv(const StageUnit& unit, int offset, uint64_t tag, double bytes) {
     schedule::Op* op = program_->add_ops();
     op->set_name(unit.forward ? "pp.recv.activations" : "pp.recv.gradients");
     op->set_kind(schedule::RECV);
@@ -235,7 +190,7 @@ class StageBuilder {
     return program_->ops_size() - 1;
   }
 
-  void Send(const Unit& unit, int offset, uint64_t tag, double bytes, int after) {
+  void Send(const StageUnit& unit, int offset, uint64_t tag, double bytes, int after) {
     schedule::Op* op = program_->add_ops();
     op->set_name(unit.forward ? "pp.send.activations" : "pp.send.gradients");
     op->set_kind(schedule::SEND);
@@ -330,7 +285,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
   }
   // Whether the chunk's l-th layer runs options.recompute: chunks of one stage are equal, and a
   // chip's layers in model order are its chunks' in turn.
-  auto variant = [&](const Unit& unit, int l, int layers) {
+  auto variant = [&](const StageUnit& unit, int l, int layers) {
     return !some_layers_keep || options.recompute_layers.Recomputes(unit.chunk * layers + l, l) ? 1
                                                                                                 : 0;
   };
@@ -379,10 +334,10 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes -
                                   memory.loss_peak_bytes - memory.recompute_peak_bytes);
-    const std::vector<Unit> units = StageOrder(layout, stage, options.ep_comm_overlap);
+    const std::vector<StageUnit> units = StageOrder(layout, stage, options.ep_comm_overlap);
     std::vector<int> unit_begin;  // Each unit's first op; the last entry ends the last unit.
     for (size_t u = 0; u < units.size(); ++u) {
-      const Unit& unit = units[u];
+      const StageUnit& unit = units[u];
       unit_begin.push_back(program->ops_size());
       if (options.ep_comm_overlap && unit.forward && u > 0 && !units[u - 1].forward) {
         // The forward runs overlapped with the backward before it: its first weight gather waits
@@ -470,7 +425,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     const double params = ParamsPerChip(model, layout, stage, nullptr, &expert_params);
     OpList optimizer = OptimizerOps(params, layout, options, expert_params);
     const int before = program->ops_size();
-    builder.Append(optimizer, -1, Unit{}, -1, true);
+    builder.Append(optimizer, -1, StageUnit{}, -1, true);
     for (int r : reductions) program->mutable_ops(before)->add_deps(r);
   }
 }
