@@ -528,6 +528,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"batch_tokens", batch.tokens()},
                              {"seq", batch.seq},
                              {"precision", base.precision.name},
+                             {"grad_reduce_in_bf16", base.precision.bf16_gradients},
                              {"distributed_optimizer", base.distributed_optimizer},
                              {"tp_comm_overlap", base.tp_comm_overlap},
                              {"ep_comm_overlap", base.ep_comm_overlap},
@@ -568,7 +569,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   shown.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
             << " tokens\n";
-  shown.out << "options     precision " << base.precision.name
+  shown.out << "options     precision " << workloads::PrecisionLabel(base.precision)
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")

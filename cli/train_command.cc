@@ -332,7 +332,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                     {"loss peak", memory.loss_peak_bytes},
                     {"recompute peak", memory.recompute_peak_bytes}};
     input.memory_caption = "Per chip (stage " + std::to_string(memory.stage) + ", precision ";
-    input.memory_caption += options.precision.name;
+    input.memory_caption += workloads::PrecisionLabel(options.precision);
     input.memory_caption += ") against the chip's HBM.";
     PODSIM_RETURN_IF_ERROR(WriteReportFile(
         outputs.report(), report->Build(input, result.schedule, result.step), source));
@@ -351,6 +351,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"hfu", result.hfu},
                              {"flops_convention", ConventionName(options)},
                              {"precision", options.precision.name},
+                             {"grad_reduce_in_bf16", options.precision.bf16_gradients},
                              {"distributed_optimizer", options.distributed_optimizer},
                              {"tp_comm_overlap", options.tp_comm_overlap},
                              {"ep_comm_overlap", options.ep_comm_overlap},
@@ -421,7 +422,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
            << " of the step: the pipeline bubble, waiting on other stages\n";
   }
   io.out << "memory      " << FormatByteSize(memory.total_bytes) << " per chip (stage "
-         << memory.stage << ", precision " << options.precision.name
+         << memory.stage << ", precision " << workloads::PrecisionLabel(options.precision)
          << (options.distributed_optimizer && layout.grad_dp() > 1
                  ? std::string(", optimizer sharded over ") +
                        (layout.cp > 1 ? "dp x cp = " : "dp=") + std::to_string(layout.grad_dp())

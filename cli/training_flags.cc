@@ -16,6 +16,12 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "fp32, as Megatron-LM, torchtitan's FSDP2 and MaxText do), zero (ZeRO's 16 B, "
                   "fp16 accumulation, gradients reduced in their own precision as DeepSpeed "
                   "does), megatron (fp32 main grads, 18 B) or book (10 B, bf16 gradients)");
+  sub->add_flag("--grad-reduce-in-bf16", flags->grad_reduce_in_bf16,
+                "Gradients accumulated and reduced in bf16 (2 B) whatever --precision keeps "
+                "(Megatron-LM's --grad-reduce-in-bf16, Megatron-Core's grad_reduce_in_fp32=False "
+                "as Megatron-Bridge's performance recipes set it; torchtitan's "
+                "mixed_precision_reduce=bfloat16); with --distributed-optimizer the optimizer "
+                "keeps an fp32 copy of its gradient shard");
   sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
                 "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
                 "and Adam moments sharded over dp (dp x cp with cp), gradients reduce-scattered "
@@ -105,6 +111,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".fp8_all_gather", "--fp8-all-gather");
   sources->AddFlag(p + ".fp8_dispatch", "--fp8-dispatch");
   sources->AddFlag(p + ".loss", "--loss");
+  sources->AddFlag(p + ".grad_reduce_in_bf16", "--grad-reduce-in-bf16");
 }
 
 }  // namespace podsim::cli

@@ -35,6 +35,7 @@ struct TrainingFlags {
   bool fp8_all_gather = false;
   bool fp8_dispatch = false;
   std::string loss;  // "": vocab-parallel.
+  bool grad_reduce_in_bf16 = false;
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -64,6 +65,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (flags.fp8_all_gather) message->set_fp8_all_gather(true);
   if (flags.fp8_dispatch) message->set_fp8_dispatch(true);
   if (!flags.loss.empty()) message->set_loss(flags.loss);
+  if (flags.grad_reduce_in_bf16) message->set_grad_reduce_in_bf16(true);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

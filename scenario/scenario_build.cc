@@ -574,6 +574,7 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
         workloads::PrecisionRecipeNamed(message.precision());
     if (recipe.ok()) options->precision = *recipe;
   }
+  options->precision.bf16_gradients = message.grad_reduce_in_bf16();
 }
 
 }  // namespace

@@ -42,6 +42,24 @@ TEST(TrainCliTest, JsonHasTheStableKeys) {
   EXPECT_LT(j["mfu"].get<double>(), 1);
 }
 
+// --grad-reduce-in-bf16 halves Megatron's fp32 gradient buffer and says so where the recipe is
+// named, in the text and the JSON.
+TEST(TrainCliTest, Bf16GradientsAreNamedAndHalveTheBuffer) {
+  const std::vector<std::string> megatron = With(kTrain, {"--precision", "megatron", "--json"});
+  Outcome fp32 = Podsim(megatron);
+  Outcome bf16 = Podsim(With(megatron, {"--grad-reduce-in-bf16"}));
+  ASSERT_EQ(fp32.code, 0) << fp32.err;
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  const nlohmann::json a = nlohmann::json::parse(fp32.out), b = nlohmann::json::parse(bf16.out);
+  EXPECT_FALSE(a["grad_reduce_in_bf16"].get<bool>());
+  EXPECT_TRUE(b["grad_reduce_in_bf16"].get<bool>());
+  EXPECT_DOUBLE_EQ(b["memory"]["grads_bytes"].get<double>() * 2,
+                   a["memory"]["grads_bytes"].get<double>());
+  Outcome text = Podsim(With(kTrain, {"--precision", "megatron", "--grad-reduce-in-bf16"}));
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("precision megatron, gradients in bf16"), std::string::npos) << text.out;
+}
+
 TEST(TrainCliTest, OutputIsDeterministic) {
   Outcome a = Podsim(With(kTrain, {"--json"}));
   Outcome b = Podsim(With(kTrain, {"--json"}));

@@ -97,6 +97,7 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   if (options.precision.name != OpOptions{}.precision.name) {
     command += " --precision " + std::string(options.precision.name);
   }
+  if (options.precision.bf16_gradients) command += " --grad-reduce-in-bf16";
   if (options.distributed_optimizer) command += " --distributed-optimizer";
   if (options.tp_comm_overlap) command += " --tp-comm-overlap";
   if (options.fp8) command += " --fp8";
@@ -1062,6 +1063,9 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     OpOptions options;
     options.fp8 = true;
     options.precision = PrecisionRecipe::Megatron();
+    // Megatron-Bridge's performance recipes reduce the gradients in bf16 (grad_reduce_in_fp32 =
+    // False, scripts/performance/utils/helpers.py of that release; docs/sources.md).
+    options.precision.bf16_gradients = true;
     options.distributed_optimizer = layout.find("fsdp") == std::string::npos;
     options.tp_comm_overlap = layout.find("tp=") != std::string::npos;
     if (std::string(r.family) == "hopper") options.attention = AttentionKernel::kCudnn;
@@ -1096,7 +1100,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                     result.step_time_s, measured, r.family,
                     "train --system " + system + " --model " + r.model + " --layout " + layout +
                         " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
-                        std::to_string(r.seq) + " --fp8 --precision megatron" +
+                        std::to_string(r.seq) +
+                        " --fp8 --precision megatron --grad-reduce-in-bf16" +
                         (options.distributed_optimizer ? " --distributed-optimizer" : "") +
                         (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
                         (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +

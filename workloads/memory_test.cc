@@ -321,6 +321,28 @@ TEST(MemoryTest, DistributedOptimizerShardsMasterAndMomentsOverDp) {
     EXPECT_DOUBLE_EQ(per_param(StageMemory(one.model, one.layout, one.batch, mixed, h100, 0)),
                      4 + 16.0 / dp)
         << "dp=" << dp;
+    // Megatron's recipe with --grad-reduce-in-bf16 over several microbatches: the same 4 + 16/d.
+    OpOptions bf16 = distributed;
+    bf16.precision.bf16_gradients = true;
+    EXPECT_DOUBLE_EQ(per_param(StageMemory(c.model, c.layout, c.batch, bf16, h100, 0)),
+                     4 + 16.0 / dp)
+        << "dp=" << dp;
+  }
+}
+
+// --grad-reduce-in-bf16 holds and sends 2-byte gradients whatever the recipe keeps, and a recipe
+// that holds none at one microbatch still holds none.
+TEST(MemoryTest, Bf16GradientsOverrideTheRecipesGradients) {
+  for (PrecisionRecipe recipe : {PrecisionRecipe::Mixed(), PrecisionRecipe::Megatron(),
+                                 PrecisionRecipe::Zero(), PrecisionRecipe::Book()}) {
+    SCOPED_TRACE(std::string(recipe.name));
+    const double one = recipe.GradBufferBytes(1);
+    recipe.bf16_gradients = true;
+    EXPECT_EQ(recipe.GradBufferBytes(1), std::min(one, 2.0));
+    EXPECT_EQ(recipe.GradBufferBytes(4), 2);
+    EXPECT_EQ(recipe.GradWireBytes(1), 2);
+    EXPECT_EQ(recipe.GradWireBytes(4), 2);
+    EXPECT_EQ(PrecisionLabel(recipe), std::string(recipe.name) + ", gradients in bf16");
   }
 }
 

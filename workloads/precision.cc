@@ -9,6 +9,12 @@ constexpr PrecisionRecipe kRecipes[] = {PrecisionRecipe::Mixed(), PrecisionRecip
 
 }  // namespace
 
+std::string PrecisionLabel(const PrecisionRecipe& recipe) {
+  std::string label(recipe.name);
+  if (recipe.bf16_gradients) label += ", gradients in bf16";
+  return label;
+}
+
 std::vector<std::string> PrecisionRecipeNames() {
   std::vector<std::string> names;
   for (const PrecisionRecipe& recipe : kRecipes) names.emplace_back(recipe.name);

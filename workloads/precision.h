@@ -33,6 +33,7 @@
 #ifndef PODSIM_WORKLOADS_PRECISION_H_
 #define PODSIM_WORKLOADS_PRECISION_H_
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,14 +58,23 @@ struct PrecisionRecipe {
   // Bytes per gradient element on the wire when > 0; 0: the gradient buffer's (GradWireBytes,
   // layer_build.h).
   double reduce_bytes = 0;
+  // Megatron-LM's --grad-reduce-in-bf16 (Megatron-Core's grad_reduce_in_fp32 = false, as
+  // Megatron-Bridge's performance recipes set it): whatever the recipe keeps otherwise, the
+  // gradient buffer accumulates in bf16 and the gradients travel in bf16 (2 bytes each). A
+  // recipe that holds no gradients at one microbatch still holds none.
+  bool bf16_gradients = false;
 
   // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes for
   // one microbatch; for several, accumulation_bytes, or grad_bytes, or the working precision's
   // when the recipe holds none.
   double GradBufferBytes(int microbatches) const {
-    if (microbatches <= 1) return grad_bytes;
-    if (accumulation_bytes > 0) return accumulation_bytes;
-    return grad_bytes > 0 ? grad_bytes : param_bytes;
+    double bytes = grad_bytes;
+    if (microbatches > 1) {
+      bytes = accumulation_bytes > 0 ? accumulation_bytes
+              : grad_bytes > 0       ? grad_bytes
+                                     : param_bytes;
+    }
+    return bf16_gradients ? std::min(bytes, kBf16GradientBytes) : bytes;
   }
   // Bytes per parameter of the gradients on the wire of a step of `microbatches`: reduce_bytes,
   // else the gradient buffer's, or the working precision's when the recipe holds none. At one
@@ -73,6 +83,7 @@ struct PrecisionRecipe {
   // (FSDP2's fp32 gradient shard, whose fp32 parameter shard podsim counts as bf16 working copy
   // plus fp32 master: the same 16 bytes); the cast's pass over HBM is not modelled.
   double GradWireBytes(int microbatches) const {
+    if (bf16_gradients) return kBf16GradientBytes;
     if (reduce_bytes > 0) return reduce_bytes;
     const double buffer = GradBufferBytes(microbatches);
     return buffer > 0 ? buffer : param_bytes;
@@ -81,11 +92,15 @@ struct PrecisionRecipe {
     return param_bytes + GradBufferBytes(microbatches) + master_bytes + optimizer_bytes;
   }
 
+  static constexpr double kBf16GradientBytes = 2;
   static constexpr PrecisionRecipe Book() { return {"book", 2, 0, 0, 8, 2}; }
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
   static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
   static constexpr PrecisionRecipe Mixed() { return {"mixed", 2, 2, 4, 8, 2, false, 4, 4}; }
 };
+
+// The recipe as reports name it: its name, and ", gradients in bf16" with bf16_gradients.
+std::string PrecisionLabel(const PrecisionRecipe& recipe);
 
 // The recipes by name, in the order of PrecisionRecipeNames(): "mixed" (the default), "zero",
 // "megatron", "book".
