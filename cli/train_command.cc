@@ -324,13 +324,18 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         "communication; "
         "bubble: waiting for a pipeline receive; idle: waiting with nothing to wait on (with "
         "pp > 1, bubble + idle is the pipeline bubble).";
-    input.memory = {{"params", memory.param_bytes},
-                    {"grads", memory.grad_bytes},
-                    {"optimizer", memory.optimizer_bytes},
-                    {"activations", memory.activation_bytes},
-                    {"buffers", memory.buffer_bytes},
-                    {"loss peak", memory.loss_peak_bytes},
-                    {"recompute peak", memory.recompute_peak_bytes}};
+    input.memory = {
+        {"params", memory.param_bytes},
+        {"grads", memory.grad_bytes},
+        {"optimizer", memory.optimizer_bytes},
+        {"activations", memory.activation_bytes},
+        {"buffers", memory.buffer_bytes},
+        {"loss peak", memory.loss_peak_bytes},
+        {"recompute peak", memory.recompute_peak_bytes},
+        // The part of the step's transient beyond the activations' peak, so that
+        // the parts add up to the peak.
+        {"optimizer step", memory.total_bytes - memory.StaticBytes() - memory.activation_bytes -
+                               memory.loss_peak_bytes - memory.recompute_peak_bytes}};
     input.memory_caption = "Per chip (stage " + std::to_string(memory.stage) + ", precision ";
     input.memory_caption += workloads::PrecisionLabel(options.precision);
     input.memory_caption += ") against the chip's HBM.";
@@ -372,6 +377,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"buffers_bytes", memory.buffer_bytes},
                                {"loss_peak_bytes", memory.loss_peak_bytes},
                                {"recompute_peak_bytes", memory.recompute_peak_bytes},
+                               {"optimizer_step_bytes", memory.optimizer_step_bytes},
                                {"hbm_bytes", memory.hbm_bytes},
                                {"headroom_bytes", memory.headroom_bytes}}},
                              {"fits", memory.fits},
@@ -435,6 +441,10 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << FormatByteSize(memory.loss_peak_bytes)
          << (memory.recompute_peak_bytes > 0
                  ? ", recompute peak " + FormatByteSize(memory.recompute_peak_bytes)
+                 : std::string())
+         << (memory.optimizer_step_bytes > 0
+                 ? ", optimizer step " + FormatByteSize(memory.optimizer_step_bytes) +
+                       " (after the activations are freed)"
                  : std::string())
          << "\n";
   io.out << "fits        "

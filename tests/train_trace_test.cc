@@ -312,6 +312,20 @@ TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryWithSomeLayersRecomputing
   }
 }
 
+// And where the optimizer step's fp32 gradient shard (the distributed optimizer with bf16
+// gradients) is the peak: short sequences leave few activations.
+TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryAtTheOptimizerStep) {
+  nlohmann::json result;
+  EXPECT_NEAR(HbmPeakOverReport(
+                  {"--system", "h100:8", "--model", "llama3-8b:layers=4,vocab=1024", "--layout",
+                   "dp=8", "--batch-tokens", "128", "--seq", "16", "--distributed-optimizer"},
+                  Path("step.json"), &result),
+              1.0, 1e-9);
+  const nlohmann::json& memory = result["memory"];
+  EXPECT_GT(memory["optimizer_step_bytes"].get<double>(),
+            memory["activations_bytes"].get<double>() + memory["loss_peak_bytes"].get<double>());
+}
+
 TEST_F(TrainTraceTest, TraceChipsSelectsChipsAndDropsFlowsToOthers) {
   Outcome all = Podsim(With(kTrain, {"--json", "--trace", Path("all.json")}));
   ASSERT_EQ(all.code, 0) << all.err;

@@ -125,16 +125,20 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
   // The distributed optimizer shards the master copy and the moments over dp; the gradient buffer
-  // stays whole, and where it is narrower than fp32 the optimizer keeps an fp32 copy of its shard
-  // (Megatron-LM docs/distrib_optimizer.md, bytes per parameter: 6 + 12/d with bf16 parameters
-  // and fp32 gradients, 4 + 16/d with 16-bit gradients, against 18 and 20).
+  // stays whole, and where it is narrower than fp32 the optimizer step works on an fp32 copy of its
+  // shard (Megatron-LM docs/distrib_optimizer.md, bytes per parameter: 6 + 12/d with bf16
+  // parameters and fp32 gradients, 4 + 16/d with 16-bit gradients, against 18 and 20). That copy
+  // exists only during the step: Megatron-Core's DistributedOptimizer makes it with .float() before
+  // the step and drops it at zero_grad (DeepSpeed's ZeRO-1/2 likewise), when the activations are
+  // gone (optimizer_step_bytes).
   if (options.distributed_optimizer) {
     const bool fp32_shard =
         p.master_bytes > 0 && p.GradBufferBytes(layout.microbatch_count()) < kFp32Bytes;
     // The routed experts' shards are over the expert data parallelism (layout.h, ep).
-    const double per_param = p.master_bytes + p.optimizer_bytes + (fp32_shard ? kFp32Bytes : 0);
-    m.optimizer_bytes = (m.params - m.expert_params) * per_param / layout.grad_dp() +
-                        m.expert_params * per_param / layout.expert_grad_dp();
+    const double shard_params = (m.params - m.expert_params) / D(layout.grad_dp()) +
+                                m.expert_params / D(layout.expert_grad_dp());
+    m.optimizer_bytes = shard_params * (p.master_bytes + p.optimizer_bytes);
+    if (fp32_shard) m.optimizer_step_bytes = shard_params * kFp32Bytes;
   }
 
   // A chunk's layers hold the stage's mix of dense and MoE layers, and of layers that run the
@@ -258,8 +262,9 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   if (layout.pp > 1) m.buffer_bytes += 2 * act;
 
   m.recompute_peak_bytes = std::max(0.0, transient - m.loss_peak_bytes);
-  m.total_bytes = m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.activation_bytes +
-                  m.buffer_bytes + m.loss_peak_bytes + m.recompute_peak_bytes;
+  m.total_bytes =
+      m.StaticBytes() + std::max(m.activation_bytes + m.loss_peak_bytes + m.recompute_peak_bytes,
+                                 m.optimizer_step_bytes);
   m.hbm_bytes = chip.hbm_bytes;
   m.headroom_bytes = m.hbm_bytes - m.total_bytes;
   m.fits = m.headroom_bytes >= 0;

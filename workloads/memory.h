@@ -18,6 +18,9 @@
 //     receive buffers of the chip's routed token copies.
 //   * The loss's peak (last stage): what the loss holds beyond its saved tensors at its peak
 //     (loss_kernel.h), while every activation is still kept.
+//   * The optimizer step's transient: the distributed optimizer's fp32 copy of a 16-bit gradient
+//     shard, held while it updates and after every activation is released; it counts only where
+//     it exceeds the activations' peak.
 //   * Under recomputation (full, selective or save-named), the peak of a layer's backward: it
 //     first re-runs the layer's forward and holds every activation that forward saves until the
 //     backward has used it (PyTorch's checkpoint, Megatron-LM's recompute), on top of what every
@@ -102,10 +105,17 @@ struct MemoryBreakdown {
   // beyond loss_peak_bytes, since the two never coincide (the loss's peak is over before the
   // first layer's backward starts).
   double recompute_peak_bytes = 0;
+  // What the optimizer step holds beyond the rest, after the backward has released every
+  // activation: the distributed optimizer's fp32 copy of a 16-bit gradient shard (memory.cc).
+  // The peak is the larger of the activations' part (the three terms above) and this.
+  double optimizer_step_bytes = 0;
   double total_bytes = 0;
   double hbm_bytes = 0;
   bool fits = false;
   double headroom_bytes = 0;  // hbm_bytes - total_bytes: negative is the shortfall.
+
+  // Held all step: parameters, gradients, optimizer state and collective buffers.
+  double StaticBytes() const { return param_bytes + grad_bytes + optimizer_bytes + buffer_bytes; }
 };
 
 // Memory of one chip in stage `stage`. REQUIRES: ValidateLayout(layout, model, ..., batch) ok,

@@ -307,8 +307,10 @@ TEST(MemoryTest, DistributedOptimizerShardsMasterAndMomentsOverDp) {
         Make("llama3-8b", "dp=" + std::to_string(dp) + ",microbatches=4", {int64_t{4} * dp, 4096});
     const MemoryBreakdown plain = StageMemory(c.model, c.layout, c.batch, megatron, h100, 0);
     const MemoryBreakdown sharded = StageMemory(c.model, c.layout, c.batch, distributed, h100, 0);
+    // The docs count the optimizer step's fp32 gradient shard too, which podsim holds only
+    // during the step (memory.h).
     auto per_param = [](const MemoryBreakdown& m) {
-      return (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / m.params;
+      return (m.param_bytes + m.grad_bytes + m.optimizer_bytes + m.optimizer_step_bytes) / m.params;
     };
     EXPECT_DOUBLE_EQ(per_param(plain), 18) << "dp=" << dp;
     EXPECT_DOUBLE_EQ(per_param(sharded), 6 + 12.0 / dp) << "dp=" << dp;
@@ -332,6 +334,29 @@ TEST(MemoryTest, DistributedOptimizerShardsMasterAndMomentsOverDp) {
 
 // --grad-reduce-in-bf16 holds and sends 2-byte gradients whatever the recipe keeps, and a recipe
 // that holds none at one microbatch still holds none.
+// The distributed optimizer's fp32 copy of a bf16 gradient shard counts only where it exceeds the
+// activations' peak: it lives during the optimizer step, after the backward has freed them.
+TEST(MemoryTest, OptimizerStepCopyCountsBeyondTheActivationsOnly) {
+  const topology::ChipSpec h100 = Chip("h100");
+  OpOptions options;
+  options.distributed_optimizer = true;
+  // One microbatch of a 4096-token sequence: activations above the copy's 4/8 bytes a parameter.
+  Case c = Make("llama3-8b", "dp=8", {8, 4096});
+  MemoryBreakdown m = StageMemory(c.model, c.layout, c.batch, options, h100, 0);
+  EXPECT_DOUBLE_EQ(m.optimizer_step_bytes, 4 * m.params / 8);
+  EXPECT_GT(m.activation_bytes, m.optimizer_step_bytes);
+  EXPECT_DOUBLE_EQ(m.total_bytes, m.StaticBytes() + m.activation_bytes + m.loss_peak_bytes +
+                                      m.recompute_peak_bytes);
+  // One short sequence: the step's copy is the larger.
+  Case tiny = Make("llama3-8b", "dp=8", {8, 16});
+  MemoryBreakdown t = StageMemory(tiny.model, tiny.layout, tiny.batch, options, h100, 0);
+  EXPECT_GT(t.optimizer_step_bytes, t.activation_bytes + t.loss_peak_bytes);
+  EXPECT_DOUBLE_EQ(t.total_bytes, t.StaticBytes() + t.optimizer_step_bytes);
+  // fp32 gradients need no copy.
+  options.precision = PrecisionRecipe::Megatron();
+  EXPECT_EQ(StageMemory(c.model, c.layout, c.batch, options, h100, 0).optimizer_step_bytes, 0);
+}
+
 TEST(MemoryTest, Bf16GradientsOverrideTheRecipesGradients) {
   for (PrecisionRecipe recipe : {PrecisionRecipe::Mixed(), PrecisionRecipe::Megatron(),
                                  PrecisionRecipe::Zero(), PrecisionRecipe::Book()}) {

@@ -332,8 +332,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     const MemoryBreakdown memory =
         StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
     // The loss's and the recomputation's peaks are transient, not held over the step.
-    program->set_static_hbm_bytes(memory.total_bytes - memory.activation_bytes -
-                                  memory.loss_peak_bytes - memory.recompute_peak_bytes);
+    program->set_static_hbm_bytes(memory.StaticBytes());
     const std::vector<StageUnit> units = StageOrder(layout, stage, options.ep_comm_overlap);
     std::vector<int> unit_begin;  // Each unit's first op; the last entry ends the last unit.
     for (size_t u = 0; u < units.size(); ++u) {
@@ -427,6 +426,11 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     const int before = program->ops_size();
     builder.Append(optimizer, -1, StageUnit{}, -1, true);
     for (int r : reductions) program->mutable_ops(before)->add_deps(r);
+    if (memory.optimizer_step_bytes > 0 && before > 0) {
+      // The step's fp32 gradient shard (memory.h): made before the update, dropped after it.
+      builder.Hold(before - 1, memory.optimizer_step_bytes);
+      builder.Release(before, memory.optimizer_step_bytes);
+    }
   }
 }
 
