@@ -533,6 +533,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"tp_comm_overlap", base.tp_comm_overlap},
                              {"ep_comm_overlap", base.ep_comm_overlap},
                              {"fp8", base.fp8},
+                             {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"fp8_all_gather", base.fp8_all_gather},

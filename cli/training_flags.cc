@@ -4,6 +4,7 @@
 
 #include "topology/names.h"
 #include "workloads/eager_kernels.h"
+#include "workloads/fp8_training.h"
 #include "workloads/loss_kernel.h"
 #include "workloads/precision.h"
 
@@ -45,6 +46,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "transformer layers' linear layers run at the chip's fp8 peak with its fp8 GEMM "
                 "curve, their operands cast by kernels of their own; attention, the router and "
                 "the output head stay bf16 (h100, h200, b200, gb200)");
+  sub->add_option("--fp8-library", flags->fp8_library,
+                  "With --fp8, what runs it: torchao (default; torchtitan's float8 converter, "
+                  "which keeps the linear layers' high-precision inputs for the backward) or te "
+                  "(Transformer Engine as Megatron-Core runs it: those inputs kept in fp8, one "
+                  "byte an element; workloads/fp8_training.h)");
   sub->add_option("--kernels", flags->kernels,
                   "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
@@ -96,6 +102,7 @@ sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
   };
   PODSIM_RETURN_IF_ERROR(check("--precision", flags.precision, workloads::PrecisionRecipeNames()));
   PODSIM_RETURN_IF_ERROR(check("--kernels", flags.kernels, workloads::KernelLibraryNames()));
+  PODSIM_RETURN_IF_ERROR(check("--fp8-library", flags.fp8_library, workloads::Fp8LibraryNames()));
   return check("--loss", flags.loss, workloads::LossKernelNames());
 }
 
@@ -112,6 +119,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".fp8_dispatch", "--fp8-dispatch");
   sources->AddFlag(p + ".loss", "--loss");
   sources->AddFlag(p + ".grad_reduce_in_bf16", "--grad-reduce-in-bf16");
+  sources->AddFlag(p + ".fp8_library", "--fp8-library");
 }
 
 }  // namespace podsim::cli

@@ -36,6 +36,7 @@ struct TrainingFlags {
   bool fp8_dispatch = false;
   std::string loss;  // "": vocab-parallel.
   bool grad_reduce_in_bf16 = false;
+  std::string fp8_library;  // "": torchao.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -66,6 +67,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (flags.fp8_dispatch) message->set_fp8_dispatch(true);
   if (!flags.loss.empty()) message->set_loss(flags.loss);
   if (flags.grad_reduce_in_bf16) message->set_grad_reduce_in_bf16(true);
+  if (!flags.fp8_library.empty()) message->set_fp8_library(flags.fp8_library);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

@@ -575,6 +575,12 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
     if (recipe.ok()) options->precision = *recipe;
   }
   options->precision.bf16_gradients = message.grad_reduce_in_bf16();
+  if (message.has_fp8_library()) {
+    // CheckScenario has named a bad library; an unchecked one keeps the default.
+    sim::StatusOr<workloads::Fp8Library> library =
+        workloads::Fp8LibraryNamed(message.fp8_library());
+    if (library.ok()) options->fp8_library = *library;
+  }
 }
 
 }  // namespace

@@ -207,6 +207,13 @@ sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
   if (m.fp8_all_gather() && !m.fp8()) {
     return Invalid(source, prefix + ".fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
   }
+  if (m.has_fp8_library()) {
+    PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::Fp8LibraryNamed(m.fp8_library()).status(),
+                                           prefix + ".fp8_library"));
+    if (!m.fp8()) {
+      return Invalid(source, prefix + ".fp8_library", "needs fp8 training (fp8: true, --fp8)");
+    }
+  }
   if (m.fp8_dispatch() && !m.fp8()) {
     return Invalid(source, prefix + ".fp8_dispatch", "needs fp8 training (fp8: true, --fp8)");
   }

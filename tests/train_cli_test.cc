@@ -134,6 +134,10 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
       {With(kTrain, {"--recompute", "full", "--recompute-layers", "every:0"}),
        "podsim: error: --recompute-layers: 'every:0': every: needs a whole number of layers from "
        "1 to 2147483647\n"},
+      {With(kTrain, {"--fp8-library", "te"}),
+       "podsim: error: --fp8-library: needs fp8 training (fp8: true, --fp8)\n"},
+      {With(kTrain, {"--fp8-library", "transformer-engine"}),
+       "podsim: error: --fp8-library: unknown value 'transformer-engine'; expected torchao, te\n"},
       {With(kTrain, {"--recompute-layers", "first:2"}),
        "podsim: error: --recompute-layers: selects the layers that recompute, so it needs a "
        "recompute policy (selective, full or save:...)\n"},

@@ -101,6 +101,9 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   if (options.distributed_optimizer) command += " --distributed-optimizer";
   if (options.tp_comm_overlap) command += " --tp-comm-overlap";
   if (options.fp8) command += " --fp8";
+  if (options.fp8 && options.fp8_library != Fp8Library::kTorchao) {
+    command += " --fp8-library " + std::string(Fp8LibraryName(options.fp8_library));
+  }
   if (options.kernels == KernelLibrary::kEager) command += " --kernels eager";
   if (options.fp8_all_gather) command += " --fp8-all-gather";
   if (options.loss != LossKernel::kVocabParallel) {
@@ -1066,6 +1069,7 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     // Megatron-Bridge's performance recipes reduce the gradients in bf16 (grad_reduce_in_fp32 =
     // False, scripts/performance/utils/helpers.py of that release; docs/sources.md).
     options.precision.bf16_gradients = true;
+    options.fp8_library = Fp8Library::kTransformerEngine;
     options.distributed_optimizer = layout.find("fsdp") == std::string::npos;
     options.tp_comm_overlap = layout.find("tp=") != std::string::npos;
     if (std::string(r.family) == "hopper") options.attention = AttentionKernel::kCudnn;
@@ -1101,7 +1105,7 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                     "train --system " + system + " --model " + r.model + " --layout " + layout +
                         " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
                         std::to_string(r.seq) +
-                        " --fp8 --precision megatron --grad-reduce-in-bf16" +
+                        " --fp8 --fp8-library te --precision megatron --grad-reduce-in-bf16" +
                         (options.distributed_optimizer ? " --distributed-optimizer" : "") +
                         (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
                         (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +

@@ -25,14 +25,6 @@ std::string BaseName(std::string name) {
   return name;
 }
 
-// A linear layer's GEMM: not the router's, and not materialized attention's batched products
-// (attn.core.*, layer_ops.h), which stay bf16 as the flash kernel does.
-bool IsLinearGemm(const Op& op) {
-  const std::string base = BaseName(op.name);
-  return op.kind == OpKind::kMatmul && !base.starts_with("moe.router") &&
-         !base.starts_with("attn.core");
-}
-
 Op Cast(const Op& gemm, std::string name, double elements, double e) {
   Op cast;
   cast.name = std::move(name);
@@ -47,6 +39,29 @@ Op Cast(const Op& gemm, std::string name, double elements, double e) {
 
 }  // namespace
 
+// Materialized attention's batched products (attn.core.*, layer_ops.h) stay bf16 as the flash
+// kernel does.
+bool IsFp8LinearGemm(const Op& op) {
+  const std::string base = BaseName(op.name);
+  return op.kind == OpKind::kMatmul && !base.starts_with("moe.router") &&
+         !base.starts_with("attn.core");
+}
+
+std::string_view Fp8LibraryName(Fp8Library library) {
+  return library == Fp8Library::kTransformerEngine ? "te" : "torchao";
+}
+
+std::vector<std::string> Fp8LibraryNames() { return {"torchao", "te"}; }
+
+sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name) {
+  if (name == "torchao") return Fp8Library::kTorchao;
+  if (name == "te") return Fp8Library::kTransformerEngine;
+  std::string message = "unknown fp8 library '";
+  message.append(name);
+  message += "'; expected torchao or te";
+  return sim::Status::InvalidArgument(message);
+}
+
 OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards) {
   const double e = activation_bytes;
   OpList out;
@@ -56,7 +71,7 @@ OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shar
   for (size_t i = 0; i < ops.size(); ++i) {
     Op op = ops[i];
     for (int& dep : op.deps) dep = moved[dep];
-    if (!IsLinearGemm(op)) {
+    if (!IsFp8LinearGemm(op)) {
       out.push_back(std::move(op));
       moved[i] = static_cast<int>(out.size()) - 1;
       continue;

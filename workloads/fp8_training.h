@@ -20,12 +20,36 @@
 //     unchanged. Weights are all-gathered in the working precision, or in fp8 with
 //     OpOptions::fp8_all_gather (torchao's fp8 all-gather for FSDP).
 
+// The library that runs them (OpOptions::fp8_library) decides what the backward keeps:
+//   kTorchao            torchtitan's float8 converter: the high-precision inputs, as above.
+//   kTransformerEngine  Transformer Engine as Megatron-Core runs it: each fp8 linear layer keeps
+//                       the fp8 copy of its input that its weight gradient reads (TE's Linear,
+//                       LayerNormLinear and GroupedLinear save the quantized input for the
+//                       backward), one byte an element, a scale aside. Its fusion of casts into
+//                       the norms and its caching of the fp8 weights across microbatches are not
+//                       modelled: the casts stay as above.
+
 #ifndef PODSIM_WORKLOADS_FP8_TRAINING_H_
 #define PODSIM_WORKLOADS_FP8_TRAINING_H_
 
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
 #include "workloads/op.h"
 
 namespace podsim::workloads {
+
+enum class Fp8Library { kTorchao, kTransformerEngine };
+// "torchao", "te".
+std::string_view Fp8LibraryName(Fp8Library library);
+std::vector<std::string> Fp8LibraryNames();
+sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name);
+
+// Whether `op` is a GEMM of a linear layer that fp8 training runs in fp8: not the router's, nor
+// materialized attention's batched products.
+bool IsFp8LinearGemm(const Op& op);
 
 // `ops` (a transformer layer's forward or backward list, deps pointing backwards) with its linear
 // layers' GEMMs in fp8 and their casts before them, as above; `activation_bytes` is the working

@@ -147,5 +147,33 @@ TEST(Fp8TrainingTest, Fp8AllGatherCastsShardsAndGathersHalfTheBytes) {
             "an fp8 all-gather needs fp8 training (--fp8)");
 }
 
+// Transformer Engine keeps an fp8 linear layer's input in fp8 for the backward, torchao the
+// high-precision one: the layer's saved bytes differ by the linear GEMMs' inputs, (e - 1) / e of
+// them; attention, norms and the MoE router keep theirs.
+TEST(Fp8TrainingTest, TransformerEngineKeepsTheLinearInputsInFp8) {
+  for (const char* model : {"llama3-8b", "mixtral-8x7b"}) {
+    SCOPED_TRACE(model);
+    OpOptions torchao;
+    torchao.fp8 = true;
+    OpOptions te = torchao;
+    te.fp8_library = Fp8Library::kTransformerEngine;
+    const OpList fwd = Layer(model, std::string(model) == "llama3-8b" ? "fsdp=8" : "dp=8,ep=8",
+                             /*backward=*/false, te);
+    double linear_inputs = 0;
+    for (const Op& op : fwd) {
+      if (IsFp8LinearGemm(op)) linear_inputs += op.saved_bytes;
+    }
+    ASSERT_GT(linear_inputs, 0);
+    const double e = te.precision.activation_bytes;
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(fwd, te),
+                     LayerActivationBytes(fwd, torchao) - linear_inputs * (e - 1) / e);
+    OpOptions bf16;
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(fwd, torchao), LayerActivationBytes(fwd, bf16));
+  }
+  EXPECT_EQ(Fp8LibraryNamed("te").value(), Fp8Library::kTransformerEngine);
+  EXPECT_EQ(Fp8LibraryName(Fp8Library::kTorchao), "torchao");
+  EXPECT_FALSE(Fp8LibraryNamed("TE").ok());
+}
+
 }  // namespace
 }  // namespace podsim::workloads

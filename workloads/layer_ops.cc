@@ -649,13 +649,21 @@ OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions
 }
 
 double LayerActivationBytes(const OpList& forward, const OpOptions& options) {
+  // Transformer Engine keeps an fp8 linear layer's input in fp8 (fp8_training.h).
+  constexpr double kFp8Bytes = 1;
+  const bool fp8_inputs = options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine;
+  auto saved = [&](const Op& op) {
+    return fp8_inputs && IsFp8LinearGemm(op)
+               ? op.saved_bytes * kFp8Bytes / options.precision.activation_bytes
+               : op.saved_bytes;
+  };
   double bytes = 0;
   switch (options.recompute) {
     case RecomputePolicy::kNone:
-      for (const Op& op : forward) bytes += op.saved_bytes + op.quadratic_saved_bytes;
+      for (const Op& op : forward) bytes += saved(op) + op.quadratic_saved_bytes;
       break;
     case RecomputePolicy::kSelective:
-      for (const Op& op : forward) bytes += op.saved_bytes;
+      for (const Op& op : forward) bytes += saved(op);
       break;
     case RecomputePolicy::kFull:
       // The layer's input: what the first norm keeps (Korthikanti Table 2: 2sbh; /t with sp).

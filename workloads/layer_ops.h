@@ -57,6 +57,7 @@
 #include "sim/status.h"
 #include "workloads/compute_model.h"
 #include "workloads/eager_kernels.h"
+#include "workloads/fp8_training.h"
 #include "workloads/layout.h"
 #include "workloads/loss_kernel.h"
 #include "workloads/model_spec.h"
@@ -114,6 +115,8 @@ struct OpOptions {
   // Float8 training of the transformer layers' linear layers (fp8_training.h). REQUIRES: a chip
   // with an fp8 peak (training.h checks it).
   bool fp8 = false;
+  // With fp8: the library that runs it, which decides what the backward keeps (fp8_training.h).
+  Fp8Library fp8_library = Fp8Library::kTorchao;
   // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
   // runs them (eager_kernels.h).
   KernelLibrary kernels = KernelLibrary::kFused;
