@@ -22,7 +22,7 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "(Megatron-LM's --grad-reduce-in-bf16, Megatron-Core's grad_reduce_in_fp32=False "
                 "as Megatron-Bridge's performance recipes set it; torchtitan's "
                 "mixed_precision_reduce=bfloat16); with --distributed-optimizer the optimizer "
-                "keeps an fp32 copy of its gradient shard");
+                "step works on an fp32 copy of its gradient shard, made and dropped with it");
   sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
                 "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
                 "and Adam moments sharded over dp (dp x cp with cp), gradients reduce-scattered "

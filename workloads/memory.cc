@@ -10,34 +10,30 @@ double D(int64_t v) { return static_cast<double>(v); }
 
 constexpr double kFp32Bytes = 4;
 
-// The layers of `stage` with a dense MLP and with experts, and of each the ones that run the
-// recompute policy (all of them unless a selection is given).
+// The layers of `stage` with a dense MLP and with experts.
 struct StageLayers {
   int64_t dense = 0;
   int64_t moe = 0;
-  int64_t dense_recomputing = 0;
-  int64_t moe_recomputing = 0;
 };
 
-// The stage's layers are one contiguous run, or with interleaving virtual_stages chunks of equal
-// length, chunk c the (c pp + stage)-th (as training_schedule.cc runs them).
-StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage,
-                     const RecomputeLayers& selection = {}) {
-  StageLayers layers;
-  const int64_t count = LayersOfStage(layout, model, stage);
-  const int64_t chunk = count / layout.virtual_stages;
+// Calls visit(chunk, index in the chunk, model layer) for each layer of `stage`: one contiguous
+// run, or with interleaving virtual_stages chunks of equal length, chunk c the (c pp + stage)-th
+// (as training_schedule.cc runs them).
+template <typename Visit>
+void ForEachStageLayer(const ModelSpec& model, const Layout& layout, int stage, Visit visit) {
+  const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
   for (int c = 0; c < layout.virtual_stages; ++c) {
     const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
                                                      : (int64_t{c} * layout.pp + stage) * chunk;
-    for (int64_t l = first; l < first + chunk; ++l) {
-      const bool moe = model.IsMoeLayer(l);
-      (moe ? layers.moe : layers.dense) += 1;
-      const int in_chunk = static_cast<int>(l - first);
-      if (selection.Recomputes(static_cast<int>(c * chunk) + in_chunk, in_chunk)) {
-        (moe ? layers.moe_recomputing : layers.dense_recomputing) += 1;
-      }
-    }
+    for (int64_t l = 0; l < chunk; ++l) visit(c, static_cast<int>(l), first + l);
   }
+}
+
+StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
+  StageLayers layers;
+  ForEachStageLayer(model, layout, stage, [&](int, int, int64_t layer) {
+    (model.IsMoeLayer(layer) ? layers.moe : layers.dense) += 1;
+  });
   return layers;
 }
 
@@ -141,49 +137,40 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     if (fp32_shard) m.optimizer_step_bytes = shard_params * kFp32Bytes;
   }
 
-  // A chunk's layers hold the stage's mix of dense and MoE layers, and of layers that run the
-  // recompute policy and layers that keep everything (options.recompute_layers), in proportion.
-  const StageLayers layers = LayersOf(model, layout, stage, options.recompute_layers);
+  // Each kind of layer's holds: [moe][recomputes] (1: runs options.recompute; 0: keeps everything,
+  // for the layers options.recompute_layers leaves out).
+  const StageLayers layers = LayersOf(model, layout, stage);
   OpOptions keep_all = options;
   keep_all.recompute = RecomputePolicy::kNone;
-  double per_layer = 0, transient = 0;
+  LayerHold holds[2][2];
   for (const bool moe : {false, true}) {
-    const int64_t count = moe ? layers.moe : layers.dense;
-    const int64_t recomputing = moe ? layers.moe_recomputing : layers.dense_recomputing;
-    if (count == 0) continue;
+    if ((moe ? layers.moe : layers.dense) == 0) continue;
     const OpList fwd =
         LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense);
-    per_layer += D(recomputing) * LayerActivationBytes(fwd, options) +
-                 D(count - recomputing) * LayerActivationBytes(fwd, keep_all);
-    if (recomputing > 0) transient = std::max(transient, RecomputeTransientBytes(fwd, options));
+    holds[moe][0] = {LayerActivationBytes(fwd, keep_all), 0};
+    holds[moe][1] = {LayerActivationBytes(fwd, options), RecomputeTransientBytes(fwd, options)};
   }
-  per_layer /= D(layers.dense + layers.moe);
-  m.layer_activation_bytes = per_layer *
-                             D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
-                             D(InFlightChunks(layout, stage, options.ep_comm_overlap));
-  if (layers.dense_recomputing + layers.moe_recomputing < layers.dense + layers.moe &&
-      options.recompute != RecomputePolicy::kNone) {
+  double transient = 0;
+  if (options.recompute_layers.kind == RecomputeLayers::Kind::kAll) {
+    // Every layer alike: a chunk's layers hold the stage's mix of dense and MoE layers in
+    // proportion, times the chunk-microbatches in flight; the largest layer sets the transient.
+    const double per_layer =
+        (D(layers.dense) * holds[0][1].saved + D(layers.moe) * holds[1][1].saved) /
+        D(layers.dense + layers.moe);
+    m.layer_activation_bytes = per_layer *
+                               D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
+                               D(InFlightChunks(layout, stage, options.ep_comm_overlap));
+    if (layers.dense > 0) transient = holds[0][1].transient;
+    if (layers.moe > 0) transient = std::max(transient, holds[1][1].transient);
+  } else {
     // Some layers keep everything: chunks differ, and which layer's backward recomputes first
     // decides the transient (memory.h).
-    const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
     std::vector<std::vector<LayerHold>> chunks(layout.virtual_stages);
-    LayerHold holds[2][2];  // [moe][recomputes]
-    for (const bool moe : {false, true}) {
-      if ((moe ? layers.moe : layers.dense) == 0) continue;
-      const OpList fwd =
-          LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense);
-      holds[moe][0] = {LayerActivationBytes(fwd, keep_all), 0};
-      holds[moe][1] = {LayerActivationBytes(fwd, options), RecomputeTransientBytes(fwd, options)};
-    }
-    for (int c = 0; c < layout.virtual_stages; ++c) {
-      const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
-                                                       : (int64_t{c} * layout.pp + stage) * chunk;
-      for (int64_t l = 0; l < chunk; ++l) {
-        const bool re = options.recompute_layers.Recomputes(static_cast<int>(c * chunk + l),
-                                                            static_cast<int>(l));
-        chunks[c].push_back(holds[model.IsMoeLayer(first + l)][re]);
-      }
-    }
+    const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
+    ForEachStageLayer(model, layout, stage, [&](int c, int l, int64_t layer) {
+      const bool re = options.recompute_layers.Recomputes(static_cast<int>(c * chunk) + l, l);
+      chunks[c].push_back(holds[model.IsMoeLayer(layer)][re]);
+    });
     const ActivationPeak peak =
         WalkActivations(StageOrder(layout, stage, options.ep_comm_overlap), chunks);
     m.layer_activation_bytes = peak.held;

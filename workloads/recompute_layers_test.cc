@@ -67,7 +67,7 @@ OpOptions Full(std::string_view layers) {
 
 // Half the layers recomputing hold the mean of the two policies' activations, and the recompute
 // peak of one recomputing layer (on the first of two stages, which has no loss peak to hide it).
-TEST(RecomputeLayersTest, MemoryMixesThePoliciesInProportion) {
+TEST(RecomputeLayersTest, HalfTheLayersHoldTheMeanOfThePolicies) {
   const Step s = Llama("pp=2,microbatches=2");
   const topology::ChipSpec chip;
   OpOptions none;
