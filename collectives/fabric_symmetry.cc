@@ -50,8 +50,15 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
   PODSIM_CHECK(slots == g->gpus_per_node)
       << "slot digits of " << slots << " slots, not " << g->gpus_per_node;
   lengths_ = radix_;
-  lengths_.push_back(g->nodes);
   const int spp = g->spines_per_pod;
+  // Whole pods whose spines are the nodes of a scalable unit: the node splits into its digits.
+  pod_digits_ = g->levels == 3 && g->pods > 1 && spp == g->nodes_per_su &&
+                g->nodes == g->pods * g->sus_per_pod * g->nodes_per_su;
+  if (pod_digits_) {
+    lengths_.insert(lengths_.end(), {g->nodes_per_su, g->sus_per_pod, g->pods});
+  } else {
+    lengths_.push_back(g->nodes);
+  }
   if (g->levels == 3) {
     unit_nodes_ = g->nodes_per_su * g->sus_per_pod;
   } else if (g->levels == 2 && g->sus == 1 && spp > 0 && (g->nodes % spp == 0 || g->nodes < spp)) {
@@ -128,6 +135,15 @@ bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
   if (step < 1 || length % step != 0) return false;
   if (slices_) return axis >= tile_.size() || step % tile_[axis] == 0;  // Whole host tiles.
   if (torus_ || step == length || axis < radix_.size()) return true;
+  if (pod_digits_) {
+    const topology::GpuLayout& g = *fabric_->gpu();
+    const int cores = g.cores_per_group, sus = g.sus_per_pod;
+    if (axis == radix_.size()) return true;  // Nodes of a scalable unit: spines rotate along.
+    // Scalable units of a pod: the core a route takes, (destination's SU) % cores_per_group,
+    // moves alike from every SU of one residue only when one count divides the other.
+    if (axis == radix_.size() + 1) return cores % sus == 0 || sus % cores == 0;
+    return node_wraps_;  // Pods.
+  }
   return node_wraps_ && step % unit_nodes_ == 0;  // GPU nodes: whole units.
 }
 
@@ -146,7 +162,14 @@ std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
     coord.push_back(slot % digit);
     slot /= digit;
   }
-  coord.push_back(static_cast<int>(chip / per_node));
+  const int node = static_cast<int>(chip / per_node);
+  if (pod_digits_) {
+    const topology::GpuLayout& g = *fabric_->gpu();
+    coord.insert(coord.end(), {node % g.nodes_per_su, node / g.nodes_per_su % g.sus_per_pod,
+                               node / (g.nodes_per_su * g.sus_per_pod)});
+  } else {
+    coord.push_back(node);
+  }
   return coord;
 }
 
@@ -159,8 +182,14 @@ VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
     slot += coord[d] * place;
     place *= radix_[d];
   }
-  return static_cast<VertexId>(coord.back()) * static_cast<VertexId>(place) +
-         static_cast<VertexId>(slot);
+  int64_t node = coord.back();
+  if (pod_digits_) {
+    const topology::GpuLayout& g = *fabric_->gpu();
+    const size_t r = radix_.size();
+    node = (static_cast<int64_t>(coord[r + 2]) * g.sus_per_pod + coord[r + 1]) * g.nodes_per_su +
+           coord[r];
+  }
+  return static_cast<VertexId>(node * place + slot);
 }
 
 int FabricSymmetry::MovedSlot(int slot, const Shift& shift) const {
@@ -193,7 +222,7 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
   int node = g.NodeOf(chips.front());
   for (VertexId chip : chips) node = std::min(node, g.NodeOf(chip));
   Shift shift{std::vector<int>(lengths_.size(), 0)};
-  shift.delta.back() = -(node / unit_nodes_) * unit_nodes_;
+  shift.delta.back() = pod_digits_ ? -(node / unit_nodes_) : -(node / unit_nodes_) * unit_nodes_;
   return shift;
 }
 
@@ -230,6 +259,69 @@ VertexId FabricSymmetry::ApplyAcrossSlices(VertexId vertex, const Shift& shift) 
   return t.hosts[static_cast<size_t>(slice) * hosts_per_slice + moved];
 }
 
+int FabricSymmetry::MovedNode(int node, const Shift& shift) const {
+  const topology::GpuLayout& g = *fabric_->gpu();
+  if (!pod_digits_) return Mod(node + shift.delta.back(), g.nodes);
+  const size_t r = radix_.size();
+  const int per_su = g.nodes_per_su, sus = g.sus_per_pod;
+  const int pod = Mod(node / (per_su * sus) + shift.delta[r + 2], g.pods);
+  const int su = Mod(node / per_su % sus + shift.delta[r + 1], sus);
+  return (pod * sus + su) * per_su + Mod(node % per_su + shift.delta[r], per_su);
+}
+
+VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) const {
+  const topology::GpuLayout& g = *fabric_->gpu();
+  const size_t r = radix_.size();
+  const int64_t i = index_[vertex];
+  const int per_su = g.nodes_per_su, sus = g.sus_per_pod, spp = g.spines_per_pod;
+  switch (role_[vertex]) {
+    case Role::kChip:
+    case Role::kNic: {
+      const int64_t gpu =
+          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.gpus_per_node), shift)) *
+              g.gpus_per_node +
+          MovedSlot(static_cast<int>(i % g.gpus_per_node), shift);
+      return role_[vertex] == Role::kChip ? static_cast<VertexId>(gpu)
+                                          : g.nics[static_cast<size_t>(gpu)];
+    }
+    case Role::kNvSwitch:
+      return g.nvswitches[static_cast<size_t>(
+          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.switches_per_node), shift)) *
+              g.switches_per_node +
+          i % g.switches_per_node)];
+    case Role::kLeaf: {
+      // An SU's leaves move with its nodes (a shift of the nodes within SUs leaves them).
+      const int su = MovedNode(static_cast<int>(i / g.gpus_per_node) * per_su, shift) / per_su;
+      const int rail = MovedSlot(static_cast<int>(i % g.gpus_per_node), shift);
+      return g.leaves[static_cast<size_t>(su) * g.gpus_per_node + rail];
+    }
+    case Role::kSpine: {
+      // d-mod-k: spine j of a pod serves the destination nodes j mod spp (spp = nodes per SU),
+      // so it moves with the node digit within the SU, and with the pod.
+      const int pod = Mod(i / spp + shift.delta[r + 2], g.pods);
+      const int j = Mod(i % spp + shift.delta[r], spp);
+      return g.spines[static_cast<size_t>(pod) * spp + j];
+    }
+    case Role::kCore: {
+      // Group j follows spine j. Within the group, core c serves the destination SUs c mod cores
+      // (an SU's global index pod * sus + su); SU c (pod c / sus, SU c % sus) is one of them, so c
+      // moves where that SU does (the same for every SU of c's residue: AllowsStep).
+      const int cpg = g.cores_per_group;
+      const int j = Mod(i / cpg + shift.delta[r], spp);
+      const int c = static_cast<int>(i % cpg);
+      const int moved = (Mod(c / sus + shift.delta[r + 2], g.pods) * sus +
+                         Mod(c % sus + shift.delta[r + 1], sus)) %
+                        cpg;
+      return g.cores[static_cast<size_t>(j) * cpg + moved];
+    }
+    case Role::kNone:
+    case Role::kHost:
+      break;
+  }
+  PODSIM_CHECK(false) << "vertex " << vertex << " has no place in the GPU layout";
+  return vertex;
+}
+
 VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) const {
   if (slices_) return ApplyAcrossSlices(vertex, shift);
   if (torus_) {
@@ -241,12 +333,14 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
     return fabric_->ChipAt(coord);
   }
   PODSIM_CHECK(gpu_ && shift.delta.size() == lengths_.size()) << "no symmetry to apply";
+  if (pod_digits_) return ApplyAcrossPods(vertex, shift);
   const topology::GpuLayout& g = *fabric_->gpu();
   const int nodes = shift.delta.back();
   const int64_t i = index_[vertex];
   // A GPU (or its NIC) moves to its slot and node shifted.
   auto gpu = [&](int64_t index) {
-    return static_cast<int64_t>(Mod(index / g.gpus_per_node + nodes, g.nodes)) * g.gpus_per_node +
+    return static_cast<int64_t>(MovedNode(static_cast<int>(index / g.gpus_per_node), shift)) *
+               g.gpus_per_node +
            MovedSlot(static_cast<int>(index % g.gpus_per_node), shift);
   };
   auto whole = [](int delta, int unit) {

@@ -19,7 +19,18 @@
 //         Fabric::ParallelRoutes, which transfers take (in a node striped over every NVSwitch),
 //         onto routes. Fabric::Route's single in-node route (one NVSwitch, picked from the
 //         slots' sum) does not; nothing that a symmetric quotient runs uses it.
-//       - Nodes shift by whole translation units, cyclically: whole pods (3 levels), whole
+//       - With 3 levels of whole pods (spines per pod = nodes per SU, as built), the node is
+//         three digits, node = n + 32 (u + 4 p) (n in its SU, u the SU in its pod, p the pod),
+//         each rotating cyclically in every SU, pod or the fabric at once: n carries spine
+//         n mod 32 of every pod and core group n along (d-mod-k picks spine dst % 32); u moves
+//         the SU's leaves and each core c of a group to the core of the SU c = (c / 4, c % 4)'s
+//         image (d-mod-k picks core (global SU) % cores_per_group), a permutation of the cores
+//         only where cores_per_group and the 4 SUs of a pod divide one another; p moves the
+//         pod's spines and the cores as a shift by whole pods does below. A ring over a pod's
+//         nodes turns under u, one within each SU under n: both then simulate one node in 4 or
+//         in 32 where whole-pod shifts left every node of a pod apart.
+//       - Otherwise nodes shift by whole translation units, cyclically: whole pods (3 levels),
+//       whole
 //         scalable units whose node count the spines per pod divide (2 levels), or single nodes
 //         when the fabric is one scalable unit (every node under the same rail leaves) whose
 //         node count the spines divide or is below it. d-mod-k picks spine
@@ -64,7 +75,7 @@ class FabricSymmetry {
   // Whether the fabric has symmetry axes (a group of shifts, possibly only the identity).
   bool has_axes() const { return torus_ || gpu_ || slices_; }
   // The length of each symmetry axis: the torus's shape (several slices: then the slices), or
-  // {slot digits..., nodes}.
+  // {slot digits..., nodes}, or with pods as digits {slot digits..., 32, 4, pods}.
   const std::vector<int>& axis_lengths() const { return lengths_; }
   // Whether the cyclic shifts along `axis` by multiples of `step` are symmetries of the fabric.
   // REQUIRES: has_axes().
@@ -78,7 +89,8 @@ class FabricSymmetry {
   const std::vector<int>& slot_radix() const { return radix_; }
 
   // The shift that moves `chips` to their canonical translate (on tori the first chip at the
-  // origin; on GPU fat trees the lowest node into the first translation unit, slots unmoved), or
+  // origin; on GPU fat trees the lowest node into the first translation unit, the first pod
+  // where pods are digits, slots unmoved), or
   // nullopt when the fabric has no translation that applies.
   std::optional<Shift> ToCanonical(const std::vector<topology::VertexId>& chips) const;
   Shift Inverse(const Shift& shift) const;
@@ -96,6 +108,10 @@ class FabricSymmetry {
 
   // The slot that `slot` moves to under the shift's slot digits.
   int MovedSlot(int slot, const Shift& shift) const;
+  // The node that `node` moves to under the shift's node axis or node digits.
+  int MovedNode(int node, const Shift& shift) const;
+  // ApplyToVertex on a GPU fabric whose nodes are digits (pod_digits_).
+  topology::VertexId ApplyAcrossPods(topology::VertexId vertex, const Shift& shift) const;
   // Several slices: finds the host tiles (tile_), and with them the symmetry (slices_).
   void FindHostTiles();
   // Several slices: the vertex a shift moves a chip or a host to (the DCN switch stays).
@@ -113,6 +129,7 @@ class FabricSymmetry {
   std::vector<int> radix_;       // GPU: lengths of the slot digits, the first axes.
   int unit_nodes_ = 0;           // GPU: nodes per translation unit; 0 when there is none.
   bool node_wraps_ = false;      // GPU: shifts by whole units wrap around (header comment).
+  bool pod_digits_ = false;      // GPU, 3 levels of whole pods: node axes {node in SU, SU, pod}.
   std::vector<Role> role_;       // Per vertex (GPU fabrics).
   std::vector<uint32_t> index_;  // Per vertex: its index in the layout's array for its role.
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,15 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByPods) {
   const std::vector<topology::VertexId> pod1 = {1500, 1031, 1100, 1024, 2047};
   std::optional<FabricSymmetry::Shift> shift = symmetry.ToCanonical(pod1);
   ASSERT_TRUE(shift);
-  EXPECT_EQ(shift->delta, (std::vector<int>{0, -128}));
+  // Axes: the slot, then the node's digits (node in its SU, SU in its pod, pod).
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 32, 4, 2}));
+  EXPECT_EQ(shift->delta, (std::vector<int>{0, 0, 0, -1}));
   ExpectRoutesMap(system.fabric, symmetry, pod1, *shift);
   // Pod 0 to pod 1 and back, through the cores.
-  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 1024 + 17}, FabricSymmetry::Shift{{0, 0}});
+  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 1024 + 17}, FabricSymmetry::Shift{{0, 0, 0, 0}});
+  // GPU 1500 is slot 4 of node 187: node 27 of SU 1 of pod 1.
+  EXPECT_EQ(symmetry.Coord(1500), (std::vector<int>{4, 27, 1, 1}));
+  EXPECT_EQ(symmetry.ChipAt({4, 27, 1, 1}), 1500u);
 }
 
 // 2 levels: whole scalable units (32 nodes) when the 16 spines divide them.
@@ -141,7 +147,7 @@ TEST(FabricSymmetryTest, FabricsWithoutTranslations) {
 // Every route between every pair of GPUs, and every link, maps under each generator of the
 // GPU symmetry (rotation of the slots, or of each slot digit of `radix`; node translation where
 // it wraps): brute force over the fabric.
-void ExpectGpuGenerators(const std::string& text, bool node_translation,
+void ExpectGpuGenerators(const std::string& text, std::vector<bool> node_axes,
                          std::vector<int> radix = {}) {
   SCOPED_TRACE(text);
   topology::System system = System(text);
@@ -150,22 +156,32 @@ void ExpectGpuGenerators(const std::string& text, bool node_translation,
   FabricSymmetry symmetry(&fabric, std::move(radix));
   ASSERT_TRUE(symmetry.has_axes());
   const std::vector<int>& lengths = symmetry.axis_lengths();
-  ASSERT_EQ(lengths.size(), digits + 1);
+  ASSERT_EQ(lengths.size(), digits + node_axes.size());
   std::vector<FabricSymmetry::Shift> generators;
   for (size_t d = 0; d < digits; ++d) {
     EXPECT_TRUE(symmetry.AllowsStep(d, 1));
     generators.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
     generators.back().delta[d] = 1;
   }
-  int node_step = 1;
-  while (node_step < lengths.back() && !symmetry.AllowsStep(digits, node_step)) ++node_step;
-  EXPECT_EQ(node_step < lengths.back(), node_translation);
-  if (node_step < lengths.back()) {
-    generators.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
-    generators.back().delta.back() = node_step;
+  // Each node axis: its smallest step, which is a translation iff node_axes says so.
+  for (size_t n = 0; n < node_axes.size(); ++n) {
+    const size_t axis = digits + n;
+    int step = 1;
+    while (step < lengths[axis] && !symmetry.AllowsStep(axis, step)) ++step;
+    EXPECT_EQ(step < lengths[axis], node_axes[n]) << "node axis " << n;
+    if (step < lengths[axis]) {
+      generators.push_back(FabricSymmetry::Shift{std::vector<int>(lengths.size(), 0)});
+      generators.back().delta[axis] = step;
+    }
   }
+  // Every GPU up to 1024; above, node 0's and a scattered sample (one in 23 by a multiplicative
+  // hash), which still holds pairs in one node, SU, pod and across pods.
   std::vector<topology::VertexId> chips;
-  for (topology::VertexId chip = 0; chip < fabric.chip_count(); ++chip) chips.push_back(chip);
+  for (topology::VertexId chip = 0; chip < fabric.chip_count(); ++chip) {
+    if (fabric.chip_count() <= 1024 || chip < 8 || (chip * 2654435761u) % 23 == 0) {
+      chips.push_back(chip);
+    }
+  }
   std::vector<topology::WeightedRoute> routes, moved;
   for (const FabricSymmetry::Shift& shift : generators) {
     for (topology::LinkIndex link = 0; link < fabric.link_count(); ++link) {
@@ -175,7 +191,8 @@ void ExpectGpuGenerators(const std::string& text, bool node_translation,
     }
     // Fabric::Route inside a node picks one NVSwitch by the slots' sum, which a slot rotation
     // moves: transfers stripe over all of them (ParallelRoutes), which do map.
-    if (std::all_of(shift.delta.begin(), shift.delta.end() - 1, [](int d) { return d == 0; })) {
+    if (std::all_of(shift.delta.begin(), shift.delta.begin() + static_cast<std::ptrdiff_t>(digits),
+                    [](int d) { return d == 0; })) {
       ExpectRoutesMap(fabric, symmetry, chips, shift);
     }
     for (topology::VertexId a : chips) {
@@ -201,18 +218,18 @@ void ExpectGpuGenerators(const std::string& text, bool node_translation,
 }
 
 TEST(FabricSymmetryTest, GpuSlotsRotateInEveryNode) {
-  ExpectGpuGenerators("h100:8", false);
-  ExpectGpuGenerators("a100:8", false);
-  ExpectGpuGenerators("b200:4", false);
+  ExpectGpuGenerators("h100:8", {false});
+  ExpectGpuGenerators("a100:8", {false});
+  ExpectGpuGenerators("b200:4", {false});
   // 24 nodes: part of one scalable unit, more nodes than spines and not a multiple of them.
-  ExpectGpuGenerators("h100:192", false);
+  ExpectGpuGenerators("h100:192", {false});
 }
 
 // Slot digits (tp=4 of 8 GPUs: slot = i + 4 q) rotate separately; with their coordinates.
 TEST(FabricSymmetryTest, GpuSlotDigitsRotateSeparately) {
-  ExpectGpuGenerators("h100:16", true, {4, 2});
-  ExpectGpuGenerators("h100:16", true, {2, 2, 2});
-  ExpectGpuGenerators("b200:4", false, {2, 2});
+  ExpectGpuGenerators("h100:16", {true}, {4, 2});
+  ExpectGpuGenerators("h100:16", {true}, {2, 2, 2});
+  ExpectGpuGenerators("b200:4", {false}, {2, 2});
   topology::System system = System("h100:16");
   FabricSymmetry symmetry(&system.fabric, {4, 2});
   EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{4, 2, 2}));
@@ -226,26 +243,35 @@ TEST(FabricSymmetryTest, GpuSlotDigitsRotateSeparately) {
 // The same on an A100 node's six NVSwitches and on oversubscribed leaves (every leaf's up-links
 // divided alike).
 TEST(FabricSymmetryTest, GpuSlotDigitsOfOtherNodesAndOversubscribedLeaves) {
-  ExpectGpuGenerators("a100:16", true, {2, 4});
-  ExpectGpuGenerators("h100:64,oversub=4", true, {2, 2, 2});
+  ExpectGpuGenerators("a100:16", {true}, {2, 4});
+  ExpectGpuGenerators("h100:64,oversub=4", {true}, {2, 2, 2});
 }
 
 TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {
-  ExpectGpuGenerators("h100:16", true);   // 2 nodes, fewer than the 16 spines.
-  ExpectGpuGenerators("h100:80", true);   // 10 nodes, fewer than the spines, not dividing them.
-  ExpectGpuGenerators("h100:64", true);   // 8 nodes.
-  ExpectGpuGenerators("h100:256", true);  // A whole scalable unit: 32 nodes, 2 per spine.
+  ExpectGpuGenerators("h100:16", {true});   // 2 nodes, fewer than the 16 spines.
+  ExpectGpuGenerators("h100:80", {true});   // 10 nodes, fewer than the spines, not dividing them.
+  ExpectGpuGenerators("h100:64", {true});   // 8 nodes.
+  ExpectGpuGenerators("h100:256", {true});  // A whole scalable unit: 32 nodes, 2 per spine.
 }
 
 TEST(FabricSymmetryTest, GpuNodesTranslateByWholeUnits) {
-  ExpectGpuGenerators("h100:512", true);  // 2 scalable units, 2 levels.
+  ExpectGpuGenerators("h100:512", {true});  // 2 scalable units, 2 levels.
 }
 
-TEST(FabricSymmetryTest, GpuNodeTranslationsWrapOnlyWhereCoresDo) {
-  topology::System two_pods = System("h100:2048");
-  FabricSymmetry even(&two_pods.fabric);
-  EXPECT_TRUE(even.AllowsStep(1, 128));
-  EXPECT_FALSE(even.AllowsStep(1, 32));
+// 3 levels of whole pods: the node's digits rotate separately. The node within its SU and the
+// pod always (spine j serves destination nodes j mod 32, the nodes of an SU); the SU within its
+// pod where the cores of a group (pods / 2 of them) and the 4 SUs of a pod divide one another.
+// Brute force over every pair of GPUs: 2 and 4 pods, and 6 pods, whose 3 cores per group do not
+// divide the SUs.
+TEST(FabricSymmetryTest, GpuPodsRotateTheirNodeDigits) {
+  ExpectGpuGenerators("h100:2048", {true, true, true});
+  ExpectGpuGenerators("b200:4096", {true, true, true}, {2, 4});
+  ExpectGpuGenerators("h100:6144", {true, false, true});
+  // A partial pod: one node axis, no shift wraps.
+  topology::System partial = System("h100:1032");
+  FabricSymmetry symmetry(&partial.fabric);
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 129}));
+  EXPECT_FALSE(symmetry.AllowsStep(1, 128) && symmetry.AllowsStep(1, 1));
 }
 
 }  // namespace

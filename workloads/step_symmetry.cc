@@ -1,6 +1,7 @@
 #include "workloads/step_symmetry.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -206,15 +207,17 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
   collectives::TranslationGroup best = trivial;
   // A node shift (slots unmoved) is the same permutation whatever the slot digits: checked for
   // the first candidate tried, reused by the next (only GPU systems have a second).
-  std::optional<int> node_step;
+  std::optional<std::vector<int>> node_steps;
   for (std::vector<int>& radix : radices) {
     SymmetryCheck check(system, schedule, checked, std::move(radix));
     const FabricSymmetry& symmetry = check.symmetry();
     std::vector<int> steps = symmetry.axis_lengths();
-    const size_t last = steps.size() - 1;  // Nodes on GPU systems.
+    // The node axes (one, or a pod fat tree's digits) follow the slot digits on GPU systems.
+    const size_t first_node = fabric.gpu() != nullptr ? symmetry.slot_radix().size() : steps.size();
+    const auto reused = [&](size_t a) { return a >= first_node && node_steps.has_value(); };
     double shifts = 0;
     for (size_t a = 0; a < steps.size(); ++a) {
-      if (a == last && node_step) continue;
+      if (reused(a)) continue;
       for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d);
     }
     if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
@@ -222,8 +225,8 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
       continue;
     }
     for (size_t a = 0; a < steps.size(); ++a) {
-      if (a == last && node_step) {
-        steps[a] = *node_step;
+      if (reused(a)) {
+        steps[a] = (*node_steps)[a - first_node];
         continue;
       }
       const int length = steps[a];
@@ -238,7 +241,7 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
         }
       }
     }
-    node_step = steps[last];
+    node_steps.emplace(steps.begin() + static_cast<std::ptrdiff_t>(first_node), steps.end());
     std::optional<collectives::TranslationGroup> group =
         collectives::TranslationGroup::OfSteps(&fabric, steps, symmetry.slot_radix());
     if (group && group->size() > best.size()) best = *group;

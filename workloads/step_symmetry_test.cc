@@ -83,6 +83,10 @@ TEST(StepSymmetryTest, Issue13RingOfTpAndStridedFsdpMatchesTheFullSimulation) {
 constexpr char kSmallLlama[] =
     "custom:layers=2,d_model=4096,ffn=14336,heads=32,kv_heads=8,head_dim=128,vocab=128256";
 
+// Small enough for every chip of a 2-pod fat tree.
+constexpr char kTinyModel[] =
+    "custom:layers=8,d_model=512,ffn=2048,heads=8,kv_heads=8,head_dim=64,vocab=32000";
+
 struct TrainingCase {
   std::string system, model, layout;
   int64_t batch_tokens, seq;
@@ -109,13 +113,22 @@ TEST_P(StepSymmetryTrainingTest, QuotientMatchesTheFullSimulation) {
   EXPECT_LE(quotient->step.simulated_chips, c.most_simulated_chips);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, StepSymmetryTrainingTest,
-                         ::testing::Values(
-                             // Issue 13's third case, at 2 layers.
-                             TrainingCase{"tpu-v5p:16x4x4", kSmallLlama,
-                                          "dp=4,fsdp=32,tp=2,order=tp/dp/fsdp", 1 << 20, 4096, 16},
-                             TrainingCase{"tpu-v5p:8x4x4", kSmallLlama, "fsdp=32,tp=4", 1 << 19,
-                                          4096, 8}));
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, StepSymmetryTrainingTest,
+    ::testing::Values(
+        // Issue 13's third case, at 2 layers.
+        TrainingCase{"tpu-v5p:16x4x4", kSmallLlama, "dp=4,fsdp=32,tp=2,order=tp/dp/fsdp", 1 << 20,
+                     4096, 16},
+        TrainingCase{"tpu-v5p:8x4x4", kSmallLlama, "fsdp=32,tp=4", 1 << 19, 4096, 8},
+        // 3 levels, 2 pods: pipeline stages across the pods and data
+        // parallelism over a pod's 128 nodes, a ring that the SUs' rotation
+        // in each pod maps onto itself (64 orbits, 256 with pod shifts
+        // alone), as the 405B step on h100:16384 has them.
+        TrainingCase{"h100:2048", kTinyModel, "tp=8,pp=2,dp=128,microbatches=2", 1 << 18, 1024, 64},
+        // Data parallelism within each SU (32 nodes, rotated by the node
+        // digit with the spines) and 8 stages over the SUs: one chip per
+        // stage (256 with pod shifts alone).
+        TrainingCase{"h100:2048", kTinyModel, "tp=8,dp=32,pp=8,microbatches=8", 1 << 18, 1024, 8}));
 
 }  // namespace
 }  // namespace podsim::workloads
