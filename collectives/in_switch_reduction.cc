@@ -37,9 +37,13 @@ InSwitchReduction::InSwitchReduction(TransferExecutor* executor, CollectiveOp op
     default:
       PODSIM_CHECK(false) << "in-switch reduction cannot run " << CollectiveOpName(op);
   }
-  for (const ReductionSwitch& sw : switches_) {
+  for (ReductionSwitch& sw : switches_) {
     PODSIM_CHECK(sw.up.size() == members_ && sw.down.size() == members_)
         << "a reduction switch needs a route per member";
+    // A reducing op's uploads cross the switch's reduction engine after the links.
+    if (sw.engine.has_value() && op_ != CollectiveOp::kAllGather) {
+      for (std::vector<sim::ResourceId>& route : sw.up) route.push_back(*sw.engine);
+    }
   }
   if (simulated_.empty()) {
     for (uint32_t m = 0; m < members_; ++m) simulated_.push_back(m);
@@ -62,11 +66,7 @@ void InSwitchReduction::SendUp(uint32_t s, uint32_t m) {
   const ReductionSwitch& sw = switches_[s];
   while (up_issued_[s][m] < chunks_ && up_issued_[s][m] - up_sent_[s][m] < window_) {
     ++up_issued_[s][m];
-    std::vector<sim::ResourceId> route;
-    route.reserve(sw.up[m].size() + 1);
-    route = sw.up[m];
-    if (sw.engine.has_value() && op_ != CollectiveOp::kAllGather) route.push_back(*sw.engine);
-    executor_->SendOnResources(std::move(route), sw.up_latency[m], up_bytes_ * sw.fraction,
+    executor_->SendOnResources(sw.up[m], sw.up_latency[m], up_bytes_ * sw.fraction,
                                [this, s, m] { OnUpDone(s, m); });
   }
 }

@@ -39,14 +39,36 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
     StartFlows(src, dst, bytes, std::move(on_done), timing, routes);
     return;
   }
-  engine_->Schedule(per_message_overhead_,
-                    [this, src, dst, bytes, timing, routes, done = std::move(on_done)]() mutable {
-                      StartFlows(src, dst, bytes, std::move(done), timing, routes);
-                    });
+  const uint32_t index = AcquirePending();
+  PendingSend& pending = pending_[index];
+  pending.src = src;
+  pending.dst = dst;
+  pending.bytes = bytes;
+  pending.timing = timing;
+  pending.routes = routes;
+  pending.on_done = std::move(on_done);
+  engine_->Schedule(per_message_overhead_, [this, index] {
+    PendingSend& p = pending_[index];
+    sim::EventHandler done = std::move(p.on_done);
+    p.on_done = nullptr;
+    free_pending_.push_back(index);
+    // Nothing below sends again before the copies are taken: StartFlows only starts flows.
+    StartFlows(p.src, p.dst, p.bytes, std::move(done), p.timing, p.routes);
+  });
 }
 
-void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency,
-                                       double bytes, sim::EventHandler&& on_done,
+uint32_t TransferExecutor::AcquirePending() {
+  if (!free_pending_.empty()) {
+    const uint32_t index = free_pending_.back();
+    free_pending_.pop_back();
+    return index;
+  }
+  pending_.emplace_back();
+  return static_cast<uint32_t>(pending_.size() - 1);
+}
+
+void TransferExecutor::SendOnResources(std::span<const sim::ResourceId> resources,
+                                       sim::Time latency, double bytes, sim::EventHandler&& on_done,
                                        SendTiming timing) {
   PODSIM_CHECK(bytes >= 0) << "negative transfer size " << bytes;
   ++transfers_;
@@ -65,21 +87,32 @@ void TransferExecutor::SendOnResources(std::vector<sim::ResourceId> resources, s
     PODSIM_CHECK(first != resources.end()) << "transfer crosses no link";
     Observe(fabric_->link(first->value).src, fabric_->link(last->value).dst, bytes, &on_done);
   }
-  sim::FlowSpec spec;
+  const uint32_t index = AcquirePending();
+  PendingSend& pending = pending_[index];
+  sim::FlowSpec& spec = pending.spec;
   spec.bytes = bytes;
+  spec.route.clear();
+  spec.weights.clear();
   if (orbits_ == nullptr) {
-    spec.route = std::move(resources);
+    spec.route.assign(resources.begin(), resources.end());
   } else {
     for (sim::ResourceId resource : resources) AddToRoute(resource, &spec);
   }
-  auto start = [this, spec = std::move(spec), latency, timing,
-                done = std::move(on_done)]() mutable {
+  pending.latency = latency;
+  pending.timing = timing;
+  pending.on_done = std::move(on_done);
+  auto start = [this, index] {
+    PendingSend& p = pending_[index];
     // As StartFlow: the wire owes what is left of the latency once the sender could start.
     const sim::Time sender_starts =
-        std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
-    spec.latency = std::clamp(sender_starts + latency - engine_->now(), sim::Time::Zero(), latency);
-    sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec, std::move(done));
+        std::max(p.timing.data_ready, p.timing.previous_done - p.latency) + per_message_overhead_;
+    p.spec.latency =
+        std::clamp(sender_starts + p.latency - engine_->now(), sim::Time::Zero(), p.latency);
+    sim::EventHandler done = std::move(p.on_done);
+    p.on_done = nullptr;
+    sim::StatusOr<sim::FlowId> flow = model_->StartFlow(p.spec, std::move(done));
     PODSIM_CHECK(flow.ok()) << "transfer on explicit resources: " << flow.status();
+    free_pending_.push_back(index);
   };
   if (per_message_overhead_ == sim::Time::Zero()) {
     start();

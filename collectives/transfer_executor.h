@@ -27,6 +27,7 @@
 #define PODSIM_COLLECTIVES_TRANSFER_EXECUTOR_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "collectives/link_orbits.h"
@@ -73,7 +74,7 @@ class TransferExecutor {
   // then `latency`, which `timing` cuts as for Send. Used by algorithms that address switches
   // directly (in_switch_reduction.h). REQUIRES: bytes >= 0 and finite; resources exist, are
   // distinct and not empty.
-  void SendOnResources(std::vector<sim::ResourceId> resources, sim::Time latency, double bytes,
+  void SendOnResources(std::span<const sim::ResourceId> resources, sim::Time latency, double bytes,
                        sim::EventHandler&& on_done, SendTiming timing = {});
 
   // Attaches an observer of every transfer (not owned; null detaches).
@@ -118,6 +119,21 @@ class TransferExecutor {
   };
   std::vector<Stripes> stripes_;  // Indexed by the id the stripes' callbacks carry.
   std::vector<uint32_t> free_stripes_;
+  // Sends waiting their per-message overhead, held here so that the engine's handler carries an
+  // index (a handler capturing the caller's handler would not fit inline and would allocate).
+  // An explicit-resource send keeps its flow's spec, whose vectors a reused slot keeps.
+  struct PendingSend {
+    topology::VertexId src = 0, dst = 0;
+    double bytes = 0;
+    SendTiming timing;
+    RouteChoice routes = RouteChoice::kEveryAxisFirst;
+    sim::Time latency;   // Explicit resources: the route latency to pay.
+    sim::FlowSpec spec;  // Explicit resources: the flow, route and weights set.
+    sim::EventHandler on_done;
+  };
+  uint32_t AcquirePending();
+  std::vector<PendingSend> pending_;
+  std::vector<uint32_t> free_pending_;
 };
 
 }  // namespace podsim::collectives

@@ -178,7 +178,7 @@ void FlowModel::Activate(uint32_t slot) {
     Hop& hop = flow.hops[h];
     Resource& resource = resources_[hop.resource];
     hop.position = static_cast<uint32_t>(resource.flows.size());
-    resource.flows.push_back(FlowRef{slot, h});
+    resource.flows.push_back(FlowRef{slot, h, hop.weight});
     MarkDirty(hop.resource);
   }
   AddToSolveSet(slot);
@@ -213,8 +213,9 @@ void FlowModel::Complete(uint32_t slot) {
   for (FlowObserver* observer : observers_) observer->OnFlowCompleted(Now(), id);
   // The callback runs in place and the slot is freed after it, so flows it starts take other
   // slots and cannot overwrite the running callback.
-  if (callbacks_[slot]) callbacks_[slot]();
-  callbacks_[slot] = nullptr;
+  FlowCallback& callback = callbacks_[slot];  // Stays put while the callback grows the deque.
+  if (callback) callback();
+  callback = nullptr;
   free_flows_.push_back(slot);
 }
 
@@ -244,7 +245,7 @@ bool FlowModel::RefreshResource(uint32_t r) {
   double max_rate = 0;
   for (const FlowRef& ref : resource.flows) {
     const Flow& flow = flows_[ref.flow];
-    usage += flow.rate * flow.hops[ref.hop].weight;
+    usage += flow.rate * ref.weight;
     max_rate = std::max(max_rate, flow.rate);
   }
   PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
@@ -372,6 +373,7 @@ void FlowModel::SolveSubset() {
       --unfixed_flows;
     }
   }
+  if (unfixed_flows == 0) return;
 
   // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get
   // fixed at the current lowest level, so an entry's recorded share is a lower bound of the true

@@ -146,7 +146,8 @@ class FlowModel {
   };
   struct FlowRef {
     uint32_t flow;
-    uint32_t hop;  // Index into the flow's hops.
+    uint32_t hop;   // Index into the flow's hops.
+    double weight;  // The hop's, kept here so a resource's usage reads no hop list.
   };
   struct Resource {
     double capacity;

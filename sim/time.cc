@@ -21,24 +21,20 @@ Time FromPicoseconds(double ps, double original_seconds) {
 
 }  // namespace
 
-Time Time::FromSecondsCeil(double seconds) {
-  return FromPicoseconds(std::ceil(seconds * 1e12), seconds);
+Time Time::SaturatedFromPicoseconds(double ps, double original_seconds) {
+  return FromPicoseconds(ps, original_seconds);
 }
 
 Time Time::FromSecondsRounded(double seconds) {
   return FromPicoseconds(std::nearbyint(seconds * 1e12), seconds);
 }
 
-Time Time::operator+(Time other) const {
-  int64_t sum = 0;
-  if (__builtin_add_overflow(ps_, other.ps_, &sum)) {
-    PODSIM_CHECK(ps_ > 0) << "time overflow: " << ps_ << " ps + " << other.ps_ << " ps";
-    return Max();
-  }
-  return Time(sum);
+Time Time::OverflowedSum(Time other) const {
+  PODSIM_CHECK(ps_ > 0) << "time overflow: " << ps_ << " ps + " << other.ps_ << " ps";
+  return Max();
 }
 
-Time Time::operator-(Time other) const {
+Time Time::OverflowedDifference(Time other) const {
   if (*this == Max() && other != Max()) return Max();
   int64_t difference = 0;
   PODSIM_CHECK(!__builtin_sub_overflow(ps_, other.ps_, &difference))

@@ -38,7 +38,12 @@ class Time {
 
   // Rounds up to the next whole picosecond; Max() for +infinity or anything at or past 2^63 ps.
   // REQUIRES: seconds is not NaN and >= 0.
-  static Time FromSecondsCeil(double seconds);
+  static Time FromSecondsCeil(double seconds) {
+    const double ps = __builtin_ceil(seconds * 1e12);
+    // 2^63: the first double past the horizon. The out-of-line path saturates or aborts.
+    if (ps >= 0 && ps < 9223372036854775808.0) return Time(static_cast<int64_t>(ps));
+    return SaturatedFromPicoseconds(ps, seconds);
+  }
   // Rounds to the nearest picosecond, saturating as FromSecondsCeil; for user-given constants
   // such as link latencies. REQUIRES: seconds is not NaN and >= 0.
   static Time FromSecondsRounded(double seconds);
@@ -52,8 +57,18 @@ class Time {
   // A sum past Max() is Max() (the horizon); a sum below the smallest time aborts (PODSIM_CHECK:
   // a wrapped time would silently reorder events). Max() minus a finite time is Max(); other
   // differences abort on overflow.
-  Time operator+(Time other) const;
-  Time operator-(Time other) const;
+  Time operator+(Time other) const {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(ps_, other.ps_, &sum)) return OverflowedSum(other);
+    return Time(sum);
+  }
+  Time operator-(Time other) const {
+    int64_t difference = 0;
+    if (ps_ == Max().ps_ || __builtin_sub_overflow(ps_, other.ps_, &difference)) {
+      return OverflowedDifference(other);
+    }
+    return Time(difference);
+  }
   Time& operator+=(Time other) { return *this = *this + other; }
   Time& operator-=(Time other) { return *this = *this - other; }
 
@@ -62,6 +77,10 @@ class Time {
 
  private:
   constexpr explicit Time(int64_t ps) : ps_(ps) {}
+  // The cold paths of the conversions and arithmetic above (time.cc).
+  static Time SaturatedFromPicoseconds(double ps, double original_seconds);
+  Time OverflowedSum(Time other) const;
+  Time OverflowedDifference(Time other) const;
   static constexpr int64_t Scaled(int64_t value, int64_t ps_per_unit) {
     // Checked at compile time for constants; at run time an overflow aborts via a trap.
     return (value > std::numeric_limits<int64_t>::max() / ps_per_unit ||
