@@ -138,11 +138,10 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
     engine_->Schedule(sim::Time::Zero(), std::move(on_done));
     return;
   }
-  // routes_ and spec_ are reused across transfers (no allocation per transfer). Nothing below
-  // re-enters Send: flow completions always arrive as later events.
-  fabric_->ParallelRoutes(src, dst, &routes_, routes == RouteChoice::kEveryAxisFirst);
-  if (routes_.size() == 1) {
-    StartFlow(src, dst, bytes, routes_.front().route, std::move(on_done), timing);
+  // Nothing below re-enters Send or StripesOf: flow completions always arrive as later events.
+  const std::vector<Stripe>& stripes = StripesOf(src, dst, routes);
+  if (stripes.size() == 1) {
+    StartFlow(stripes.front(), bytes, std::move(on_done), timing);
     return;
   }
   // Striped over parallel routes: done when the last stripe is.
@@ -154,11 +153,11 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
     stripe = static_cast<uint32_t>(stripes_.size());
     stripes_.emplace_back();
   }
-  stripes_[stripe].pending = routes_.size();
+  stripes_[stripe].pending = stripes.size();
   stripes_[stripe].on_done = std::move(on_done);
-  for (const topology::WeightedRoute& weighted : routes_) {
+  for (const Stripe& part : stripes) {
     StartFlow(
-        src, dst, bytes * weighted.fraction, weighted.route,
+        part, bytes * part.fraction,
         [this, stripe] {
           Stripes& s = stripes_[stripe];
           if (--s.pending > 0) return;
@@ -171,25 +170,42 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   }
 }
 
-void TransferExecutor::StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
-                                 const std::vector<topology::LinkIndex>& route,
-                                 sim::EventHandler&& on_done, SendTiming timing) {
-  const sim::Time latency = fabric_->RouteLatency(route);
+const std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::VertexId src,
+                                                                         topology::VertexId dst,
+                                                                         RouteChoice routes) {
+  std::unordered_map<uint64_t, std::vector<Stripe>>& plans =
+      plans_[routes == RouteChoice::kEveryAxisFirst ? 0 : 1];
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+  if (auto it = plans.find(key); it != plans.end()) return it->second;
+  if (plans.size() >= kMaxPlans) plans.clear();
+  fabric_->ParallelRoutes(src, dst, &routes_, routes == RouteChoice::kEveryAxisFirst);
+  std::vector<Stripe>& stripes = plans[key];
+  for (const topology::WeightedRoute& weighted : routes_) {
+    sim::FlowSpec spec;
+    if (orbits_ == nullptr) {
+      for (topology::LinkIndex link : weighted.route) spec.route.push_back(sim::ResourceId{link});
+    } else {
+      for (topology::LinkIndex link : weighted.route) AddToRoute(sim::ResourceId{link}, &spec);
+    }
+    stripes.push_back(Stripe{weighted.fraction, fabric_->RouteLatency(weighted.route),
+                             std::move(spec.route), std::move(spec.weights)});
+  }
+  return stripes;
+}
+
+void TransferExecutor::StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
+                                 SendTiming timing) {
+  const sim::Time latency = stripe.latency;
   const sim::Time now = engine_->now();
   // The per-message overhead is software work before the bytes leave, so it delays the start.
   const sim::Time start =
       std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
   spec_.bytes = bytes;
   spec_.latency = std::clamp(start + latency - now, sim::Time::Zero(), latency);
-  spec_.route.clear();
-  spec_.weights.clear();
-  if (orbits_ == nullptr) {
-    for (topology::LinkIndex link : route) spec_.route.push_back(sim::ResourceId{link});
-  } else {
-    for (topology::LinkIndex link : route) AddToRoute(sim::ResourceId{link}, &spec_);
-  }
+  spec_.route = stripe.route;
+  spec_.weights = stripe.weights;
   sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));
-  PODSIM_CHECK(flow.ok()) << "transfer " << src << " -> " << dst << ": " << flow.status();
+  PODSIM_CHECK(flow.ok()) << "transfer: " << flow.status();
 }
 
 void TransferExecutor::AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec) const {

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "collectives/link_orbits.h"
@@ -93,8 +94,19 @@ class TransferExecutor {
                sim::EventHandler* on_done);
   void StartFlows(topology::VertexId src, topology::VertexId dst, double bytes,
                   sim::EventHandler&& on_done, SendTiming timing, RouteChoice routes);
-  void StartFlow(topology::VertexId src, topology::VertexId dst, double bytes,
-                 const std::vector<topology::LinkIndex>& route, sim::EventHandler&& on_done,
+  // The flows of a transfer between two vertices as the fabric routes them: per parallel route,
+  // its share of the bytes, its latency and its resources with their weights (the quotient's
+  // orbits applied; no weights without them). Built once per (src, dst, choice) and kept, since
+  // collectives send between the same pairs over and over.
+  struct Stripe {
+    double fraction = 1;
+    sim::Time latency;
+    std::vector<sim::ResourceId> route;
+    std::vector<double> weights;
+  };
+  const std::vector<Stripe>& StripesOf(topology::VertexId src, topology::VertexId dst,
+                                       RouteChoice routes);
+  void StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
                  SendTiming timing);
   // Adds resource `resource` to `spec` (a link's canonical link with its weight, when a
   // quotient), merging it with an equal resource already there.
@@ -112,6 +124,10 @@ class TransferExecutor {
   // Scratch reused by every transfer.
   std::vector<topology::WeightedRoute> routes_;
   sim::FlowSpec spec_;
+  // StripesOf's plans by (src, dst) and by route choice; emptied when they pass kMaxPlans (an
+  // all-to-all over many ranks), so memory stays bounded.
+  static constexpr size_t kMaxPlans = 1 << 16;
+  std::unordered_map<uint64_t, std::vector<Stripe>> plans_[2];
   // A transfer striped over parallel routes: its stripes still in flight and its callback.
   struct Stripes {
     size_t pending = 0;
