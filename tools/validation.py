@@ -183,8 +183,30 @@ def render(rows):
         lines.append(f"\n{title}\n\n{intro}\n{TABLE}")
         lines += [render_row(r) for r in chosen]
     lines.append(sources(rows))
+    lines.append(UNUSED)
     lines.append(notes(rows))
     return "".join(lines)
+
+
+# The measurements of calibration.md's validation groups that give no row, and why.
+UNUSED = """
+Measurements of the validation groups (calibration.md G6 and G7) that give no row, because the
+run cannot be set up without guessing what it ran:
+
+- **G7.2**, vLLM v0.5.4 on Lambda's A100 and H100 (`LambdaLabsML/vllm-benchmark`
+  `benchmark_v0.md`): 320 prompts from the serving benchmark, whose prompt and output lengths the
+  report does not state; and the report itself puts v0.5.4's throughput down to CPU overhead
+  (v0.6.0's multi-step scheduling more than doubles it, GPU power rising from ~60% to ~95%), a
+  host cost podsim does not model.
+- **G7.3**, JetStream-PyTorch on TPU v5e (`benchmarks/summary.md`): 2,000 ShareGPT
+  conversations of up to 1,024 prompt and 1,024 output tokens, whose lengths the summary does not
+  give, with outputs as long as the model generates them ("different weights can produce
+  different benchmark results").
+- **G6.3**'s H200 and B200 sequence sweep (8K to 256K): ZeRO-3 with CPU offload, which podsim
+  does not model (its right-sized 8K runs are rows).
+- **G6.4**'s Parallel Folding Qwen2-57B-A14B and Megatron-Core MoE GB200/GB300 figures, and
+  AXLearn's iteration times: the per-row configurations are not in the pack.
+"""
 
 
 def notes(rows):
