@@ -305,13 +305,16 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
     case Role::kCore: {
       // Group j follows spine j. Within the group, core c serves the destination SUs c mod cores
       // (an SU's global index pod * sus + su); SU c (pod c / sus, SU c % sus) is one of them, so c
-      // moves where that SU does (the same for every SU of c's residue: AllowsStep).
+      // moves where that SU does (the same for every SU of c's residue: AllowsStep). The pod is
+      // not taken modulo the pods: where shifts wrap, the cores divide 4 x pods and it makes no
+      // difference; where they do not (ToCanonical's shifts and their inverses), SU c's image may
+      // lie past the fabric while the SUs of its residue that routes reach do not.
       const int cpg = g.cores_per_group;
       const int j = Mod(i / cpg + shift.delta[r], spp);
       const int c = static_cast<int>(i % cpg);
-      const int moved = (Mod(c / sus + shift.delta[r + 2], g.pods) * sus +
-                         Mod(c % sus + shift.delta[r + 1], sus)) %
-                        cpg;
+      const int64_t image = static_cast<int64_t>(c / sus + shift.delta[r + 2]) * sus +
+                            Mod(c % sus + shift.delta[r + 1], sus);
+      const int moved = Mod(image, cpg);
       return g.cores[static_cast<size_t>(j) * cpg + moved];
     }
     case Role::kNone:

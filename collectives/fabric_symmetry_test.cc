@@ -74,8 +74,9 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByPods) {
   EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 32, 4, 2}));
   EXPECT_EQ(shift->delta, (std::vector<int>{0, 0, 0, -1}));
   ExpectRoutesMap(system.fabric, symmetry, pod1, *shift);
-  // Pod 0 to pod 1 and back, through the cores.
-  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 1024 + 17}, FabricSymmetry::Shift{{0, 0, 0, 0}});
+  // Pod 0 to pod 1 and back, through the cores, under a shift of the SUs and the pods.
+  ExpectRoutesMap(system.fabric, symmetry, {0, 9, 300, 1024 + 17},
+                  FabricSymmetry::Shift{{0, 5, 1, 1}});
   // GPU 1500 is slot 4 of node 187: node 27 of SU 1 of pod 1.
   EXPECT_EQ(symmetry.Coord(1500), (std::vector<int>{4, 27, 1, 1}));
   EXPECT_EQ(symmetry.ChipAt({4, 27, 1, 1}), 1500u);
@@ -174,11 +175,16 @@ void ExpectGpuGenerators(const std::string& text, std::vector<bool> node_axes,
       generators.back().delta[axis] = step;
     }
   }
-  // Every GPU up to 1024; above, node 0's and a scattered sample (one in 23 by a multiplicative
-  // hash), which still holds pairs in one node, SU, pod and across pods.
+  // Every GPU up to 1024; above, every GPU of node 0, of a node in the second SU and of the last
+  // node, and a scattered sample of about 200 more (by a multiplicative hash): pairs in one node,
+  // one SU, one pod and across pods, on every rail.
   std::vector<topology::VertexId> chips;
-  for (topology::VertexId chip = 0; chip < fabric.chip_count(); ++chip) {
-    if (fabric.chip_count() <= 1024 || chip < 8 || (chip * 2654435761u) % 23 == 0) {
+  const uint32_t n = fabric.chip_count();
+  const uint32_t modulus = std::max(23u, n / 200);
+  for (topology::VertexId chip = 0; chip < n; ++chip) {
+    const uint32_t node = chip / 8;
+    if (n <= 1024 || node == 0 || node == 37 || node == n / 8 - 1 ||
+        (chip * 2654435761u) % modulus == 0) {
       chips.push_back(chip);
     }
   }
@@ -267,11 +273,32 @@ TEST(FabricSymmetryTest, GpuPodsRotateTheirNodeDigits) {
   ExpectGpuGenerators("h100:2048", {true, true, true});
   ExpectGpuGenerators("b200:4096", {true, true, true}, {2, 4});
   ExpectGpuGenerators("h100:6144", {true, false, true});
+  ExpectGpuGenerators("h100:16384", {true, true, true});  // 8 cores per group: 4 divides them.
   // A partial pod: one node axis, no shift wraps.
   topology::System partial = System("h100:1032");
   FabricSymmetry symmetry(&partial.fabric);
   EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 129}));
-  EXPECT_FALSE(symmetry.AllowsStep(1, 128) && symmetry.AllowsStep(1, 1));
+  for (int step = 1; step < 129; ++step) EXPECT_FALSE(symmetry.AllowsStep(1, step)) << step;
+}
+
+// Whole pods whose shifts do not wrap (5 pods, 3 cores per group, which divide neither 4 nor the
+// 20 SUs): no SU or pod rotation, but the shift to the canonical translate, and back, still maps
+// every route, those through the cores included.
+TEST(FabricSymmetryTest, GpuPodsThatDoNotWrapStillTranslateToCanonical) {
+  topology::System system = System("h100:5120");
+  FabricSymmetry symmetry(&system.fabric);
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 32, 4, 5}));
+  EXPECT_TRUE(symmetry.AllowsStep(1, 1));
+  EXPECT_FALSE(symmetry.AllowsStep(2, 1));
+  EXPECT_FALSE(symmetry.AllowsStep(3, 1));
+  const std::vector<topology::VertexId> chips = {1024, 1031, 1500, 2048, 2300, 3071, 3900};
+  std::optional<FabricSymmetry::Shift> shift = symmetry.ToCanonical(chips);
+  ASSERT_TRUE(shift);
+  EXPECT_EQ(shift->delta, (std::vector<int>{0, 0, 0, -1}));
+  ExpectRoutesMap(system.fabric, symmetry, chips, *shift);
+  std::vector<topology::VertexId> moved;
+  for (topology::VertexId chip : chips) moved.push_back(symmetry.ApplyToVertex(chip, *shift));
+  ExpectRoutesMap(system.fabric, symmetry, moved, symmetry.Inverse(*shift));
 }
 
 }  // namespace

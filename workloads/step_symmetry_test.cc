@@ -120,15 +120,16 @@ INSTANTIATE_TEST_SUITE_P(
         TrainingCase{"tpu-v5p:16x4x4", kSmallLlama, "dp=4,fsdp=32,tp=2,order=tp/dp/fsdp", 1 << 20,
                      4096, 16},
         TrainingCase{"tpu-v5p:8x4x4", kSmallLlama, "fsdp=32,tp=4", 1 << 19, 4096, 8},
-        // 3 levels, 2 pods: pipeline stages across the pods and data
-        // parallelism over a pod's 128 nodes, a ring that the SUs' rotation
-        // in each pod maps onto itself (64 orbits, 256 with pod shifts
-        // alone), as the 405B step on h100:16384 has them.
+        // 3 levels, 2 pods: pipeline stages across the pods and data parallelism over a pod's
+        // 128 nodes, a ring that the SUs' rotation in each pod maps onto itself (64 orbits, 256
+        // with pod shifts alone), as the 405B step on h100:16384 has them.
         TrainingCase{"h100:2048", kTinyModel, "tp=8,pp=2,dp=128,microbatches=2", 1 << 18, 1024, 64},
-        // Data parallelism within each SU (32 nodes, rotated by the node
-        // digit with the spines) and 8 stages over the SUs: one chip per
-        // stage (256 with pod shifts alone).
-        TrainingCase{"h100:2048", kTinyModel, "tp=8,dp=32,pp=8,microbatches=8", 1 << 18, 1024, 8}));
+        // Data parallelism within each SU (32 nodes, rotated by the node digit with the spines)
+        // and 8 stages over the SUs: one chip per stage (256 with pod shifts alone).
+        TrainingCase{"h100:2048", kTinyModel, "tp=8,dp=32,pp=8,microbatches=8", 1 << 18, 1024, 8},
+        // 4 pods, 2 cores per group: the SUs' rotation moves the cores.
+        TrainingCase{"h100:4096", kTinyModel, "tp=8,pp=4,dp=128,microbatches=4", 1 << 19, 1024,
+                     128}));
 
 }  // namespace
 }  // namespace podsim::workloads
