@@ -223,6 +223,27 @@ class StageBuilder {
   int previous_layer_start_ = -1;
 };
 
+// The head's HBM in the forward, as memory.h counts it: its saved tensors (the unembedding's input
+// and the logits) from the end of the op the loss reads to the end of the head's backward, and the
+// loss's transient (loss_peak_bytes: its fp32 copies) on top of them while its forward kernels
+// run, the step's peak where the vocabulary is large. Ops begin..last are the head forward's.
+void HoldHead(StageBuilder* builder, const schedule::Program& program, int begin, int last,
+              double saved, double loss_peak) {
+  int first_loss = -1, last_loss = -1;
+  for (int i = begin; i <= last; ++i) {
+    if (program.ops(i).kind() != schedule::LOSS) continue;
+    if (first_loss < 0) first_loss = i;
+    last_loss = i;
+  }
+  if (first_loss < 0 || program.ops(first_loss).deps().empty()) {
+    builder->Hold(last, saved);
+    return;
+  }
+  const int logits = program.ops(first_loss).deps(0);
+  builder->Hold(logits, saved + loss_peak);
+  builder->Release(last_loss, loss_peak);
+}
+
 }  // namespace
 
 schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& model,
@@ -369,7 +390,9 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
           builder.Hold(input, layer_saved[moe][re]);
         }
         if (vs == virtual_stages - 1) {
-          builder.Hold(builder.Append(head_fwd, input, unit, -1, last_microbatch), head_saved);
+          const int begin = program->ops_size();
+          const int last = builder.Append(head_fwd, input, unit, -1, last_microbatch);
+          HoldHead(&builder, *program, begin, last, head_saved, memory.loss_peak_bytes);
         } else {
           builder.Send(unit, offset_to(vs, vs + 1), tag(unit.microbatch, unit.chunk, true),
                        boundary_bytes, input);
