@@ -76,8 +76,10 @@ def main():
         reference, error = train(args.podsim, system, layout, batch_tokens,
                                  ["--every-chip", "--flows"])
         if reference is None:
-            print(f"FAIL {system} {layout}: the reference failed: {error}")
-            differ += 1
+            # The reference may pass the work bound where the quotient does not: not a difference.
+            refused = "work bound" in error
+            print(f"{'skip' if refused else 'FAIL'} {system} {layout}: the reference: {error}")
+            differ += 0 if refused else 1
             continue
         cases += 1
         a, b = quotient["step_time_s"], reference["step_time_s"]
