@@ -287,9 +287,11 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       workloads::ValidateLayout(layout, model, system.fabric.chip_count(), batch), "train.layout"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateAttentionOption(OpOptionsOf(t), layout),
                                          "train.attention"));
-  if (t.fp8_all_gather() && layout.fsdp <= 1) {
+  if (t.fp8_all_gather() && layout.fsdp <= 1 &&
+      !(t.distributed_optimizer() && (layout.grad_dp() > 1 || layout.expert_grad_dp() > 1))) {
     return Invalid(source, "train.fp8_all_gather",
-                   "needs fsdp > 1: layout " + layout.ToString() + " gathers no weights");
+                   "needs fsdp > 1, or the distributed optimizer over dp > 1: layout " +
+                       layout.ToString() + " gathers no weights");
   }
   if (t.fp8_dispatch() && layout.ep <= 1) {
     return Invalid(source, "train.fp8_dispatch",

@@ -103,6 +103,10 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "gathers no weights\n"},
       {With(kTrain, {"--fp8-all-gather"}),
        "podsim: error: --fp8-all-gather: needs fp8 training (fp8: true, --fp8)\n"},
+      {{"train", "--system", "h100:8", "--model", "llama3-8b", "--layout", "dp=8", "--batch-tokens",
+        "64Ki", "--seq", "8192", "--fp8", "--fp8-all-gather"},
+       "podsim: error: --fp8-all-gather: needs fsdp > 1, or the distributed optimizer over dp > 1: "
+       "layout dp=8,fsdp=1,tp=1,pp=1 gathers no weights\n"},
       {With(kTrain, {"--recompute", "save:attn.qkv,"}),
        "podsim: error: --recompute: save: needs the forward ops to keep, like "
        "save:attn.qkv,attn.core (got 'save:attn.qkv,')\n"},

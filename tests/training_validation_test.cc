@@ -1070,6 +1070,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     // False, scripts/performance/utils/helpers.py of that release; docs/sources.md).
     options.precision.bf16_gradients = true;
     options.fp8_library = Fp8Library::kTransformerEngine;
+    // And keep the layers' weights in fp8, gathered in fp8 (fp8_param_gather = True).
+    options.fp8_all_gather = true;
     options.distributed_optimizer = layout.find("fsdp") == std::string::npos;
     options.tp_comm_overlap = layout.find("tp=") != std::string::npos;
     if (std::string(r.family) == "hopper") options.attention = AttentionKernel::kCudnn;
@@ -1105,7 +1107,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                     "train --system " + system + " --model " + r.model + " --layout " + layout +
                         " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
                         std::to_string(r.seq) +
-                        " --fp8 --fp8-library te --precision megatron --grad-reduce-in-bf16" +
+                        " --fp8 --fp8-library te --fp8-all-gather --precision megatron "
+                        "--grad-reduce-in-bf16" +
                         (options.distributed_optimizer ? " --distributed-optimizer" : "") +
                         (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
                         (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +

@@ -147,6 +147,38 @@ TEST(Fp8TrainingTest, Fp8AllGatherCastsShardsAndGathersHalfTheBytes) {
             "an fp8 all-gather needs fp8 training (--fp8)");
 }
 
+// Megatron-Core's fp8_param_gather: with the distributed optimizer the layer's parameter
+// all-gather over dp moves a byte a parameter instead of two, and with Transformer Engine the
+// layers' weights are kept in fp8 alone (the embedding and the head stay in bf16).
+TEST(Fp8TrainingTest, Fp8ParamGatherHalvesTheDistributedOptimizersGather) {
+  OpOptions fp8;
+  fp8.fp8 = true;
+  fp8.distributed_optimizer = true;
+  fp8.fp8_library = Fp8Library::kTransformerEngine;
+  OpOptions gathered = fp8;
+  gathered.fp8_all_gather = true;
+  auto gather_bytes = [](const OpList& ops) {
+    for (const Op& op : ops) {
+      if (op.name == "dp.all-gather.layer") return op.comm_bytes;
+    }
+    ADD_FAILURE() << "no dp.all-gather.layer";
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(gather_bytes(Layer("llama3-8b", "dp=8", false, gathered)),
+                   gather_bytes(Layer("llama3-8b", "dp=8", false, fp8)) / 2);
+
+  const ModelSpec model = ParseModel("llama3-8b").value();
+  const Layout layout = ParseLayout("dp=8").value();
+  const topology::ChipSpec h100 = topology::ChipPreset("h100").value();
+  const MemoryBreakdown plain = StageMemory(model, layout, {8, 4096}, fp8, h100, 0);
+  const MemoryBreakdown kept = StageMemory(model, layout, {8, 4096}, gathered, h100, 0);
+  EXPECT_DOUBLE_EQ(kept.param_bytes, plain.param_bytes - plain.layer_params);  // 2 B -> 1 B.
+  OpOptions torchao = gathered;
+  torchao.fp8_library = Fp8Library::kTorchao;  // Gathers in fp8, keeps bf16 weights.
+  EXPECT_DOUBLE_EQ(StageMemory(model, layout, {8, 4096}, torchao, h100, 0).param_bytes,
+                   plain.param_bytes);
+}
+
 // Transformer Engine keeps an fp8 linear layer's input in fp8 for the backward, torchao the
 // high-precision one: the layer's saved bytes differ by the linear GEMMs' inputs, (e - 1) / e of
 // them; attention, norms and the MoE router keep theirs.

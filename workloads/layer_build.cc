@@ -154,24 +154,25 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
 // the first microbatch only). Returns the last gather (-1: none).
 int WeightGather(Builder& b, double params, double updated, const OpOptions& options,
                  const std::string& what, Phase phase, const DataGroups& groups) {
+  // The transformer layers' weights (not the embedding's or the head's) in fp8 where asked: over
+  // fsdp and over the distributed optimizer's dp alike (torchao's fp8 all-gather, Megatron-Core's
+  // fp8_param_gather).
+  constexpr double kFp8Bytes = 1;
+  const bool fp8 = options.fp8_all_gather && (what == "layer" || what == "experts");
+  const double gathered_bytes = fp8 ? kFp8Bytes : options.precision.param_bytes;
   int gather = -1;
   if (options.distributed_optimizer && groups.dp_size > 1 && phase == Phase::kForward &&
       updated > 0) {
     gather = b.AddSide(b.Collective(groups.dp + ".all-gather." + what, CollectiveOp::kAllGather,
-                                    groups.dp,
-                                    options.precision.param_bytes * updated / groups.fsdp_size,
+                                    groups.dp, gathered_bytes * updated / groups.fsdp_size,
                                     /*blocking=*/false, phase));
   }
   // Without resharding, the backward (and its recomputation) uses the forward's gathered weights.
   if (groups.fsdp_size <= 1 || (phase != Phase::kForward && !options.fsdp_reshard_after_forward)) {
     return gather;
   }
-  // The transformer layers' weights (not the embedding's or the head's) in fp8 where asked.
-  constexpr double kFp8Bytes = 1;
-  const bool fp8 = options.fp8_all_gather && (what == "layer" || what == "experts");
   Op fsdp = b.Collective(groups.fsdp + ".all-gather." + what, CollectiveOp::kAllGather, groups.fsdp,
-                         (fp8 ? kFp8Bytes : options.precision.param_bytes) * params,
-                         /*blocking=*/false, phase);
+                         gathered_bytes * params, /*blocking=*/false, phase);
   if (gather >= 0) fsdp.deps = {gather};
   return b.AddSide(fsdp);
 }

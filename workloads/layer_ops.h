@@ -132,8 +132,11 @@ struct OpOptions {
   // enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp): each chip casts
   // its own shard before the gather, so a layer's gathers move one byte a parameter (its norm and
   // router weights too, under 0.1% of a layer's) and its forward casts a shard, not the whole
-  // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). REQUIRES: fp8 and fsdp > 1
-  // (ValidateFp8).
+  // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). With the distributed
+  // optimizer, its parameter all-gathers over dp move one byte a parameter likewise
+  // (Megatron-Core's fp8_param_gather). With fp8_library te the layers' weights are kept in fp8
+  // alone (Transformer Engine's fp8 parameters; memory.h). REQUIRES: fp8 (ValidateFp8), and fsdp
+  // > 1 or the distributed optimizer over dp > 1 (scenario_check.cc).
   bool fp8_all_gather = false;
   // With fp8 and ep: the expert dispatch all-to-all and the backward's combine.dx (the output
   // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as
