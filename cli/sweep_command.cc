@@ -575,7 +575,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")
-            << (base.fp8_all_gather ? ", fp8 fsdp all-gathers" : "")
+            << (base.fp8_all_gather ? ", fp8 weight all-gathers" : "")
             << (base.fp8_dispatch ? ", fp8 expert dispatch (layouts with ep)" : "")
             << (base.loss == workloads::LossKernel::kVocabParallel
                     ? ""
