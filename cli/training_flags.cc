@@ -74,9 +74,10 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
   sub->add_flag("--fp8-all-gather", flags->fp8_all_gather,
                 "With --fp8 and fsdp or --distributed-optimizer: the layers' weights are "
                 "all-gathered in fp8, half the bytes of bf16 (torchao's "
-                "enable_fsdp_float8_all_gather, each chip casting its shard first; with "
-                "--fp8-library te, Megatron-Core's fp8_param_gather, which also keeps the layers' "
-                "weights in fp8 alone, 1 B a parameter, the fp32 master in the optimizer)");
+                "enable_fsdp_float8_all_gather, each chip casting its shard first; Megatron-Core's "
+                "fp8_param_gather with current scaling; the weights kept still count the "
+                "recipe's parameter bytes, as Transformer Engine's fp8 parameters carry a "
+                "transposed copy)");
   sub->add_flag("--fp8-dispatch", flags->fp8_dispatch,
                 "With --fp8 and ep: the expert dispatch all-to-all and the backward's combine "
                 "carry fp8 tokens with one fp32 scale per 128 elements, as DeepSeek-V3 and "

@@ -1042,6 +1042,9 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     double tokens_per_s_per_gpu;
     const char* family;
     bool exact = false;  // --exact --max-transfers 1e8: 256 orbits, past the default's 64.
+    // FP8-MX (MXFP8): Megatron gathers MXFP8 parameters in bf16 (through the gradient buffer
+    // where reuse_grad_buf_for_mxfp8_param_ag is set); FP8-CS gathers fp8 (fp8_param_gather).
+    bool mxfp8 = false;
   };
   ErrorSummary summary("Megatron-Bridge 25.11");
   for (const Row& r : {
@@ -1054,11 +1057,11 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                "hopper"},
            Row{"Llama3 8B", "b200:8", "llama3-8b", "dp=8,mbs=2", 128, 8192, 30624, "blackwell"},
            Row{"Qwen3 30B-A3B", "b200:8", "qwen3-30b-a3b", "dp=8,ep=8,mbs=1", 512, 4096, 9299,
-               "blackwell"},
+               "blackwell", false, true},
            // 61 layers over 16 stages: stages 0, 1 and 15 take 3, the other 13 take 4 (the
            // multi-token prediction layer is not modelled).
            Row{"DeepSeek-V3", "b200:256", "deepseek-v3", "dp=16,pp=16,ep=8,mbs=1", 2048, 4096, 2139,
-               "blackwell", true},
+               "blackwell", true, true},
        }) {
     sim::StatusOr<ModelSpec> model = ParseModel(r.model);
     ASSERT_TRUE(model.ok());
@@ -1070,8 +1073,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     // False, scripts/performance/utils/helpers.py of that release; docs/sources.md).
     options.precision.bf16_gradients = true;
     options.fp8_library = Fp8Library::kTransformerEngine;
-    // And keep the layers' weights in fp8, gathered in fp8 (fp8_param_gather = True).
-    options.fp8_all_gather = true;
+    // And gather the layers' weights in fp8 (fp8_param_gather = True) under current scaling.
+    options.fp8_all_gather = !r.mxfp8;
     options.distributed_optimizer = layout.find("fsdp") == std::string::npos;
     options.tp_comm_overlap = layout.find("tp=") != std::string::npos;
     if (std::string(r.family) == "hopper") options.attention = AttentionKernel::kCudnn;
@@ -1106,9 +1109,9 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                     result.step_time_s, measured, r.family,
                     "train --system " + system + " --model " + r.model + " --layout " + layout +
                         " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
-                        std::to_string(r.seq) +
-                        " --fp8 --fp8-library te --fp8-all-gather --precision megatron "
-                        "--grad-reduce-in-bf16" +
+                        std::to_string(r.seq) + " --fp8 --fp8-library te" +
+                        (options.fp8_all_gather ? " --fp8-all-gather" : "") +
+                        " --precision megatron --grad-reduce-in-bf16" +
                         (options.distributed_optimizer ? " --distributed-optimizer" : "") +
                         (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
                         (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +

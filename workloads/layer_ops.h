@@ -134,9 +134,13 @@ struct OpOptions {
   // router weights too, under 0.1% of a layer's) and its forward casts a shard, not the whole
   // weights (fp8_training.h); the gathered buffers hold fp8 (memory.h). With the distributed
   // optimizer, its parameter all-gathers over dp move one byte a parameter likewise
-  // (Megatron-Core's fp8_param_gather). With fp8_library te the layers' weights are kept in fp8
-  // alone (Transformer Engine's fp8 parameters; memory.h). REQUIRES: fp8 (ValidateFp8), and fsdp
-  // > 1 or the distributed optimizer over dp > 1 (scenario_check.cc).
+  // (Megatron-Core's fp8_param_gather with fp8 current scaling; MXFP8 parameters are gathered in
+  // bf16). The weights a chip keeps are counted at the recipe's
+  // parameter bytes: Transformer Engine's fp8 parameters carry a transposed copy on Hopper and a
+  // column-wise one under MXFP8, about 2 B a parameter (not modelled apart). Its per-microbatch
+  // weight cast is costed as without the flag (a shard's once a step, as Megatron quantizes, is
+  // not modelled). REQUIRES: fp8 (ValidateFp8), and fsdp > 1 or the distributed optimizer over
+  // dp > 1 (scenario_check.cc).
   bool fp8_all_gather = false;
   // With fp8 and ep: the expert dispatch all-to-all and the backward's combine.dx (the output
   // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as

@@ -9,7 +9,6 @@ namespace {
 double D(int64_t v) { return static_cast<double>(v); }
 
 constexpr double kFp32Bytes = 4;
-constexpr double kFp8ParamBytes = 1;
 
 // The layers of `stage` with a dense MLP and with experts.
 struct StageLayers {
@@ -119,11 +118,6 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   m.stage = stage;
   m.params = ParamsPerChip(model, layout, stage, &m.layer_params, &m.expert_params);
   m.param_bytes = m.params * p.param_bytes;
-  // Transformer Engine's fp8 parameters (Megatron-Core's fp8_param_gather, which gathers them in
-  // fp8): the layers' weights are kept in fp8 alone, the fp32 master in the optimizer.
-  if (options.fp8_all_gather && options.fp8_library == Fp8Library::kTransformerEngine) {
-    m.param_bytes = (m.params - m.layer_params) * p.param_bytes + m.layer_params * kFp8ParamBytes;
-  }
   m.grad_bytes = m.params * p.GradBufferBytes(layout.microbatch_count());
   m.optimizer_bytes = m.params * (p.master_bytes + p.optimizer_bytes);
   // The distributed optimizer shards the master copy and the moments over dp; the gradient buffer
