@@ -10,13 +10,17 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "sim/engine.h"
 #include "sim/flow_model.h"
+#include "sim/flow_observer.h"
 
 namespace podsim::sim {
 namespace {
@@ -77,7 +81,32 @@ class Torus16x16 {
   std::vector<ResourceId> links_;
 };
 
-void RunSharedTorus(benchmark::State& state, int idle_resources) {
+// Counts how far committed rate changes move a flow's rate (relative to its previous rate; a
+// flow's first allocation is not a change): how much a precision threshold, below which a change
+// would neither propagate nor reschedule, could skip.
+class RateChangeCounter : public FlowObserver {
+ public:
+  void OnFlowStarted(Time, FlowId flow, double, std::span<const ResourceId>) override {
+    if (flow.slot >= rates_.size()) rates_.resize(flow.slot + 1, 0);
+    rates_[flow.slot] = 0;
+  }
+  void OnFlowRateChanged(Time, FlowId flow, double rate) override {
+    const double previous = rates_[flow.slot];
+    rates_[flow.slot] = rate;
+    if (previous <= 0) return;
+    const double change = std::abs(rate - previous) / previous;
+    ++changes;
+    over_1e6 += change > 1e-6;
+    over_1e4 += change > 1e-4;
+  }
+  uint64_t changes = 0, over_1e6 = 0, over_1e4 = 0;
+
+ private:
+  std::vector<double> rates_;  // Per flow slot.
+};
+
+void RunSharedTorus(benchmark::State& state, int idle_resources,
+                    RateChangeCounter* counter = nullptr) {
   constexpr int kConcurrent = 1000;
   constexpr uint64_t kCompletionsPerRun = 5000;
   uint64_t completions = 0;
@@ -85,6 +114,7 @@ void RunSharedTorus(benchmark::State& state, int idle_resources) {
     Engine engine;
     FlowModel model(&engine);
     Torus16x16 torus(&model, idle_resources);
+    if (counter != nullptr) model.AddObserver(counter);
     std::mt19937 rng(1);
     uint64_t started = 0;
     std::function<void()> start = [&] {
@@ -110,8 +140,19 @@ void RunSharedTorus(benchmark::State& state, int idle_resources) {
 
 void BM_SharedTorus(benchmark::State& state) { RunSharedTorus(state, 0); }
 void BM_SharedTorusIdleLinks(benchmark::State& state) { RunSharedTorus(state, 100'000); }
+// The same load observed (its time is not the model's: observers cost): the share of rate
+// changes past 1e-6 and 1e-4 of the rate.
+void BM_SharedTorusRateChanges(benchmark::State& state) {
+  RateChangeCounter counter;
+  RunSharedTorus(state, 0, &counter);
+  const double changes = static_cast<double>(std::max<uint64_t>(counter.changes, 1));
+  state.counters["rate_changes"] = static_cast<double>(counter.changes);
+  state.counters["over_1e-6"] = static_cast<double>(counter.over_1e6) / changes;
+  state.counters["over_1e-4"] = static_cast<double>(counter.over_1e4) / changes;
+}
 BENCHMARK(BM_SharedTorus)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SharedTorusIdleLinks)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SharedTorusRateChanges)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace podsim::sim

@@ -47,3 +47,6 @@ echo "== inference"
 timed "$build/podsim" infer --system tpu-v5e:16x16 --model llama3-70b --layout tp=16,dp=16 --phase decode --batch 256 --context 8192
 echo "== sweep"
 /usr/bin/time -f "%e s %M KB" "$build/podsim" sweep --system tpu-v5p:16x20x28 --model llama3-70b --batch-tokens 18350080 --seq 4096 --jobs 2 | head -3
+# The GPU sweeps, exact steps (about one and three minutes): one run each.
+/usr/bin/time -f "%e s %U s of CPU %M KB" "$build/podsim" sweep --system h100:64 --model llama3-8b --batch-tokens 1Mi --seq 4096 --top 5 --jobs 2 | sed -n 4p
+/usr/bin/time -f "%e s %U s of CPU %M KB" "$build/podsim" sweep --system h100:64 --model mixtral-8x7b:layers=8 --batch-tokens 512Ki --seq 4096 --top 5 --jobs 2 | sed -n 4p
