@@ -275,20 +275,6 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
   const int64_t i = index_[vertex];
   const int per_su = g.nodes_per_su, sus = g.sus_per_pod, spp = g.spines_per_pod;
   switch (role_[vertex]) {
-    case Role::kChip:
-    case Role::kNic: {
-      const int64_t gpu =
-          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.gpus_per_node), shift)) *
-              g.gpus_per_node +
-          MovedSlot(static_cast<int>(i % g.gpus_per_node), shift);
-      return role_[vertex] == Role::kChip ? static_cast<VertexId>(gpu)
-                                          : g.nics[static_cast<size_t>(gpu)];
-    }
-    case Role::kNvSwitch:
-      return g.nvswitches[static_cast<size_t>(
-          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.switches_per_node), shift)) *
-              g.switches_per_node +
-          i % g.switches_per_node)];
     case Role::kLeaf: {
       // An SU's leaves move with its nodes (a shift of the nodes within SUs leaves them).
       const int su = MovedNode(static_cast<int>(i / g.gpus_per_node) * per_su, shift) / per_su;
@@ -317,6 +303,9 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
       const int moved = Mod(image, cpg);
       return g.cores[static_cast<size_t>(j) * cpg + moved];
     }
+    case Role::kChip:  // ApplyToVertex moves these itself.
+    case Role::kNic:
+    case Role::kNvSwitch:
     case Role::kNone:
     case Role::kHost:
       break;
@@ -336,31 +325,39 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
     return fabric_->ChipAt(coord);
   }
   PODSIM_CHECK(gpu_ && shift.delta.size() == lengths_.size()) << "no symmetry to apply";
-  if (pod_digits_) return ApplyAcrossPods(vertex, shift);
   const topology::GpuLayout& g = *fabric_->gpu();
-  const int nodes = shift.delta.back();
   const int64_t i = index_[vertex];
-  // A GPU (or its NIC) moves to its slot and node shifted.
-  auto gpu = [&](int64_t index) {
-    return static_cast<int64_t>(MovedNode(static_cast<int>(index / g.gpus_per_node), shift)) *
-               g.gpus_per_node +
-           MovedSlot(static_cast<int>(index % g.gpus_per_node), shift);
-  };
+  // A GPU (or its NIC) moves to its slot and node shifted, an NVSwitch with its node.
+  switch (role_[vertex]) {
+    case Role::kChip:
+    case Role::kNic: {
+      const int64_t gpu =
+          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.gpus_per_node), shift)) *
+              g.gpus_per_node +
+          MovedSlot(static_cast<int>(i % g.gpus_per_node), shift);
+      return role_[vertex] == Role::kChip ? static_cast<VertexId>(gpu)
+                                          : g.nics[static_cast<size_t>(gpu)];
+    }
+    case Role::kNvSwitch:
+      return g.nvswitches[static_cast<size_t>(
+          static_cast<int64_t>(MovedNode(static_cast<int>(i / g.switches_per_node), shift)) *
+              g.switches_per_node +
+          i % g.switches_per_node)];
+    case Role::kLeaf:
+    case Role::kSpine:
+    case Role::kCore:
+    case Role::kNone:
+    case Role::kHost:
+      break;
+  }
+  if (pod_digits_) return ApplyAcrossPods(vertex, shift);
+  const int nodes = shift.delta.back();
   auto whole = [](int delta, int unit) {
     PODSIM_CHECK(unit > 0 && delta % unit == 0)
         << "shift by " << delta << " nodes, not by units of " << unit;
     return delta / unit;
   };
   switch (role_[vertex]) {
-    case Role::kChip:
-      return static_cast<VertexId>(gpu(i));
-    case Role::kNic:
-      return g.nics[static_cast<size_t>(gpu(i))];
-    case Role::kNvSwitch:
-      return g.nvswitches[static_cast<size_t>(
-          static_cast<int64_t>(Mod(i / g.switches_per_node + nodes, g.nodes)) *
-              g.switches_per_node +
-          i % g.switches_per_node)];
     case Role::kLeaf: {
       const int su =
           g.sus == 1 ? 0 : Mod(i / g.gpus_per_node + whole(nodes, g.nodes_per_su), g.sus);
@@ -391,6 +388,9 @@ VertexId FabricSymmetry::ApplyToVertex(VertexId vertex, const Shift& shift) cons
       const int moved = Mod(i % cpg + whole(nodes, g.spines_per_pod), cpg);
       return g.cores[static_cast<size_t>(j * cpg + moved)];
     }
+    case Role::kChip:  // Moved above.
+    case Role::kNic:
+    case Role::kNvSwitch:
     case Role::kNone:
     case Role::kHost:  // Several slices only (ApplyAcrossSlices).
       break;

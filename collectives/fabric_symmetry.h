@@ -110,7 +110,7 @@ class FabricSymmetry {
   int MovedSlot(int slot, const Shift& shift) const;
   // The node that `node` moves to under the shift's node axis or node digits.
   int MovedNode(int node, const Shift& shift) const;
-  // ApplyToVertex on a GPU fabric whose nodes are digits (pod_digits_).
+  // ApplyToVertex of a leaf, spine or core on a GPU fabric whose nodes are digits (pod_digits_).
   topology::VertexId ApplyAcrossPods(topology::VertexId vertex, const Shift& shift) const;
   // Several slices: finds the host tiles (tile_), and with them the symmetry (slices_).
   void FindHostTiles();
