@@ -204,9 +204,8 @@ TEST_F(TrainTraceTest, LinkCountersShowUtilisationInBothNetworkModes) {
 // (memory.h): it starts and ends at the static bytes, and its peak, reached where 1F1B holds the
 // most microbatches' activations, is the memory the report gives for the stage at its peak.
 TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemory) {
-  // GPipe is left out: its last stage holds every microbatch's logits until the backward pass,
-  // which memory.h counts once (as 1F1B holds them).
-  for (const char* schedule : {"1f1b", "interleaved,virtual_stages=2"}) {
+  // GPipe's last stage holds every microbatch's logits until the backward pass, 1F1B's one.
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved,virtual_stages=2"}) {
     SCOPED_TRACE(schedule);
     const std::vector<std::string> args = {
         "train",

@@ -177,16 +177,20 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     transient = peak.with_transient - peak.held;
   }
   m.activation_bytes = m.layer_activation_bytes;
+  // The embedding's saved tensors live from its forward to its backward, on chunk 0 of stage 0;
+  // the head's (the unembedding's input and the logits) on the last chunk of the last stage: as
+  // many microbatches as the stage's order runs those forwards ahead of their backwards.
   if (stage == 0) {
     double embed = 0;
     for (const Op& op : EmbeddingForwardOps(model, layout, shape, options)) embed += op.saved_bytes;
-    m.activation_bytes += embed * D(InFlightChunks(layout, stage, options.ep_comm_overlap));
+    m.activation_bytes +=
+        embed * D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap), 0));
   }
   if (stage == layout.pp - 1) {
-    // The loss's logits and the unembedding input live from the head's forward to its backward,
-    // which follows at once: one microbatch.
+    const double heads = D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap),
+                                                layout.virtual_stages - 1));
     for (const Op& op : HeadForwardOps(model, layout, shape, options)) {
-      m.activation_bytes += op.saved_bytes;
+      m.activation_bytes += op.saved_bytes * heads;
       // What the loss holds beyond its saved bytes at its peak (its elements are the logits),
       // with every activation still kept.
       if (op.kind == OpKind::kLoss) {

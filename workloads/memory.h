@@ -11,7 +11,9 @@
 //     gradient buffer whenever the step has several microbatches (GradBufferBytes).
 //   * Activations: LayerActivationBytes per layer and microbatch (layer_ops.h) x layers per
 //     chunk x the chunk-microbatches a stage holds at its peak (InFlightChunks), plus the
-//     embedding's (first stage) or the loss's (last stage) saved tensors for one microbatch.
+//     embedding's (first stage) or the head's (last stage) saved tensors for each microbatch
+//     whose forward of that chunk the stage's order runs ahead of its backward
+//     (MostForwardsInFlight: one under 1F1B, every microbatch under GPipe).
 //   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
 //     and one layer's unreduced gradients; with tp, one gathered [tokens, D] activation; with
 //     pp, one send and one receive buffer of [tokens, D]; with ep, the dispatch's send and

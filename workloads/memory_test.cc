@@ -418,6 +418,33 @@ TEST(MemoryTest, PipelineInFlightChunks) {
   EXPECT_GT(s3.activation_bytes - s3.layer_activation_bytes, 0);
 }
 
+// The embedding's and the head's saved tensors are held for as many microbatches as a stage runs
+// their chunk's forwards ahead of its backwards: every microbatch under GPipe, one on the last
+// stage of 1F1B and interleaved 1F1B, and on stage 0 as many as its warm-up holds of chunk 0.
+TEST(MemoryTest, EmbeddingAndHeadHeldPerForwardInFlight) {
+  Layout gpipe = ParseLayout("pp=4,microbatches=8,schedule=gpipe").value();
+  Layout one = ParseLayout("pp=4,microbatches=8").value();
+  Layout inter = ParseLayout("pp=4,microbatches=8,schedule=interleaved,virtual_stages=2").value();
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(gpipe, 3, false), 0), 8);
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(one, 3, false), 0), 1);
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(one, 3, true), 0), 1);
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(one, 0, false), 0), 4);
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(inter, 3, false), 1), 1);
+  // Stage 0 runs chunk 0's forward for all 8 microbatches before its first backward of chunk 0
+  // (backwards start with the last chunk).
+  EXPECT_EQ(MostForwardsInFlight(StageOrder(inter, 0, false), 0), 8);
+
+  Case c = Make("llama3-8b", "pp=4,microbatches=8,schedule=gpipe", {8, 2048});
+  Case d = Make("llama3-8b", "pp=4,microbatches=8", {8, 2048});
+  const topology::ChipSpec h100 = Chip("h100");
+  const MemoryBreakdown g = StageMemory(c.model, c.layout, c.batch, OpOptions(), h100, 3);
+  const MemoryBreakdown o = StageMemory(d.model, d.layout, d.batch, OpOptions(), h100, 3);
+  const double head_gpipe = g.activation_bytes - g.layer_activation_bytes;
+  const double head_1f1b = o.activation_bytes - o.layer_activation_bytes;
+  EXPECT_GT(head_1f1b, 0);
+  EXPECT_DOUBLE_EQ(head_gpipe, 8 * head_1f1b);
+}
+
 }  // namespace
 }  // namespace podsim::workloads
 

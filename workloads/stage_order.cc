@@ -46,4 +46,14 @@ std::vector<StageUnit> StageOrder(const Layout& layout, int stage, bool ep_comm_
   return order;
 }
 
+int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk) {
+  int64_t in_flight = 0, most = 0;
+  for (const StageUnit& unit : units) {
+    if (unit.chunk != chunk) continue;
+    in_flight += unit.forward ? 1 : -1;
+    most = std::max(most, in_flight);
+  }
+  return most;
+}
+
 }  // namespace podsim::workloads

@@ -5,6 +5,7 @@
 #ifndef PODSIM_WORKLOADS_STAGE_ORDER_H_
 #define PODSIM_WORKLOADS_STAGE_ORDER_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "workloads/layout.h"
@@ -21,6 +22,12 @@ struct StageUnit {
 
 // The units of stage `stage` in execution order. REQUIRES: ValidateLayout(layout, ...) ok.
 std::vector<StageUnit> StageOrder(const Layout& layout, int stage, bool ep_comm_overlap);
+
+// The most microbatches whose forward of chunk `chunk` has run in `units` and whose backward of it
+// has not, at any point of the order: how many copies of what that chunk's forward keeps until its
+// backward a stage holds at once (the embedding's, chunk 0 of stage 0; the head's, the last chunk
+// of the last stage: one under 1F1B, every microbatch under GPipe).
+int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk);
 
 }  // namespace podsim::workloads
 
