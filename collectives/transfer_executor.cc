@@ -35,36 +35,7 @@ void TransferExecutor::Send(topology::VertexId src, topology::VertexId dst, doub
   if (observer_ != nullptr) Observe(src, dst, bytes, &on_done);
   PODSIM_CHECK(timing.data_ready <= engine_->now() && timing.previous_done <= engine_->now())
       << "send timing in the future";
-  if (per_message_overhead_ == sim::Time::Zero()) {
-    StartFlows(src, dst, bytes, std::move(on_done), timing, routes);
-    return;
-  }
-  const uint32_t index = AcquirePending();
-  PendingSend& pending = pending_[index];
-  pending.src = src;
-  pending.dst = dst;
-  pending.bytes = bytes;
-  pending.timing = timing;
-  pending.routes = routes;
-  pending.on_done = std::move(on_done);
-  engine_->Schedule(per_message_overhead_, [this, index] {
-    PendingSend& p = pending_[index];
-    sim::EventHandler done = std::move(p.on_done);
-    p.on_done = nullptr;
-    free_pending_.push_back(index);
-    // Nothing below sends again before the copies are taken: StartFlows only starts flows.
-    StartFlows(p.src, p.dst, p.bytes, std::move(done), p.timing, p.routes);
-  });
-}
-
-uint32_t TransferExecutor::AcquirePending() {
-  if (!free_pending_.empty()) {
-    const uint32_t index = free_pending_.back();
-    free_pending_.pop_back();
-    return index;
-  }
-  pending_.emplace_back();
-  return static_cast<uint32_t>(pending_.size() - 1);
+  StartFlows(src, dst, bytes, std::move(on_done), timing, routes);
 }
 
 void TransferExecutor::SendOnResources(std::span<const sim::ResourceId> resources,
@@ -87,38 +58,28 @@ void TransferExecutor::SendOnResources(std::span<const sim::ResourceId> resource
     PODSIM_CHECK(first != resources.end()) << "transfer crosses no link";
     Observe(fabric_->link(first->value).src, fabric_->link(last->value).dst, bytes, &on_done);
   }
-  const uint32_t index = AcquirePending();
-  PendingSend& pending = pending_[index];
-  sim::FlowSpec& spec = pending.spec;
-  spec.bytes = bytes;
-  spec.route.clear();
-  spec.weights.clear();
+  spec_.bytes = bytes;
+  spec_.route.clear();
+  spec_.weights.clear();
   if (orbits_ == nullptr) {
-    spec.route.assign(resources.begin(), resources.end());
+    spec_.route.assign(resources.begin(), resources.end());
   } else {
-    for (sim::ResourceId resource : resources) AddToRoute(resource, &spec);
+    for (sim::ResourceId resource : resources) AddToRoute(resource, &spec_);
   }
-  pending.latency = latency;
-  pending.timing = timing;
-  pending.on_done = std::move(on_done);
-  auto start = [this, index] {
-    PendingSend& p = pending_[index];
-    // As StartFlow: the wire owes what is left of the latency once the sender could start.
-    const sim::Time sender_starts =
-        std::max(p.timing.data_ready, p.timing.previous_done - p.latency) + per_message_overhead_;
-    p.spec.latency =
-        std::clamp(sender_starts + p.latency - engine_->now(), sim::Time::Zero(), p.latency);
-    sim::EventHandler done = std::move(p.on_done);
-    p.on_done = nullptr;
-    sim::StatusOr<sim::FlowId> flow = model_->StartFlow(p.spec, std::move(done));
-    PODSIM_CHECK(flow.ok()) << "transfer on explicit resources: " << flow.status();
-    free_pending_.push_back(index);
-  };
-  if (per_message_overhead_ == sim::Time::Zero()) {
-    start();
-  } else {
-    engine_->Schedule(per_message_overhead_, std::move(start));
-  }
+  spec_.latency = StartDelay(timing, latency);
+  sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));
+  PODSIM_CHECK(flow.ok()) << "transfer on explicit resources: " << flow.status();
+}
+
+sim::Time TransferExecutor::StartDelay(SendTiming timing, sim::Time latency) const {
+  // The per-message overhead is software work from the send on, before the bytes leave; the
+  // sender could start once its data was ready and its previous message no longer needed the
+  // wire's latency, and the wire owes what is left of that latency. The flow model waits the
+  // whole delay before the flow takes bandwidth, so one event covers both.
+  const sim::Time sender_starts =
+      std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
+  return std::clamp(sender_starts + latency - engine_->now(), per_message_overhead_,
+                    per_message_overhead_ + latency);
 }
 
 void TransferExecutor::Observe(topology::VertexId src, topology::VertexId dst, double bytes,
@@ -135,7 +96,7 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
                                   sim::EventHandler&& on_done, SendTiming timing,
                                   RouteChoice routes) {
   if (src == dst) {
-    engine_->Schedule(sim::Time::Zero(), std::move(on_done));
+    engine_->Schedule(per_message_overhead_, std::move(on_done));
     return;
   }
   // Nothing below re-enters Send or StripesOf: flow completions always arrive as later events.
@@ -195,13 +156,8 @@ const std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topolog
 
 void TransferExecutor::StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
                                  SendTiming timing) {
-  const sim::Time latency = stripe.latency;
-  const sim::Time now = engine_->now();
-  // The per-message overhead is software work before the bytes leave, so it delays the start.
-  const sim::Time start =
-      std::max(timing.data_ready, timing.previous_done - latency) + per_message_overhead_;
   spec_.bytes = bytes;
-  spec_.latency = std::clamp(start + latency - now, sim::Time::Zero(), latency);
+  spec_.latency = StartDelay(timing, stripe.latency);
   spec_.route = stripe.route;
   spec_.weights = stripe.weights;
   sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));

@@ -108,6 +108,9 @@ class TransferExecutor {
                                        RouteChoice routes);
   void StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
                  SendTiming timing);
+  // How long a flow started now waits before it takes bandwidth: the per-message overhead, then
+  // what `timing` leaves of the route's `latency`.
+  sim::Time StartDelay(SendTiming timing, sim::Time latency) const;
   // Adds resource `resource` to `spec` (a link's canonical link with its weight, when a
   // quotient), merging it with an equal resource already there.
   void AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec) const;
@@ -135,21 +138,6 @@ class TransferExecutor {
   };
   std::vector<Stripes> stripes_;  // Indexed by the id the stripes' callbacks carry.
   std::vector<uint32_t> free_stripes_;
-  // Sends waiting their per-message overhead, held here so that the engine's handler carries an
-  // index (a handler capturing the caller's handler would not fit inline and would allocate).
-  // An explicit-resource send keeps its flow's spec, whose vectors a reused slot keeps.
-  struct PendingSend {
-    topology::VertexId src = 0, dst = 0;
-    double bytes = 0;
-    SendTiming timing;
-    RouteChoice routes = RouteChoice::kEveryAxisFirst;
-    sim::Time latency;   // Explicit resources: the route latency to pay.
-    sim::FlowSpec spec;  // Explicit resources: the flow, route and weights set.
-    sim::EventHandler on_done;
-  };
-  uint32_t AcquirePending();
-  std::vector<PendingSend> pending_;
-  std::vector<uint32_t> free_pending_;
 };
 
 }  // namespace podsim::collectives
