@@ -24,6 +24,7 @@
 #include "collectives/hierarchical.h"
 #include "collectives/in_switch_reduction.h"
 #include "collectives/infiniband_sharp.h"
+#include "collectives/link_copy_echo.h"
 #include "collectives/phased_collective.h"
 #include "collectives/recursive_doubling.h"
 #include "collectives/transfer_executor.h"
@@ -589,11 +590,15 @@ std::string FormatBytes(double bytes) {
 // when the efficiency model limits it. In a symmetric quotient each simulated upload stands for
 // `stands_for` members' alike: the engine, which only this collective's uploads cross, then has
 // 1 / stands_for of its throughput, the same max-min allocation as that weight on each upload.
+// An NVSwitch whose links are copies in the quotient (link_orbits.h) is left out: the switch that
+// stands for it reduces its twin share alike.
 sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabric,
                                                               const std::vector<VertexId>& group,
                                                               const FabricEfficiency& efficiency,
-                                                              sim::FlowModel* model,
+                                                              TransferExecutor* executor,
                                                               double stands_for = 1) {
+  sim::FlowModel* model = executor->model();
+  const LinkOrbits* orbits = executor->orbits();
   std::vector<ReductionSwitch> switches;
   auto route = [&](topology::LinkIndex link, std::vector<std::vector<sim::ResourceId>>* routes,
                    std::vector<sim::Time>* latencies) {
@@ -615,6 +620,10 @@ sim::StatusOr<std::vector<ReductionSwitch>> ReductionSwitches(const Fabric& fabr
       return sum;
     }();
     for (int s = 0; s < gpu.switches_per_node; ++s) {
+      const size_t first = static_cast<size_t>(group.front()) * gpu.switches_per_node + s;
+      if (orbits != nullptr && orbits->IsCopy(gpu.gpu_to_switch[first])) {
+        continue;
+      }
       ReductionSwitch sw;
       sw.fraction = static_cast<double>(gpu.nvlinks_per_switch[s]) / total;
       for (VertexId chip : group) {
@@ -989,7 +998,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
       NodeSwitchesFn node_switches;
       if (HasNvls(fabric)) {
         node_switches = [&](const std::vector<VertexId>& ranks) {
-          return ReductionSwitches(fabric, ranks, efficiency, executor->model());
+          return ReductionSwitches(fabric, ranks, efficiency, executor);
         };
       }
       return MakeInfinibandSharp(executor, fabric, groups.groups[0], op, request.bytes, pieces,
@@ -1007,7 +1016,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
         static_cast<double>(groups.group_size) / static_cast<double>(simulated.size());
     PODSIM_ASSIGN_OR_RETURN(
         std::vector<ReductionSwitch> switches,
-        ReductionSwitches(fabric, groups.groups[0], efficiency, executor->model(), stands_for));
+        ReductionSwitches(fabric, groups.groups[0], efficiency, executor, stands_for));
     const uint32_t chunks = ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks);
     // Up to the switch and back down: 2 transfers per rank and chunk.
     PODSIM_RETURN_IF_ERROR(CheckTransfers(
@@ -1329,6 +1338,7 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   InstallEfficientLinks(fabric, efficiency, &model);
   std::vector<std::unique_ptr<TransferExecutor>> executors;
   std::vector<sim::FlowObserver*> flow_observers;
+  std::vector<std::unique_ptr<LinkCopyEcho>> copy_echoes;  // Of a quotient's NVSwitch copies.
   for (const CollectiveRequest& request : requests) {
     executors.push_back(std::make_unique<TransferExecutor>(
         &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead,
@@ -1338,7 +1348,12 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
         std::find(flow_observers.begin(), flow_observers.end(), request.flow_observer) ==
             flow_observers.end()) {
       flow_observers.push_back(request.flow_observer);
-      model.AddObserver(request.flow_observer);
+      if (symmetry && !orbits.twin.empty()) {
+        copy_echoes.push_back(std::make_unique<LinkCopyEcho>(request.flow_observer, orbits));
+        model.AddObserver(copy_echoes.back().get());
+      } else {
+        model.AddObserver(request.flow_observer);
+      }
     }
   }
   std::unique_ptr<LinkLoadMeter> meter;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/translation_group.h"
 #include "topology/system.h"
 
 namespace podsim::collectives {
@@ -299,6 +300,65 @@ TEST(FabricSymmetryTest, GpuPodsThatDoNotWrapStillTranslateToCanonical) {
   std::vector<topology::VertexId> moved;
   for (topology::VertexId chip : chips) moved.push_back(symmetry.ApplyToVertex(chip, *shift));
   ExpectRoutesMap(system.fabric, symmetry, moved, symmetry.Inverse(*shift));
+}
+
+}  // namespace
+}  // namespace podsim::collectives
+
+namespace podsim::collectives {
+namespace {
+
+// NVSwitches of a node with as many NVLinks to every GPU are alike: each but the lowest is a copy
+// of the lowest (link_orbits.h), and every transfer between two GPUs of a node puts a stripe of
+// the same share on each of them, so a stripe on a copy has a twin the quotient keeps.
+TEST(FabricSymmetryTest, AlikeNvSwitchesAreCopiesOfTheLowest) {
+  struct Case {
+    const char* system;
+    std::vector<int> twin;  // Per switch of a node: the switch that stands for it.
+  };
+  for (const Case& c : {Case{"a100:16", {0, 0, 0, 0, 0, 0}}, Case{"h100:16", {0, 1, 1, 0}},
+                        Case{"b200:8", {0, 0}}, Case{"gb200:72", std::vector<int>(18, 0)}}) {
+    SCOPED_TRACE(c.system);
+    const topology::System system = System(c.system);
+    const topology::Fabric& fabric = system.fabric;
+    const topology::GpuLayout& gpu = *fabric.gpu();
+    ASSERT_EQ(gpu.switches_per_node, static_cast<int>(c.twin.size()));
+    const LinkOrbits orbits = TranslationGroup(&fabric).Orbits();
+    ASSERT_EQ(orbits.twin.size(), fabric.link_count());
+    size_t copies = 0;
+    for (topology::VertexId g = 0; g < fabric.chip_count(); ++g) {
+      for (int s = 0; s < gpu.switches_per_node; ++s) {
+        const size_t at = static_cast<size_t>(g) * gpu.switches_per_node;
+        for (const std::vector<topology::LinkIndex>* links :
+             {&gpu.gpu_to_switch, &gpu.switch_to_gpu}) {
+          const topology::LinkIndex link = (*links)[at + s];
+          EXPECT_EQ(orbits.IsCopy(link), c.twin[s] != s);
+          EXPECT_EQ(orbits.twin[link], (*links)[at + c.twin[s]]);
+          EXPECT_EQ(orbits.canonical[link], (*links)[at + c.twin[s]]);
+          EXPECT_EQ(orbits.multiplicity[link], 1.0);
+          copies += orbits.IsCopy(link) ? 1 : 0;
+        }
+      }
+    }
+    size_t all_copies = 0;
+    for (topology::LinkIndex l = 0; l < fabric.link_count(); ++l) all_copies += orbits.IsCopy(l);
+    EXPECT_EQ(all_copies, copies);
+    // Every stripe on a copy has a twin: the same share, through the switch standing for it.
+    const topology::VertexId last = static_cast<topology::VertexId>(gpu.gpus_per_node - 1);
+    const std::vector<topology::WeightedRoute> stripes = fabric.ParallelRoutes(0, last);
+    ASSERT_EQ(stripes.size(), c.twin.size());
+    for (size_t s = 0; s < stripes.size(); ++s) {
+      const topology::WeightedRoute& twin = stripes[c.twin[s]];
+      EXPECT_EQ(stripes[s].fraction, twin.fraction);
+      ASSERT_EQ(stripes[s].route.size(), twin.route.size());
+      for (size_t i = 0; i < twin.route.size(); ++i) {
+        EXPECT_EQ(orbits.canonical[stripes[s].route[i]], twin.route[i]);
+      }
+    }
+  }
+  // Without NVSwitches alike (a torus), no copies.
+  const topology::System torus = System("tpu-v5p:4x4x4");
+  EXPECT_TRUE(TranslationGroup(&torus.fabric).Orbits().twin.empty());
 }
 
 }  // namespace

@@ -102,7 +102,8 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   // Nothing below re-enters Send or StripesOf: flow completions always arrive as later events.
   const std::vector<Stripe>& stripes = StripesOf(src, dst, routes);
   if (stripes.size() == 1) {
-    StartFlow(stripes.front(), bytes, std::move(on_done), timing);
+    // The whole transfer, or one stripe standing for its copies' alike.
+    StartFlow(stripes.front(), bytes * stripes.front().fraction, std::move(on_done), timing);
     return;
   }
   // Striped over parallel routes: done when the last stripe is.
@@ -142,6 +143,13 @@ const std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topolog
   fabric_->ParallelRoutes(src, dst, &routes_, routes == RouteChoice::kEveryAxisFirst);
   std::vector<Stripe>& stripes = plans[key];
   for (const topology::WeightedRoute& weighted : routes_) {
+    // A stripe on a copy of an NVSwitch has a twin on the switch that stands for it, in this
+    // same transfer, which the quotient simulates instead (link_orbits.h).
+    if (orbits_ != nullptr &&
+        std::any_of(weighted.route.begin(), weighted.route.end(),
+                    [this](topology::LinkIndex link) { return orbits_->IsCopy(link); })) {
+      continue;
+    }
     sim::FlowSpec spec;
     if (orbits_ == nullptr) {
       for (topology::LinkIndex link : weighted.route) spec.route.push_back(sim::ResourceId{link});

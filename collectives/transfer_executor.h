@@ -84,6 +84,8 @@ class TransferExecutor {
   sim::Engine* engine() const { return engine_; }
   sim::FlowModel* model() const { return model_; }
   sim::Time per_message_overhead() const { return per_message_overhead_; }
+  // The quotient's link orbits, or null when every chip is simulated.
+  const LinkOrbits* orbits() const { return orbits_; }
   const topology::Fabric& fabric() const { return *fabric_; }
   uint64_t transfers() const { return transfers_; }
   double bytes_sent() const { return bytes_sent_; }

@@ -53,7 +53,54 @@ FabricSymmetry::Shift TranslationGroup::Generator(int axis) const {
   return shift;
 }
 
+namespace {
+
+// Marks the links of NVSwitches that a lower switch of their node stands for (link_orbits.h,
+// `twin`) and gives each the canonical link of its twin on that switch; multiplicities stay the
+// translations': a flow on a twin stands for itself and its copies' flows, one on each link.
+void FoldAlikeSwitches(const topology::Fabric& fabric, LinkOrbits* orbits) {
+  const topology::GpuLayout* gpu = fabric.gpu();
+  if (gpu == nullptr || gpu->switches_per_node < 2) return;
+  const int switches = gpu->switches_per_node;
+  std::vector<int> twin(static_cast<size_t>(switches));
+  for (int s = 0; s < switches; ++s) {
+    twin[s] = s;
+    for (int t = 0; t < s; ++t) {
+      if (gpu->nvlinks_per_switch[t] == gpu->nvlinks_per_switch[s]) {
+        twin[s] = t;
+        break;
+      }
+    }
+  }
+  orbits->twin.resize(fabric.link_count());
+  for (LinkIndex l = 0; l < fabric.link_count(); ++l) orbits->twin[l] = l;
+  const uint32_t gpus = fabric.chip_count();
+  for (uint32_t g = 0; g < gpus; ++g) {
+    for (int s = 0; s < switches; ++s) {
+      if (twin[s] == s) continue;
+      const size_t at = static_cast<size_t>(g) * switches;
+      for (const std::vector<LinkIndex>* links : {&gpu->gpu_to_switch, &gpu->switch_to_gpu}) {
+        const LinkIndex link = (*links)[at + s], alike = (*links)[at + twin[s]];
+        PODSIM_CHECK(fabric.link(link).bandwidth_bytes_per_s ==
+                         fabric.link(alike).bandwidth_bytes_per_s &&
+                     fabric.link(link).latency == fabric.link(alike).latency)
+            << "NVSwitches with as many NVLinks differ";
+        orbits->twin[link] = alike;
+        orbits->canonical[link] = orbits->canonical[alike];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 LinkOrbits TranslationGroup::Orbits() const {
+  LinkOrbits orbits = TranslationOrbits();
+  FoldAlikeSwitches(*fabric_, &orbits);
+  return orbits;
+}
+
+LinkOrbits TranslationGroup::TranslationOrbits() const {
   LinkOrbits orbits;
   const uint32_t links = fabric_->link_count();
   orbits.canonical.resize(links);

@@ -46,10 +46,13 @@ class TranslationGroup {
   // The generator along `axis`: one step along it, nothing along the others.
   FabricSymmetry::Shift Generator(int axis) const;
 
-  // Every link's orbit; the trivial group's maps each link to itself.
+  // Every link's orbit; the trivial group's maps each link to itself. On GPU systems the links of
+  // NVSwitches that a lower switch of their node stands for are copies (link_orbits.h).
   LinkOrbits Orbits() const;
 
  private:
+  // Orbits() under the translations alone.
+  LinkOrbits TranslationOrbits() const;
   TranslationGroup(FabricSymmetry symmetry, std::vector<int> steps);
   // Orbits() of a fabric whose links are not all between chips (GPU systems).
   LinkOrbits SwitchedOrbits() const;

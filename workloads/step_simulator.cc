@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "collectives/collective_network.h"
+#include "collectives/link_copy_echo.h"
 #include "sim/check.h"
 #include "sim/engine.h"
 #include "sim/flow_model.h"
@@ -137,7 +139,14 @@ class Simulation {
                                     : collectives::PureFabric(),
                  Orbits() ? collectives::NetworkMode::kFlows : options.network, options.rehearsals,
                  Orbits() ? &orbits_ : nullptr) {
-    if (options.flow_observer != nullptr) model_.AddObserver(options.flow_observer);
+    if (options.flow_observer != nullptr) {
+      if (Orbits() && !orbits_.twin.empty()) {
+        copy_echo_.emplace(options.flow_observer, orbits_);
+        model_.AddObserver(&*copy_echo_);
+      } else {
+        model_.AddObserver(options.flow_observer);
+      }
+    }
     if (!options.free_communication) overlap_slowdown_ = compute_.efficiency().overlap_slowdown;
     PODSIM_CHECK(options.chips != SimulatedChips::kAuto) << "kAuto reached a simulation";
   }
@@ -217,6 +226,8 @@ class Simulation {
   double overlap_slowdown_ = 0;
   const collectives::TranslationGroup group_;
   const collectives::LinkOrbits orbits_;
+  // The flow observer, told of the NVSwitch copies' load the quotient leaves out.
+  std::optional<collectives::LinkCopyEcho> copy_echo_;
   std::map<std::pair<int, uint32_t>, CanonicalGroup> canonical_;  // (set, chip)
   ComputeModel compute_;
   sim::Engine engine_;

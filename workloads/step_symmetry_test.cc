@@ -129,7 +129,15 @@ INSTANTIATE_TEST_SUITE_P(
         TrainingCase{"h100:2048", kTinyModel, "tp=8,dp=32,pp=8,microbatches=8", 1 << 18, 1024, 8},
         // 4 pods, 2 cores per group: the SUs' rotation moves the cores.
         TrainingCase{"h100:4096", kTinyModel, "tp=8,pp=4,dp=128,microbatches=4", 1 << 19, 1024,
-                     128}));
+                     128},
+        // NVSwitches alike (link_orbits.h, copies): an A100 node's six, whose tp rings the
+        // quotient stripes over one, and a B200 node's two, whose NVLink SHARP reduces in one;
+        // with tp over half a node, and an MoE layer's all-to-all inside the node.
+        TrainingCase{"a100:32", kTinyModel, "tp=8,dp=4,microbatches=2", 1 << 17, 1024, 1},
+        TrainingCase{"a100:16", kTinyModel, "tp=4,dp=4,microbatches=2", 1 << 16, 1024, 1},
+        TrainingCase{"b200:16", kTinyModel, "tp=8,pp=2,microbatches=2", 1 << 16, 1024, 2},
+        TrainingCase{"h100:16", "mixtral-8x7b:layers=2,d_model=512,ffn=1024,heads=8,kv_heads=8",
+                     "dp=16,ep=8,microbatches=2", 1 << 16, 1024, 8}));
 
 }  // namespace
 }  // namespace podsim::workloads
