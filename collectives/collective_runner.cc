@@ -24,7 +24,6 @@
 #include "collectives/hierarchical.h"
 #include "collectives/in_switch_reduction.h"
 #include "collectives/infiniband_sharp.h"
-#include "collectives/link_copy_echo.h"
 #include "collectives/phased_collective.h"
 #include "collectives/recursive_doubling.h"
 #include "collectives/transfer_executor.h"
@@ -1338,7 +1337,6 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
   InstallEfficientLinks(fabric, efficiency, &model);
   std::vector<std::unique_ptr<TransferExecutor>> executors;
   std::vector<sim::FlowObserver*> flow_observers;
-  std::vector<std::unique_ptr<LinkCopyEcho>> copy_echoes;  // Of a quotient's NVSwitch copies.
   for (const CollectiveRequest& request : requests) {
     executors.push_back(std::make_unique<TransferExecutor>(
         &fabric, &engine, &model, request.per_message_overhead + efficiency.per_message_overhead,
@@ -1348,12 +1346,8 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
         std::find(flow_observers.begin(), flow_observers.end(), request.flow_observer) ==
             flow_observers.end()) {
       flow_observers.push_back(request.flow_observer);
-      if (symmetry && !orbits.twin.empty()) {
-        copy_echoes.push_back(std::make_unique<LinkCopyEcho>(request.flow_observer, orbits));
-        model.AddObserver(copy_echoes.back().get());
-      } else {
-        model.AddObserver(request.flow_observer);
-      }
+      // Never a quotient's (SymmetryOf): observed collectives simulate every rank.
+      model.AddObserver(request.flow_observer);
     }
   }
   std::unique_ptr<LinkLoadMeter> meter;

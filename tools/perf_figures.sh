@@ -40,13 +40,13 @@ echo "== training steps"
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096 --exact
 timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192 --max-transfers 2e7
-# The exact 405B step takes about two minutes: one run.
+# The exact 405B step takes about a minute: one run.
 /usr/bin/time -f "%e s %M KB (one run)" "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192 --max-transfers 1e9 --exact | grep -E "step time|simulated"
 timed "$build/podsim" train --system tpu-v5e:16x16,slices=32 --model custom:layers=32,d_model=4096,ffn=28672,heads=64,kv_heads=64,head_dim=128,vocab=32000 --layout dp=32,fsdp=256 --batch-tokens 100663296 --seq 2048 --recompute full
 echo "== inference"
 timed "$build/podsim" infer --system tpu-v5e:16x16 --model llama3-70b --layout tp=16,dp=16 --phase decode --batch 256 --context 8192
 echo "== sweep"
 /usr/bin/time -f "%e s %M KB" "$build/podsim" sweep --system tpu-v5p:16x20x28 --model llama3-70b --batch-tokens 18350080 --seq 4096 --jobs 2 | head -3
-# The GPU sweeps, exact steps (about one and three minutes): one run each.
+# The GPU sweeps, exact steps (under one and about two and a half minutes): one run each.
 /usr/bin/time -f "%e s %U s of CPU %M KB" "$build/podsim" sweep --system h100:64 --model llama3-8b --batch-tokens 1Mi --seq 4096 --top 5 --jobs 2 | sed -n 4p
 /usr/bin/time -f "%e s %U s of CPU %M KB" "$build/podsim" sweep --system h100:64 --model mixtral-8x7b:layers=8 --batch-tokens 512Ki --seq 4096 --top 5 --jobs 2 | sed -n 4p
