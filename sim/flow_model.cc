@@ -374,6 +374,13 @@ void FlowModel::SolveSubset() {
     }
   }
   if (unfixed_flows == 0) return;
+  // Flows that share their whole route with one another and with no other flow of the set (the
+  // pieces of a pipeline on one path) get the smallest fair share on it, or their common bound,
+  // as the heap below would give them, and without it.
+  for (uint32_t f : solve_set_) {
+    if (flow_fixed_[f] != solve_stamp_) unfixed_flows -= FixBundle(f);
+  }
+  if (unfixed_flows == 0) return;
 
   // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get
   // fixed at the current lowest level, so an entry's recorded share is a lower bound of the true
@@ -429,6 +436,37 @@ void FlowModel::SolveSubset() {
       }
     }
   }
+}
+
+size_t FlowModel::FixBundle(uint32_t f) {
+  const Flow& flow = flows_[f];
+  const uint32_t first = flow.hops[0].resource;
+  const uint32_t count = unfixed_[first];
+  for (const Hop& hop : flow.hops) {
+    if (unfixed_[hop.resource] != count) return 0;
+  }
+  // Every unfixed flow of the set on the first resource must take f's route, with its weights
+  // and bound; then the same `count` flows are all there is on every other resource too.
+  bundle_.clear();
+  for (const FlowRef& ref : resources_[first].flows) {
+    const uint32_t g = ref.flow;
+    if (flow_in_set_[g] != epoch_ || flow_fixed_[g] == solve_stamp_) continue;
+    const Flow& other = flows_[g];
+    if (other.bound != flow.bound || other.hops.size() != flow.hops.size()) return 0;
+    for (uint32_t h = 0; h < flow.hops.size(); ++h) {
+      if (other.hops[h].resource != flow.hops[h].resource ||
+          other.hops[h].weight != flow.hops[h].weight) {
+        return 0;
+      }
+    }
+    bundle_.push_back(g);
+  }
+  PODSIM_CHECK(bundle_.size() == count) << "resource " << first << " counts " << count
+                                        << " unfixed flows of the set, holds " << bundle_.size();
+  double rate = flow.bound;
+  for (const Hop& hop : flow.hops) rate = std::min(rate, FairShare(hop.resource));
+  for (uint32_t g : bundle_) Fix(g, rate);
+  return bundle_.size();
 }
 
 void FlowModel::Fix(uint32_t f, double rate) {

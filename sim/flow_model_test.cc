@@ -267,6 +267,14 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
         static constexpr double kWeights[] = {0.25, 0.5, 1, 2, 3, 7};
         for (size_t i = 0; i < flow.route.size(); ++i) flow.weights.push_back(kWeights[rng() % 6]);
       }
+      if (!live.empty() && rng() % 3 == 0) {
+        // Another piece of an earlier flow's pipeline: its route, weights and bound, so flows
+        // bundle (FlowModel::FixBundle) alone or with others crossing their route.
+        const ActiveFlow& earlier = live[rng() % live.size()];
+        flow.route = earlier.route;
+        flow.weights = earlier.weights;
+        flow.bound = earlier.bound;
+      }
       FlowSpec spec{1e5 * (1 + static_cast<double>(rng() % 50)), flow.route, latency, flow.bound,
                     flow.weights};
       StatusOr<FlowId> id = model.StartFlow(spec, [] {});
