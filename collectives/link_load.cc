@@ -10,34 +10,32 @@ constexpr double kTie = 0.01;
 }  // namespace
 
 LinkLoadMeter::LinkLoadMeter(const topology::Fabric* fabric)
-    : fabric_(fabric),
-      bytes_(fabric->link_count(), 0),
-      rate_(fabric->link_count(), 0),
-      since_(fabric->link_count(), sim::Time::Zero()) {}
+    : fabric_(fabric), loads_(fabric->link_count()) {}
 
 void LinkLoadMeter::OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                                            double used_bytes_per_s) {
-  const size_t link = resource.value;
-  if (link >= rate_.size()) return;
-  bytes_[link] += rate_[link] * (now - since_[link]).ToSeconds();
-  rate_[link] = used_bytes_per_s;
-  since_[link] = now;
+  if (resource.value >= loads_.size()) return;
+  Load& load = loads_[resource.value];
+  load.bytes += load.rate * (now - load.since).ToSeconds();
+  load.rate = used_bytes_per_s;
+  load.since = now;
 }
 
 std::vector<double> LinkLoadMeter::Utilisation(sim::Time end, const LinkOrbits* orbits) const {
-  std::vector<double> utilisation(rate_.size(), 0);
+  std::vector<double> utilisation(loads_.size(), 0);
   const double seconds = end.ToSeconds();
   if (!(seconds > 0)) return utilisation;
-  for (size_t link = 0; link < rate_.size(); ++link) {
-    const double carried = bytes_[link] + rate_[link] * (end - since_[link]).ToSeconds();
+  for (size_t link = 0; link < loads_.size(); ++link) {
+    const Load& load = loads_[link];
+    const double carried = load.bytes + load.rate * (end - load.since).ToSeconds();
     utilisation[link] =
         carried /
         (fabric_->link(static_cast<topology::LinkIndex>(link)).bandwidth_bytes_per_s * seconds);
   }
   if (orbits == nullptr) return utilisation;
   // On a quotient a link is as busy as its orbit's canonical link.
-  std::vector<double> expanded(rate_.size(), 0);
-  for (size_t link = 0; link < rate_.size(); ++link) {
+  std::vector<double> expanded(loads_.size(), 0);
+  for (size_t link = 0; link < loads_.size(); ++link) {
     expanded[link] = utilisation[orbits->canonical[link]];
   }
   return expanded;

@@ -48,9 +48,12 @@ class LinkLoadMeter : public sim::FlowObserver {
 
  private:
   const topology::Fabric* fabric_;
-  std::vector<double> bytes_;     // Per link: carried until since_.
-  std::vector<double> rate_;      // Per link: used bytes/s since since_.
-  std::vector<sim::Time> since_;  // Per link: when rate_ last changed.
+  struct Load {
+    double bytes = 0;                     // Carried until `since`.
+    double rate = 0;                      // Used bytes/s since `since`.
+    sim::Time since = sim::Time::Zero();  // When `rate` last changed.
+  };
+  std::vector<Load> loads_;  // Per link, together so a change touches one cache line.
 };
 
 }  // namespace podsim::collectives
