@@ -34,10 +34,19 @@ using workloads::StepResult;
 constexpr double kTolerance = 1e-6;
 
 const std::vector<std::string>& Systems() {
-  static const std::vector<std::string> kSystems = {
-      "tpu-v5p:16x1x1,wrap=all", "tpu-v5p:8x4x1,wrap=all", "tpu-v5e:8x4",    "tpu-v5p:4x4x4",
-      "tpu-v5p:8x8x1,wrap=all",  "tpu-v5e:16x16",          "tpu-v5p:16x4x4", "h100:16",
-      "h100:32,oversub=4",       "h100:64,oversub=16",     "gb200:72"};
+  static const std::vector<std::string> kSystems = {"tpu-v5p:16x1x1,wrap=all",
+                                                    "tpu-v5p:8x4x1,wrap=all",
+                                                    "tpu-v5e:8x4",
+                                                    "tpu-v5p:4x4x4",
+                                                    "tpu-v5p:8x8x1,wrap=all",
+                                                    "tpu-v5e:16x16",
+                                                    "tpu-v5p:16x4x4",
+                                                    "h100:16",
+                                                    "h100:32,oversub=4",
+                                                    "h100:64,oversub=16",
+                                                    "gb200:72",
+                                                    "a100:16",
+                                                    "b200:16"};
   return kSystems;
 }
 
