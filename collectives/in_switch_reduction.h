@@ -37,7 +37,9 @@ namespace podsim::collectives {
 
 // One reducing switch and how each member reaches it.
 struct ReductionSwitch {
-  double fraction = 1;  // Share of every member's bytes this switch handles; they sum to 1.
+  // Share of every member's bytes this switch handles; they sum to 1 over a node's switches, of
+  // which a quotient keeps those that are not copies (link_orbits.h).
+  double fraction = 1;
   std::vector<std::vector<sim::ResourceId>> up;  // Per member: member -> switch.
   // The switch's reduction engine (a resource of limited throughput), which every upload of a
   // reducing op crosses after its links; an all-gather's uploads are multicast stores that do

@@ -178,6 +178,10 @@ void TransferExecutor::AddToRoute(sim::ResourceId resource, sim::FlowSpec* spec)
     weight = orbits_->multiplicity[resource.value];
     PODSIM_CHECK(weight > 0) << "a flow of a symmetric quotient crosses link " << resource.value
                              << ", which its group does not act on";
+    // A copy's flows are its twin's (link_orbits.h): the callers leave them out.
+    PODSIM_CHECK(!orbits_->IsCopy(resource.value))
+        << "a flow of a symmetric quotient crosses link " << resource.value
+        << ", a copy of an NVSwitch link its twin stands for";
     resource = sim::ResourceId{orbits_->canonical[resource.value]};
   }
   for (size_t i = 0; i < spec->route.size(); ++i) {

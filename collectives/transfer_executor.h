@@ -12,10 +12,11 @@
 // byte leaves as soon as the previous chunk's last byte has (its route latency then overlaps the
 // previous chunk's delivery), so SendTiming lets the caller say when the data was ready and when
 // the channel's previous send completed; the flow's latency is cut to what the wire still owes:
-//   sender starts  s = max(data_ready, previous_done - L) + per-message overhead
-//                                                               (L = route latency)
-//   latency        = s + L - now, within [0, L]                 (now >= both times)
-// so the send completes at s + L + bytes / rate, as on a pipelined link.
+//   sender starts  s = max(data_ready, previous_done - L) + O   (L = route latency,
+//                                                                O = per-message overhead)
+//   start delay    = s + L - now, within [O, O + L]             (now >= both times)
+// so the send completes at s + L + bytes / rate, as on a pipelined link. The flow is started at
+// the send with that delay (StartDelay): one event covers the overhead and the latency.
 //
 // Symmetric quotient (link_orbits.h): with `orbits`, every link of a route stands for its orbit's
 // canonical link, and the flow crosses it with weight multiplicity x the number of the route's

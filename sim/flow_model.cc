@@ -374,9 +374,9 @@ void FlowModel::SolveSubset() {
     }
   }
   if (unfixed_flows == 0) return;
-  // Flows that share their whole route with one another and with no other flow of the set (the
-  // pieces of a pipeline on one path) get the smallest fair share on it, or their common bound,
-  // as the heap below would give them, and without it.
+  // Unbounded flows that share their whole route with one another and with no other flow of the
+  // set (the pieces of a pipeline on one path) get the smallest fair share on it, as the heap
+  // below would give them, and without it.
   for (uint32_t f : solve_set_) {
     if (flow_fixed_[f] != solve_stamp_) unfixed_flows -= FixBundle(f);
   }
@@ -440,6 +440,9 @@ void FlowModel::SolveSubset() {
 
 size_t FlowModel::FixBundle(uint32_t f) {
   const Flow& flow = flows_[f];
+  // Bounded flows are left to the heap, which fixes them one by one at the bound and may round
+  // the next one's share a unit in the last place below it.
+  if (std::isfinite(flow.bound)) return 0;
   const uint32_t first = flow.hops[0].resource;
   const uint32_t count = unfixed_[first];
   for (const Hop& hop : flow.hops) {
@@ -452,7 +455,7 @@ size_t FlowModel::FixBundle(uint32_t f) {
     const uint32_t g = ref.flow;
     if (flow_in_set_[g] != epoch_ || flow_fixed_[g] == solve_stamp_) continue;
     const Flow& other = flows_[g];
-    if (other.bound != flow.bound || other.hops.size() != flow.hops.size()) return 0;
+    if (std::isfinite(other.bound) || other.hops.size() != flow.hops.size()) return 0;
     for (uint32_t h = 0; h < flow.hops.size(); ++h) {
       if (other.hops[h].resource != flow.hops[h].resource ||
           other.hops[h].weight != flow.hops[h].weight) {
@@ -463,7 +466,7 @@ size_t FlowModel::FixBundle(uint32_t f) {
   }
   PODSIM_CHECK(bundle_.size() == count) << "resource " << first << " counts " << count
                                         << " unfixed flows of the set, holds " << bundle_.size();
-  double rate = flow.bound;
+  double rate = std::numeric_limits<double>::infinity();
   for (const Hop& hop : flow.hops) rate = std::min(rate, FairShare(hop.resource));
   for (uint32_t g : bundle_) Fix(g, rate);
   return bundle_.size();

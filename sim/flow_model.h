@@ -167,9 +167,9 @@ class FlowModel {
   void Fix(uint32_t flow, double rate);
   // A resource's fair share during SolveSubset: its residual over its unfixed flows' weights.
   // REQUIRES: unfixed_[resource] > 0.
-  // Fixes flow f and the flows of the set that take its route with its weights and bound, where
-  // no other unfixed flow of the set shares a resource with them, at the rate max-min gives them;
-  // returns how many it fixed (0 where the route is shared otherwise). REQUIRES: f unfixed.
+  // Fixes flow f and the flows of the set that take its route with its weights, where all are
+  // unbounded and no other unfixed flow of the set shares a resource with them, at the rate
+  // max-min gives them; returns how many it fixed (0 otherwise). REQUIRES: f unfixed.
   size_t FixBundle(uint32_t f);
   double FairShare(uint32_t resource) const {
     return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];

@@ -105,6 +105,8 @@ int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
     case PipelineSchedule::kOneFOneB:
       return std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap) + 1, m);
     case PipelineSchedule::kInterleavedOneFOneB:
+      // One chunk per stage runs as 1F1B (StageOrder).
+      if (v == 1) return std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap) + 1, m);
       return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }
   return m;

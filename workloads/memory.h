@@ -59,7 +59,7 @@ double ParamsPerChip(const ModelSpec& model, const Layout& layout, int stage,
 //   before the forward holds the next, so a pair adds about one layer's worth);
 //   interleaved: min(2(pp - stage - 1) + (v - 1) pp + 1, m v) chunks (Megatron-LM's interleaved
 //   warm-up, schedules.py), which for stage 0 gives Korthikanti's factor 1 + (pp - 1)/(pp v) on
-//   L layers' worth.
+//   L layers' worth; with v = 1 it runs, and holds, as 1F1B (StageOrder).
 int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap = false);
 
 // The forwards 1F1B runs on stage `stage` before its steady state (not capped at the microbatch

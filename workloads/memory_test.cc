@@ -409,6 +409,10 @@ TEST(MemoryTest, PipelineInFlightChunks) {
   EXPECT_EQ(InFlightChunks(one, 3), 1);
   EXPECT_EQ(InFlightChunks(inter, 0), 2 * 3 + 4 + 1);
   EXPECT_EQ(InFlightChunks(inter, 3), 5);
+  // Interleaved with one chunk per stage runs as 1F1B, and holds as much.
+  Layout inter1 = ParseLayout("pp=4,microbatches=8,schedule=interleaved,virtual_stages=1").value();
+  EXPECT_EQ(InFlightChunks(inter1, 0), 4);
+  EXPECT_EQ(InFlightChunks(inter1, 2), 2);
   // Stage 0 holds the most layer activations, the last stage the logits.
   Case c = Make("llama3-8b", "pp=4,microbatches=8", {8, 2048});
   const topology::ChipSpec h100 = Chip("h100");
@@ -457,7 +461,8 @@ TEST(MemoryTest, WalkOfUniformLayersIsTheClosedForm) {
   for (const char* text :
        {"pp=4,microbatches=8", "pp=4,microbatches=2", "pp=4,microbatches=8,schedule=gpipe",
         "pp=4,microbatches=8,schedule=interleaved,virtual_stages=2",
-        "pp=2,microbatches=4,schedule=interleaved,virtual_stages=3"}) {
+        "pp=2,microbatches=4,schedule=interleaved,virtual_stages=3",
+        "pp=4,microbatches=8,schedule=interleaved,virtual_stages=1"}) {
     const Layout layout = ParseLayout(text).value();
     constexpr int kLayersPerChunk = 3;
     const LayerHold layer{2.0, 5.0};
