@@ -186,7 +186,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     double embed = 0;
     for (const Op& op : EmbeddingForwardOps(model, layout, shape, options)) embed += op.saved_bytes;
     m.activation_bytes +=
-        embed * D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap), 0));
+        embed * D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap), 0,
+                                       options.ep_comm_overlap));
   }
   if (stage == layout.pp - 1) {
     const double heads = D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap),

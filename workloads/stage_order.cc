@@ -46,12 +46,23 @@ std::vector<StageUnit> StageOrder(const Layout& layout, int stage, bool ep_comm_
   return order;
 }
 
-int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk) {
+int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk,
+                             bool overlapped_pairs) {
   int64_t in_flight = 0, most = 0;
-  for (const StageUnit& unit : units) {
-    if (unit.chunk != chunk) continue;
+  auto step = [&](const StageUnit& unit) {
+    if (unit.chunk != chunk) return;
     in_flight += unit.forward ? 1 : -1;
     most = std::max(most, in_flight);
+  };
+  for (size_t u = 0; u < units.size(); ++u) {
+    // Paired as training_schedule.cc pairs them: a backward with the forward right after it.
+    if (overlapped_pairs && !units[u].forward && u + 1 < units.size() && units[u + 1].forward) {
+      step(units[u + 1]);
+      step(units[u]);
+      ++u;
+      continue;
+    }
+    step(units[u]);
   }
   return most;
 }

@@ -26,8 +26,12 @@ std::vector<StageUnit> StageOrder(const Layout& layout, int stage, bool ep_comm_
 // The most microbatches whose forward of chunk `chunk` has run in `units` and whose backward of it
 // has not, at any point of the order: how many copies of what that chunk's forward keeps until its
 // backward a stage holds at once (the embedding's, chunk 0 of stage 0; the head's, the last chunk
-// of the last stage: one under 1F1B, every microbatch under GPipe).
-int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk);
+// of the last stage: one under 1F1B, every microbatch under GPipe). With `overlapped_pairs`
+// (OpOptions::ep_comm_overlap: each backward runs overlapped with the forward after it) the
+// forward of a pair holds before its backward releases, as the embedding's does: its hold opens
+// the forward's first segment, its release closes the backward's last.
+int64_t MostForwardsInFlight(const std::vector<StageUnit>& units, int chunk,
+                             bool overlapped_pairs = false);
 
 }  // namespace podsim::workloads
 
