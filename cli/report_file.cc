@@ -28,7 +28,7 @@ StepReportFile::StepReportFile(const topology::System* system)
 void StepReportFile::Attach(workloads::StepOptions* options) {
   step_tee_ = std::make_unique<reports::StepObserverTee>(
       std::vector<workloads::StepObserver*>{options->observer, &recorder_});
-  flow_tee_ = std::make_unique<reports::FlowObserverTee>(
+  flow_tee_ = std::make_unique<sim::FlowObserverTee>(
       std::vector<sim::FlowObserver*>{options->flow_observer, &links_});
   options->observer = step_tee_.get();
   options->flow_observer = flow_tee_.get();

@@ -11,6 +11,7 @@
 #include "collectives/link_load.h"
 #include "reports/step_report.h"
 #include "scenario/source_map.h"
+#include "sim/flow_observer_tee.h"
 #include "sim/status.h"
 #include "topology/system.h"
 #include "workloads/step_simulator.h"
@@ -48,7 +49,7 @@ class StepReportFile {
   reports::StepRecorder recorder_;
   collectives::LinkLoadMeter links_;
   std::unique_ptr<reports::StepObserverTee> step_tee_;
-  std::unique_ptr<reports::FlowObserverTee> flow_tee_;
+  std::unique_ptr<sim::FlowObserverTee> flow_tee_;
 };
 
 }  // namespace podsim::cli

@@ -7,29 +7,23 @@
 #define PODSIM_COLLECTIVES_LINK_COPY_ECHO_H_
 
 #include <cstdint>
-#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "collectives/link_orbits.h"
-#include "sim/flow_observer.h"
+#include "sim/flow_observer_tee.h"
 
 namespace podsim::collectives {
 
-class LinkCopyEcho : public sim::FlowObserver {
+class LinkCopyEcho : public sim::FlowObserverTee {
  public:
   // `observer` must outlive the echo.
   LinkCopyEcho(sim::FlowObserver* observer, const LinkOrbits& orbits);
 
-  void OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
-                     std::span<const sim::ResourceId> route) override;
-  void OnFlowRateChanged(sim::Time now, sim::FlowId flow, double rate_bytes_per_s) override;
-  void OnFlowCompleted(sim::Time now, sim::FlowId flow) override;
   void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                               double used_bytes_per_s) override;
 
  private:
-  sim::FlowObserver* observer_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> copies_;  // By twin.
 };
 

@@ -208,23 +208,4 @@ void StepObserverTee::OnCollectiveAlgorithm(uint32_t chip, int program, int op,
     o->OnCollectiveAlgorithm(chip, program, op, algorithm);
 }
 
-FlowObserverTee::FlowObserverTee(std::vector<sim::FlowObserver*> observers) {
-  for (sim::FlowObserver* observer : observers) {
-    if (observer != nullptr) observers_.push_back(observer);
-  }
-}
-void FlowObserverTee::OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
-                                    std::span<const sim::ResourceId> route) {
-  for (sim::FlowObserver* o : observers_) o->OnFlowStarted(now, flow, bytes, route);
-}
-void FlowObserverTee::OnFlowRateChanged(sim::Time now, sim::FlowId flow, double rate) {
-  for (sim::FlowObserver* o : observers_) o->OnFlowRateChanged(now, flow, rate);
-}
-void FlowObserverTee::OnFlowCompleted(sim::Time now, sim::FlowId flow) {
-  for (sim::FlowObserver* o : observers_) o->OnFlowCompleted(now, flow);
-}
-void FlowObserverTee::OnResourceUsageChanged(sim::Time now, sim::ResourceId resource, double used) {
-  for (sim::FlowObserver* o : observers_) o->OnResourceUsageChanged(now, resource, used);
-}
-
 }  // namespace podsim::reports

@@ -95,20 +95,6 @@ class StepObserverTee : public workloads::StepObserver {
   std::vector<workloads::StepObserver*> observers_;
 };
 
-class FlowObserverTee : public sim::FlowObserver {
- public:
-  explicit FlowObserverTee(std::vector<sim::FlowObserver*> observers);
-  void OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
-                     std::span<const sim::ResourceId> route) override;
-  void OnFlowRateChanged(sim::Time now, sim::FlowId flow, double rate_bytes_per_s) override;
-  void OnFlowCompleted(sim::Time now, sim::FlowId flow) override;
-  void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
-                              double used_bytes_per_s) override;
-
- private:
-  std::vector<sim::FlowObserver*> observers_;
-};
-
 }  // namespace podsim::reports
 
 #endif  // PODSIM_REPORTS_STEP_REPORT_H_

@@ -1,0 +1,28 @@
+#include "sim/flow_observer_tee.h"
+
+namespace podsim::sim {
+
+FlowObserverTee::FlowObserverTee(std::vector<FlowObserver*> observers) {
+  for (FlowObserver* observer : observers) {
+    if (observer != nullptr) observers_.push_back(observer);
+  }
+}
+
+void FlowObserverTee::OnFlowStarted(Time now, FlowId flow, double bytes,
+                                    std::span<const ResourceId> route) {
+  for (FlowObserver* o : observers_) o->OnFlowStarted(now, flow, bytes, route);
+}
+
+void FlowObserverTee::OnFlowRateChanged(Time now, FlowId flow, double rate) {
+  for (FlowObserver* o : observers_) o->OnFlowRateChanged(now, flow, rate);
+}
+
+void FlowObserverTee::OnFlowCompleted(Time now, FlowId flow) {
+  for (FlowObserver* o : observers_) o->OnFlowCompleted(now, flow);
+}
+
+void FlowObserverTee::OnResourceUsageChanged(Time now, ResourceId resource, double used) {
+  for (FlowObserver* o : observers_) o->OnResourceUsageChanged(now, resource, used);
+}
+
+}  // namespace podsim::sim

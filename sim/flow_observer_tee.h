@@ -1,0 +1,30 @@
+// FlowObserverTee: passes every flow-model event (flow_observer.h) on to several observers, in
+// the order given. Subclasses may add events of their own by overriding and calling through.
+
+#ifndef PODSIM_SIM_FLOW_OBSERVER_TEE_H_
+#define PODSIM_SIM_FLOW_OBSERVER_TEE_H_
+
+#include <span>
+#include <vector>
+
+#include "sim/flow_observer.h"
+
+namespace podsim::sim {
+
+class FlowObserverTee : public FlowObserver {
+ public:
+  // Null observers are skipped; the others must outlive the tee.
+  explicit FlowObserverTee(std::vector<FlowObserver*> observers);
+  void OnFlowStarted(Time now, FlowId flow, double bytes,
+                     std::span<const ResourceId> route) override;
+  void OnFlowRateChanged(Time now, FlowId flow, double rate_bytes_per_s) override;
+  void OnFlowCompleted(Time now, FlowId flow) override;
+  void OnResourceUsageChanged(Time now, ResourceId resource, double used_bytes_per_s) override;
+
+ private:
+  std::vector<FlowObserver*> observers_;
+};
+
+}  // namespace podsim::sim
+
+#endif  // PODSIM_SIM_FLOW_OBSERVER_TEE_H_
