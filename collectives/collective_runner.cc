@@ -1017,9 +1017,11 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
         std::vector<ReductionSwitch> switches,
         ReductionSwitches(fabric, groups.groups[0], efficiency, executor, stands_for));
     const uint32_t chunks = ChunkCount(request.bytes, kInSwitchChunkBytes, kMaxInSwitchChunks);
-    // Up to the switch and back down: 2 transfers per rank and chunk.
+    // Up to each switch simulated and back down: 2 transfers per rank, chunk and switch.
     PODSIM_RETURN_IF_ERROR(CheckTransfers(
-        request, plan, EstimatedTransfers(groups, chunks, 2) * SimulatedShare(request, plan)));
+        request, plan,
+        EstimatedTransfers(groups, chunks, 2.0 * static_cast<double>(switches.size())) *
+            SimulatedShare(request, plan)));
     collective = std::make_unique<InSwitchReduction>(
         executor, op, static_cast<uint32_t>(groups.group_size), std::move(switches), request.bytes,
         chunks, std::move(simulated));

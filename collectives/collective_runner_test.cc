@@ -234,3 +234,28 @@ TEST(CollectiveDeterminismTest, SameRequestSameResult) {
 
 }  // namespace
 }  // namespace podsim::collectives
+
+namespace podsim::collectives {
+namespace {
+
+// The work bound counts an in-switch reduction's transfers before it runs: an upload and a
+// multicast per rank, chunk and NVSwitch (h100:8, 256 chunks of 1 MiB, 4 switches: 16,384), so a
+// bound just under that refuses it and one at it runs it.
+TEST(CollectiveWorkBoundTest, InSwitchEstimateCountsEverySwitch) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:8");
+  ASSERT_TRUE(system.ok()) << system.status();
+  CollectiveRequest request;
+  request.op = CollectiveOp::kAllReduce;
+  request.bytes = 256.0 * (1 << 20);
+  request.algorithm = "in-switch";
+  request.max_transfers = 16'000;
+  sim::StatusOr<CollectiveResult> refused = SimulateCollective(system->fabric, request);
+  EXPECT_FALSE(refused.ok());
+  request.max_transfers = 16'384;
+  sim::StatusOr<CollectiveResult> result = SimulateCollective(system->fabric, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->transfers, 16'384u);
+}
+
+}  // namespace
+}  // namespace podsim::collectives
