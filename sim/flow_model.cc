@@ -360,24 +360,32 @@ void FlowModel::SolveSubset() {
   // A flow that shares none of its resources with another flow of the set gets the smallest
   // residual over its weight on its route (or its bound) whatever the others get: fix it without
   // the heap. Ring steps, where each link carries one flow, are all of this kind.
+  // An unbounded flow with as many flows of the set on each of its resources may be one of a
+  // bundle (FixBundle), checked once the lone flows are fixed (which share no resource with it).
   size_t unfixed_flows = solve_set_.size();
+  bundle_candidates_.clear();
   for (uint32_t f : solve_set_) {
-    double rate = flows_[f].bound;
-    bool alone = true;
-    for (const Hop& hop : flows_[f].hops) {
+    const Flow& flow = flows_[f];
+    double rate = flow.bound;
+    const uint32_t count = unfixed_[flow.hops[0].resource];
+    bool alone = true, even = true;
+    for (const Hop& hop : flow.hops) {
       alone = alone && unfixed_[hop.resource] == 1;
+      even = even && unfixed_[hop.resource] == count;
       rate = std::min(rate, std::max(residual_[hop.resource], 0.0) / hop.weight);
     }
     if (alone) {
       Fix(f, rate);
       --unfixed_flows;
+    } else if (even && !std::isfinite(flow.bound)) {
+      bundle_candidates_.push_back(f);
     }
   }
   if (unfixed_flows == 0) return;
   // Unbounded flows that share their whole route with one another and with no other flow of the
   // set (the pieces of a pipeline on one path) get the smallest fair share on it, as the heap
   // below would give them, and without it.
-  for (uint32_t f : solve_set_) {
+  for (uint32_t f : bundle_candidates_) {
     if (flow_fixed_[f] != solve_stamp_) unfixed_flows -= FixBundle(f);
   }
   if (unfixed_flows == 0) return;
@@ -440,16 +448,12 @@ void FlowModel::SolveSubset() {
 
 size_t FlowModel::FixBundle(uint32_t f) {
   const Flow& flow = flows_[f];
-  // Bounded flows are left to the heap, which fixes them one by one at the bound and may round
-  // the next one's share a unit in the last place below it.
-  if (std::isfinite(flow.bound)) return 0;
   const uint32_t first = flow.hops[0].resource;
   const uint32_t count = unfixed_[first];
-  for (const Hop& hop : flow.hops) {
-    if (unfixed_[hop.resource] != count) return 0;
-  }
-  // Every unfixed flow of the set on the first resource must take f's route, with its weights
-  // and bound; then the same `count` flows are all there is on every other resource too.
+  // Every unfixed flow of the set on the first resource must be unbounded and take f's route
+  // with its weights; then, as f meets `count` of them on each resource, they are all there is.
+  // (Bounded flows are left to the heap, which fixes them one by one at the bound and may round
+  // the next one's share a unit in the last place below it.)
   bundle_.clear();
   for (const FlowRef& ref : resources_[first].flows) {
     const uint32_t g = ref.flow;

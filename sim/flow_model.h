@@ -169,7 +169,8 @@ class FlowModel {
   // REQUIRES: unfixed_[resource] > 0.
   // Fixes flow f and the flows of the set that take its route with its weights, where all are
   // unbounded and no other unfixed flow of the set shares a resource with them, at the rate
-  // max-min gives them; returns how many it fixed (0 otherwise). REQUIRES: f unfixed.
+  // max-min gives them; returns how many it fixed (0 otherwise). REQUIRES: f unfixed and
+  // unbounded, with as many unfixed flows of the set on each of its resources.
   size_t FixBundle(uint32_t f);
   double FairShare(uint32_t resource) const {
     return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];
@@ -234,7 +235,8 @@ class FlowModel {
   };
   std::vector<ShareEntry> share_heap_;
   std::vector<uint32_t> bounded_;
-  std::vector<uint32_t> bundle_;  // FixBundle's flows.
+  std::vector<uint32_t> bundle_;             // FixBundle's flows.
+  std::vector<uint32_t> bundle_candidates_;  // SolveSubset's flows that may be in a bundle.
 };
 
 }  // namespace podsim::sim

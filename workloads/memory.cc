@@ -102,12 +102,11 @@ int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
   switch (layout.schedule) {
     case PipelineSchedule::kGpipe:
       return m;
+    case PipelineSchedule::kInterleavedOneFOneB:
+      if (v > 1) return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+      [[fallthrough]];  // One chunk per stage runs as 1F1B (StageOrder).
     case PipelineSchedule::kOneFOneB:
       return std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap) + 1, m);
-    case PipelineSchedule::kInterleavedOneFOneB:
-      // One chunk per stage runs as 1F1B (StageOrder).
-      if (v == 1) return std::min<int64_t>(OneFOneBWarmup(layout, stage, ep_comm_overlap) + 1, m);
-      return std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }
   return m;
 }
@@ -142,6 +141,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   // Each kind of layer's holds: [moe][recomputes] (1: runs options.recompute; 0: keeps everything,
   // for the layers options.recompute_layers leaves out).
   const StageLayers layers = LayersOf(model, layout, stage);
+  // The stage's units in order: what its walks of held activations follow.
+  const std::vector<StageUnit> units = StageOrder(layout, stage, options.ep_comm_overlap);
   OpOptions keep_all = options;
   keep_all.recompute = RecomputePolicy::kNone;
   LayerHold holds[2][2];
@@ -173,8 +174,7 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       const bool re = options.recompute_layers.Recomputes(static_cast<int>(c * chunk) + l, l);
       chunks[c].push_back(holds[model.IsMoeLayer(layer)][re]);
     });
-    const ActivationPeak peak =
-        WalkActivations(StageOrder(layout, stage, options.ep_comm_overlap), chunks);
+    const ActivationPeak peak = WalkActivations(units, chunks);
     m.layer_activation_bytes = peak.held;
     transient = peak.with_transient - peak.held;
   }
@@ -185,13 +185,10 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   if (stage == 0) {
     double embed = 0;
     for (const Op& op : EmbeddingForwardOps(model, layout, shape, options)) embed += op.saved_bytes;
-    m.activation_bytes +=
-        embed * D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap), 0,
-                                       options.ep_comm_overlap));
+    m.activation_bytes += embed * D(MostForwardsInFlight(units, 0, options.ep_comm_overlap));
   }
   if (stage == layout.pp - 1) {
-    const double heads = D(MostForwardsInFlight(StageOrder(layout, stage, options.ep_comm_overlap),
-                                                layout.virtual_stages - 1));
+    const double heads = D(MostForwardsInFlight(units, layout.virtual_stages - 1));
     for (const Op& op : HeadForwardOps(model, layout, shape, options)) {
       m.activation_bytes += op.saved_bytes * heads;
       // What the loss holds beyond its saved bytes at its peak (its elements are the logits),
