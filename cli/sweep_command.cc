@@ -165,7 +165,7 @@ const schedule::Schedule& CandidateSchedule(const topology::System& system,
                                             const workloads::LayoutCandidate& candidate,
                                             google::protobuf::Arena* arena) {
   auto* schedule = google::protobuf::Arena::CreateMessage<schedule::Schedule>(arena);
-  workloads::BuildTrainingSchedule(system.name, model, candidate.layout, batch,
+  workloads::BuildTrainingSchedule(system, model, candidate.layout, batch,
                                    CandidateOptions(base, candidate), schedule);
   return *schedule;
 }

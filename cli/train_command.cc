@@ -262,7 +262,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     PODSIM_ASSIGN_OR_RETURN(
         trace,
         StepTraceFile::Open(outputs.trace(), outputs.trace_chips(), system,
-                            workloads::TrainingSchedule(system.name, model, layout, batch, options),
+                            workloads::TrainingSchedule(system, model, layout, batch, options),
                             train.every_chip()));
     step_options.observer = trace->observer();
     step_options.flow_observer = trace->flow_observer();
@@ -330,6 +330,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         {"optimizer", memory.optimizer_bytes},
         {"activations", memory.activation_bytes},
         {"buffers", memory.buffer_bytes},
+        {"fp8 weight cache", memory.fp8_weight_cache_bytes},
         {"loss peak", memory.loss_peak_bytes},
         {"recompute peak", memory.recompute_peak_bytes},
         // The part of the step's transient beyond the activations' peak, so that
@@ -376,6 +377,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"optimizer_bytes", memory.optimizer_bytes},
                                {"activations_bytes", memory.activation_bytes},
                                {"buffers_bytes", memory.buffer_bytes},
+                               {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
                                {"loss_peak_bytes", memory.loss_peak_bytes},
                                {"recompute_peak_bytes", memory.recompute_peak_bytes},
                                {"optimizer_step_bytes", memory.optimizer_step_bytes},
@@ -438,8 +440,11 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
          << FormatByteSize(memory.grad_bytes) << ", optimizer "
          << FormatByteSize(memory.optimizer_bytes) << ", activations "
          << FormatByteSize(memory.activation_bytes) << ", buffers "
-         << FormatByteSize(memory.buffer_bytes) << ", loss peak "
-         << FormatByteSize(memory.loss_peak_bytes)
+         << FormatByteSize(memory.buffer_bytes)
+         << (memory.fp8_weight_cache_bytes > 0
+                 ? ", fp8 weight cache " + FormatByteSize(memory.fp8_weight_cache_bytes)
+                 : std::string())
+         << ", loss peak " << FormatByteSize(memory.loss_peak_bytes)
          << (memory.recompute_peak_bytes > 0
                  ? ", recompute peak " + FormatByteSize(memory.recompute_peak_bytes)
                  : std::string())

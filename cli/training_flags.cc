@@ -50,7 +50,9 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "With --fp8, what runs it: torchao (default; torchtitan's float8 converter, "
                   "which keeps the linear layers' high-precision inputs for the backward) or te "
                   "(Transformer Engine as Megatron-Core runs it: those inputs kept in fp8, one "
-                  "byte an element; workloads/fp8_training.h)");
+                  "byte an element, and the weights cast in each chunk's first forward of a step "
+                  "and kept in fp8 for the others, or never cast with --fp8-all-gather; "
+                  "workloads/fp8_training.h)");
   sub->add_option("--kernels", flags->kernels,
                   "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "

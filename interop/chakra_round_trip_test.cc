@@ -40,7 +40,7 @@ RoundTrip Through(const std::string& system_text, const std::string& layout_text
   EXPECT_TRUE(layout.ok()) << layout.status();
   const workloads::BatchSpec batch{sequences, 1024};
   const schedule::Schedule schedule =
-      workloads::TrainingSchedule(system_text, *model, *layout, batch, options);
+      workloads::TrainingSchedule(*system, *model, *layout, batch, options);
   workloads::StepOptions exact;
   exact.chips = workloads::SimulatedChips::kOrbits;
   sim::StatusOr<workloads::StepResult> original = workloads::SimulateStep(*system, schedule, exact);
@@ -139,7 +139,7 @@ TEST(ChakraRoundTripTest, AKernelItsOpCannotNameIsRefused) {
   sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kSmall);
   ASSERT_TRUE(model.ok());
   const schedule::Schedule schedule =
-      workloads::TrainingSchedule("h100:2", *model, *workloads::ParseLayout("dp=2"),
+      workloads::TrainingSchedule(*system, *model, *workloads::ParseLayout("dp=2"),
                                   workloads::BatchSpec{2, 1024}, workloads::OpOptions{});
   sim::StatusOr<ChakraExport> exported =
       ExportChakra(*system, schedule, workloads::DefaultComputeEfficiency(system->chip));

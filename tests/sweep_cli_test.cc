@@ -98,7 +98,7 @@ TEST(SweepCliTest, LowerBoundsNeverExceedTheStep) {
       framework.distributed_optimizer = distributed_optimizer;
       framework.tp_comm_overlap = c.layout.tp > 1 && c.layout.sp;
       const schedule::Schedule schedule =
-          workloads::TrainingSchedule(system->name, *model, c.layout, batch, framework);
+          workloads::TrainingSchedule(*system, *model, c.layout, batch, framework);
       if (!workloads::DependencyBoundIsComputeBound(schedule)) continue;
       sim::StatusOr<sim::Time> simulated = workloads::DependencyLowerBound(*system, schedule);
       ASSERT_TRUE(simulated.ok()) << c.Name() << ": " << simulated.status();

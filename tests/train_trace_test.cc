@@ -286,6 +286,18 @@ TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryUnderRecomputation) {
   EXPECT_GT(result["memory"]["recompute_peak_bytes"].get<double>(), 0);
 }
 
+// And with Transformer Engine's fp8 weight cache (fp8_training.h), held all step beside the
+// parameters: on Hopper a byte and a transposed byte for each of the stage's layer weights.
+TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryWithTheFp8WeightCache) {
+  nlohmann::json result;
+  EXPECT_NEAR(HbmPeakOverReport({"--system", "h100:16", "--model", "llama3-8b:layers=8", "--layout",
+                                 "tp=4,pp=4,microbatches=4", "--batch-tokens", "32Ki", "--seq",
+                                 "4096", "--fp8", "--fp8-library", "te"},
+                                Path("fp8.json"), &result),
+              1.0, 1e-9);
+  EXPECT_GT(result["memory"]["fp8_weight_cache_bytes"].get<double>(), 0);
+}
+
 // And where only some layers recompute (--recompute-layers): chunks of the interleaved schedule
 // hold different activations, and the first layer a backward meets may keep everything.
 TEST_F(TrainTraceTest, HbmCounterPeaksAtTheModelsMemoryWithSomeLayersRecomputing) {

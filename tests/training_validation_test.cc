@@ -470,8 +470,7 @@ TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
     const BatchSpec batch{4, kSeq};
     const OpOptions options = Megatron(r.recompute, PrecisionRecipe::Megatron());
     // The schedule SimulateTraining builds, observed on a middle layer.
-    const schedule::Schedule schedule =
-        TrainingSchedule(system.name, model, layout, batch, options);
+    const schedule::Schedule schedule = TrainingSchedule(system, model, layout, batch, options);
     LayerTimer timer(&schedule, 24);
     StepOptions step;
     step.observer = &timer;
@@ -1644,8 +1643,7 @@ TEST(TrainingBookTest, TR5TensorParallelVerdictOnV5p) {
     const topology::System system = System("tpu-v5p:" + std::to_string(y) + "x1x1,wrap=all");
     const Layout layout = ParsedLayout("tp=" + std::to_string(y) + ",sp=1");
     const BatchSpec batch{8, 1024};
-    const schedule::Schedule schedule =
-        TrainingSchedule(system.name, model, layout, batch, OpOptions{});
+    const schedule::Schedule schedule = TrainingSchedule(system, model, layout, batch, OpOptions{});
     MlpTimer timer(&schedule);
     StepOptions options = BookStep();
     options.observer = &timer;

@@ -155,6 +155,7 @@ ChipSpec H100() {
   // 1.979e15 "with sparsity".
   c.bf16_flops_per_s = 9.89e14;
   c.fp8_flops_per_s = 1.979e15;  // MFU table "1979" (1.2 table rounds to 2.0e15).
+  c.fp8_gemm_tn_only = true;     // chip_spec.h.
   c.int8_flops_per_s = 1.979e15;
   c.hbm_bytes = 80 * kGB;  // 1.2 table.
   // 3.35e12: the figure Ch1's problems use; the 1.2 table rounds to 3.4e12.

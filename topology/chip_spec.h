@@ -29,6 +29,11 @@ struct ChipSpec {
   double bf16_flops_per_s = 0;
   double int8_flops_per_s = 0;
   double fp8_flops_per_s = 0;
+  // Whether the chip's fp8 GEMMs take only the TN layout (both operands K-major), so that a
+  // tensor read along either dimension needs a transposed fp8 copy: Hopper. Blackwell's take any
+  // layout (Transformer Engine common/gemm/cublaslt_gemm.cu, CanonicalizeGemmInput; cuBLASLt's
+  // fp8 requirement "A must be transposed and B non-transposed"; docs/sources.md).
+  bool fp8_gemm_tn_only = false;
 
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;

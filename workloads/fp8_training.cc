@@ -62,7 +62,8 @@ sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name) {
   return sim::Status::InvalidArgument(message);
 }
 
-OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards) {
+OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards,
+                     bool cast_weights) {
   const double e = activation_bytes;
   OpList out;
   out.reserve(ops.size() * 2);
@@ -88,7 +89,7 @@ OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shar
     add_cast(Cast(op, op.name + ".fp8_cast", rows * k, e));
     const bool forward = op.phase == Phase::kForward || op.phase == Phase::kRecompute;
     const std::string weight = BaseName(op.name) + (op.phase == Phase::kRecompute ? ".re" : "");
-    if (forward && weights_cast.insert(weight).second) {
+    if (cast_weights && forward && weights_cast.insert(weight).second) {
       add_cast(Cast(op, BaseName(op.name) + ".fp8_cast.weight", groups * k * n / weight_shards, e));
     }
     op.fp8 = true;

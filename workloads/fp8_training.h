@@ -25,9 +25,18 @@
 //   kTransformerEngine  Transformer Engine as Megatron-Core runs it: each fp8 linear layer keeps
 //                       the fp8 copy of its input that its weight gradient reads (TE's Linear,
 //                       LayerNormLinear and GroupedLinear save the quantized input for the
-//                       backward), one byte an element, a scale aside. Its fusion of casts into
-//                       the norms and its caching of the fp8 weights across microbatches are not
-//                       modelled: the casts stay as above.
+//                       backward), one byte an element, a scale aside. And it casts the weights
+//                       once a step, not once a forward (training_schedule.cc, memory.h):
+//                       Megatron-Core marks each model chunk's first microbatch of a step
+//                       (pipeline_parallel/schedules.py, set_is_first_microbatch), TE casts the
+//                       weights then and keeps the fp8 copies for the step's other forwards,
+//                       recomputed ones included (TELinear passes is_first_microbatch, false
+//                       after the first call; the cache's opt-out,
+//                       disable_parameter_transpose_cache, is off by default). With fp8
+//                       parameters (OpOptions::fp8_all_gather) nothing is cast in a forward:
+//                       the optimizer step writes the parameters in fp8 (OptimizerOps counts that
+//                       write at the recipe's parameter bytes). Its fusion of the input casts
+//                       into the norms is not modelled: those casts stay as above.
 
 #ifndef PODSIM_WORKLOADS_FP8_TRAINING_H_
 #define PODSIM_WORKLOADS_FP8_TRAINING_H_
@@ -55,8 +64,10 @@ bool IsFp8LinearGemm(const Op& op);
 // layers' GEMMs in fp8 and their casts before them, as above; `activation_bytes` is the working
 // precision's element size. `weight_shards` > 1: the weights are cast on the chip's shard before
 // an fp8 all-gather over that many chips (OpOptions::fp8_all_gather), a 1/weight_shards share of
-// the cast. An op that depended on a GEMM still does.
-OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards = 1);
+// the cast. `cast_weights` false: no weight casts at all, the GEMMs read fp8 weights cast
+// before (Transformer Engine's cache, above). An op that depended on a GEMM still does.
+OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards = 1,
+                     bool cast_weights = true);
 
 }  // namespace podsim::workloads
 

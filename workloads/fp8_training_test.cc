@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "topology/system.h"
@@ -13,6 +14,7 @@
 #include "workloads/memory.h"
 #include "workloads/tp_comm_overlap.h"
 #include "workloads/training.h"
+#include "workloads/training_schedule.h"
 
 namespace podsim::workloads {
 namespace {
@@ -170,8 +172,91 @@ TEST(Fp8TrainingTest, Fp8ParamGatherHalvesTheDistributedOptimizersGather) {
   const ModelSpec model = ParseModel("llama3-8b").value();
   const Layout layout = ParseLayout("dp=8").value();
   const topology::ChipSpec h100 = topology::ChipPreset("h100").value();
+  // With bf16 parameters Transformer Engine keeps fp8 copies of the weights besides.
+  const MemoryBreakdown bf16_params = StageMemory(model, layout, {8, 4096}, fp8, h100, 0);
+  EXPECT_GT(bf16_params.fp8_weight_cache_bytes, 0);
   EXPECT_DOUBLE_EQ(StageMemory(model, layout, {8, 4096}, gathered, h100, 0).total_bytes,
-                   StageMemory(model, layout, {8, 4096}, fp8, h100, 0).total_bytes);
+                   bf16_params.total_bytes - bf16_params.fp8_weight_cache_bytes);
+}
+
+// Transformer Engine under Megatron-Core casts a chunk's weights in its first forward of the
+// step and reads the cached copies after, recomputed forwards included; torchao casts in every
+// forward and recomputed forward; with fp8 parameters nothing is cast in a forward.
+TEST(Fp8TrainingTest, TransformerEngineCastsEachChunksWeightsOnceAStep) {
+  const topology::System system = topology::ParseSystem("h100:2").value();
+  const ModelSpec model = ParseModel("llama3-8b").value();
+  const BatchSpec batch{4, 4096};
+  struct Casts {
+    int forward_mb0 = 0, forward_later = 0, recompute = 0;
+    std::set<int64_t> layers_mb0;
+  };
+  auto weight_casts = [&](const std::string& layout_text, const OpOptions& options) {
+    const schedule::Schedule s =
+        TrainingSchedule(system, model, ParseLayout(layout_text).value(), batch, options);
+    Casts casts;
+    for (const schedule::Program& program : s.programs()) {
+      for (const schedule::Op& op : program.ops()) {
+        if (!EndsWith(op.name(), ".fp8_cast.weight")) continue;
+        if (op.phase() == "recompute") {
+          ++casts.recompute;
+        } else if (op.microbatch() == 0) {
+          ++casts.forward_mb0;
+          casts.layers_mb0.insert(op.layer());
+        } else {
+          ++casts.forward_later;
+        }
+      }
+    }
+    return casts;
+  };
+  OpOptions torchao;
+  torchao.fp8 = true;
+  torchao.recompute = RecomputePolicy::kFull;
+  OpOptions te = torchao;
+  te.fp8_library = Fp8Library::kTransformerEngine;
+  const std::string interleaved = "pp=2,microbatches=4,schedule=interleaved,virtual_stages=2";
+  const Casts a = weight_casts(interleaved, torchao), b = weight_casts(interleaved, te);
+  EXPECT_GT(a.forward_mb0, 0);
+  EXPECT_EQ(a.forward_later, 3 * a.forward_mb0);
+  EXPECT_EQ(a.recompute, 4 * a.forward_mb0);
+  EXPECT_EQ(b.forward_mb0, a.forward_mb0);
+  EXPECT_EQ(b.layers_mb0.size(), 32u);  // Both chunks of both stages.
+  EXPECT_EQ(b.forward_later, 0);
+  EXPECT_EQ(b.recompute, 0);
+
+  OpOptions fp8_params = te;
+  fp8_params.distributed_optimizer = true;
+  fp8_params.fp8_all_gather = true;
+  const Casts c = weight_casts("dp=2,microbatches=2", fp8_params);
+  EXPECT_EQ(c.forward_mb0 + c.forward_later + c.recompute, 0);
+}
+
+// The cache holds a byte for each weight the stage's forwards read, and a transposed copy where
+// the chip's fp8 GEMMs take only the TN layout (Hopper); nothing under torchao or with fp8
+// parameters.
+TEST(Fp8TrainingTest, TransformerEngineWeightCacheHoldsTheStagesWeights) {
+  const ModelSpec model = ParseModel("llama3-8b").value();
+  const Layout layout = ParseLayout("tp=2,pp=2,microbatches=4").value();
+  const BatchSpec batch{8, 4096};
+  OpOptions te;
+  te.fp8 = true;
+  te.fp8_library = Fp8Library::kTransformerEngine;
+  const topology::ChipSpec h100 = topology::ChipPreset("h100").value();
+  const topology::ChipSpec b200 = topology::ChipPreset("b200").value();
+  const double weights = 16 * LayerParamsPerTpShard(model, layout);
+  EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, te, b200, 1).fp8_weight_cache_bytes, weights);
+  EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, te, h100, 1).fp8_weight_cache_bytes,
+                   2 * weights);
+  OpOptions torchao = te;
+  torchao.fp8_library = Fp8Library::kTorchao;
+  EXPECT_EQ(StageMemory(model, layout, batch, torchao, h100, 1).fp8_weight_cache_bytes, 0);
+  OpOptions fp8_params = te;
+  fp8_params.distributed_optimizer = true;
+  fp8_params.fp8_all_gather = true;
+  EXPECT_EQ(StageMemory(model, ParseLayout("dp=2,tp=2,pp=2,microbatches=4").value(), batch,
+                        fp8_params, h100, 1)
+                .fp8_weight_cache_bytes,
+            0);
 }
 
 // Transformer Engine keeps an fp8 linear layer's input in fp8 for the backward, torchao the

@@ -9,6 +9,7 @@ namespace {
 double D(int64_t v) { return static_cast<double>(v); }
 
 constexpr double kFp32Bytes = 4;
+constexpr double kFp8Bytes = 1;
 
 // The layers of `stage` with a dense MLP and with experts.
 struct StageLayers {
@@ -208,8 +209,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     // layer.
     const double grad = p.GradWireBytes(layout.microbatch_count());
     // The shards other chips hold, of a layer's `params` over `shards`.
-    // Gathered in fp8 (1 byte) under OpOptions::fp8_all_gather.
-    const double gathered_bytes = options.fp8_all_gather ? 1.0 : p.param_bytes;
+    // Gathered in fp8 under OpOptions::fp8_all_gather.
+    const double gathered_bytes = options.fp8_all_gather ? kFp8Bytes : p.param_bytes;
     auto others = [&](double params, int shards) {
       return shards <= 1 ? 0.0 : params * gathered_bytes * (1 - 1.0 / shards);
     };
@@ -235,6 +236,20 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
                 D(layers.moe) * (others(moe_dense, fsdp) + others(experts, expert_fsdp));
     }
     m.buffer_bytes += buffer;
+  }
+  if (options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine &&
+      !options.fp8_all_gather) {
+    // The stage's transformer layers' weights as their forwards read them (a tp and ep shard,
+    // whole over fsdp), a byte a parameter, and a transposed copy for the input gradient's GEMM
+    // where the chip's fp8 GEMMs take only the TN layout (chip_spec.h; Transformer Engine's
+    // Float8Tensor keeps both). Counted too: the norms' and the router's few weights, which stay
+    // in bf16 (under 0.1% of a layer's).
+    const double copies = chip.fp8_gemm_tn_only ? 2 : 1;
+    m.fp8_weight_cache_bytes =
+        copies * kFp8Bytes *
+        (D(layers.dense) * LayerParamsPerTpShard(model, layout) +
+         D(layers.moe) * (LayerParamsPerTpShard(model, layout, MlpKind::kMoe) +
+                          ExpertParamsPerChip(model, layout)));
   }
   if (layout.tp > 1) m.buffer_bytes += act;
   if (layout.context_shards() > 1) {

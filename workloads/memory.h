@@ -101,6 +101,9 @@ struct MemoryBreakdown {
   double activation_bytes = 0;
   double layer_activation_bytes = 0;  // The transformer layers' part of activation_bytes.
   double buffer_bytes = 0;
+  // Transformer Engine's fp8 copies of the stage's linear weights, cast in a step's first forward
+  // and kept (fp8_training.h): with bf16 parameters only.
+  double fp8_weight_cache_bytes = 0;
   double loss_peak_bytes = 0;  // The loss's transient beyond its saved tensors (last stage).
   // Under recomputation, what a layer's backward holds while it recomputes that layer's forward:
   // the layer's activations beyond what the policy keeps (RecomputeTransientBytes), counted
@@ -116,8 +119,11 @@ struct MemoryBreakdown {
   bool fits = false;
   double headroom_bytes = 0;  // hbm_bytes - total_bytes: negative is the shortfall.
 
-  // Held all step: parameters, gradients, optimizer state and collective buffers.
-  double StaticBytes() const { return param_bytes + grad_bytes + optimizer_bytes + buffer_bytes; }
+  // Held all step: parameters, gradients, optimizer state, collective buffers and cached fp8
+  // weights.
+  double StaticBytes() const {
+    return param_bytes + grad_bytes + optimizer_bytes + buffer_bytes + fp8_weight_cache_bytes;
+  }
 };
 
 // Memory of one chip in stage `stage`. REQUIRES: ValidateLayout(layout, model, ..., batch) ok,

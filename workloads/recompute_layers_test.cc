@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "topology/system.h"
 #include "workloads/layer_ops.h"
 #include "workloads/memory.h"
 #include "workloads/training_schedule.h"
@@ -89,9 +90,10 @@ TEST(RecomputeLayersTest, HalfTheLayersHoldTheMeanOfThePolicies) {
 // layers, every:2 recomputes the second and fourth of each stage, first:1 the first.
 TEST(RecomputeLayersTest, ScheduleRecomputesTheSelectedLayersOnly) {
   const Step s = Llama("pp=2,microbatches=2");
+  const topology::System system = topology::ParseSystem("h100:2").value();
   auto recomputed_layers = [&](std::string_view layers) {
     const schedule::Schedule schedule =
-        TrainingSchedule("h100:2", s.model, s.layout, s.batch, Full(layers));
+        TrainingSchedule(system, s.model, s.layout, s.batch, Full(layers));
     std::vector<std::vector<int>> per_stage;
     for (const schedule::Program& program : schedule.programs()) {
       std::vector<int> layers_seen;

@@ -40,7 +40,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   PODSIM_RETURN_IF_ERROR(ValidateFp8(options, system.chip));
   PODSIM_RETURN_IF_ERROR(ValidateAttentionKernel(options, DefaultComputeEfficiency(system.chip)));
   TrainingResult result;
-  result.schedule = TrainingSchedule(system.name, model, layout, batch, options);
+  result.schedule = TrainingSchedule(system, model, layout, batch, options);
   PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));
   result.memory = PeakMemory(model, layout, batch, options, system.chip);
   result.step_time_s = result.step.step_time.ToSeconds();

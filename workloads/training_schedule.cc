@@ -246,7 +246,7 @@ void HoldHead(StageBuilder* builder, const schedule::Program& program, int begin
 
 }  // namespace
 
-schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& model,
+schedule::Schedule TrainingSchedule(const topology::System& system, const ModelSpec& model,
                                     const Layout& layout, const BatchSpec& batch,
                                     const OpOptions& options) {
   schedule::Schedule out;
@@ -254,12 +254,12 @@ schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& 
   return out;
 }
 
-void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, const Layout& layout,
-                           const BatchSpec& batch, const OpOptions& options,
+void BuildTrainingSchedule(const topology::System& system, const ModelSpec& model,
+                           const Layout& layout, const BatchSpec& batch, const OpOptions& options,
                            schedule::Schedule* schedule) {
   PODSIM_CHECK(schedule->programs_size() == 0) << "BuildTrainingSchedule into a non-empty schedule";
   schedule::Schedule& out = *schedule;
-  out.set_system(system);
+  out.set_system(system.name);
   AddMesh(&out, layout.MeshAxes());
   for (const std::string& axis : layout.PlacementOrder()) out.add_order(axis);
   out.set_tokens_per_step(batch.tokens());
@@ -273,6 +273,9 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
   // Index [moe][recomputes]: 0 dense and 1 MoE layers; 1 the layers that run options.recompute
   // and 0 those that keep everything, where options.recompute_layers leaves some out.
   OpList layer_fwd_run[2][2], layer_bwd_run[2][2];
+  // The forwards of a chunk's later microbatches, which read Transformer Engine's cached fp8
+  // weights (fp8_training.h); the same as layer_fwd_run otherwise.
+  OpList layer_fwd_cached[2][2];
   double layer_saved[2][2] = {};
   // Held from a layer backward's first op to its last while it recomputes its forward (memory.h).
   double layer_transient[2][2] = {};
@@ -285,19 +288,26 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
       if (recomputes == 0) layer_options.recompute = RecomputePolicy::kNone;
       const OpList fwd = LayerForwardOps(model, layout, shape, layer_options, mlp);
       OpList& fwd_run = layer_fwd_run[moe][recomputes];
+      OpList& fwd_cached = layer_fwd_cached[moe][recomputes];
       OpList& bwd_run = layer_bwd_run[moe][recomputes];
       fwd_run = OverlapTpCommunication(fwd, overlap_tp);
       bwd_run = OverlapTpCommunication(LayerBackwardOps(model, layout, shape, layer_options, mlp),
                                        overlap_tp);
+      fwd_cached = fwd_run;
       if (options.fp8) {
         const double e = options.precision.activation_bytes;
         const int shards = options.fp8_all_gather ? layout.fsdp : 1;
-        fwd_run = Float8Linears(fwd_run, e, shards);
-        bwd_run = Float8Linears(bwd_run, e, shards);
+        // Transformer Engine casts a chunk's weights in its first forward of the step, and none
+        // with fp8 parameters; torchao in every forward and recomputed forward.
+        const bool te = options.fp8_library == Fp8Library::kTransformerEngine;
+        fwd_run = Float8Linears(fwd_cached, e, shards, !(te && options.fp8_all_gather));
+        fwd_cached = te ? Float8Linears(fwd_cached, e, shards, false) : fwd_run;
+        bwd_run = Float8Linears(bwd_run, e, shards, !te);
       }
       if (options.kernels == KernelLibrary::kEager) {
         const double e = options.precision.activation_bytes;
         fwd_run = EagerKernels(fwd_run, model, e);
+        fwd_cached = EagerKernels(fwd_cached, model, e);
         bwd_run = EagerKernels(bwd_run, model, e);
       }
       layer_saved[moe][recomputes] = LayerActivationBytes(fwd, layer_options);
@@ -350,8 +360,7 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
     StageBuilder builder(program, layout);
-    const MemoryBreakdown memory =
-        StageMemory(model, layout, batch, options, topology::ChipSpec{}, stage);
+    const MemoryBreakdown memory = StageMemory(model, layout, batch, options, system.chip, stage);
     // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.StaticBytes());
     const std::vector<StageUnit> units = StageOrder(layout, stage, options.ep_comm_overlap);
@@ -385,8 +394,9 @@ void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, co
         for (int l = 0; l < layers; ++l) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
           const int re = variant(unit, l, layers);
-          input =
-              builder.Append(layer_fwd_run[moe][re], input, unit, first_layer + l, last_microbatch);
+          const OpList& ops =
+              unit.microbatch == 0 ? layer_fwd_run[moe][re] : layer_fwd_cached[moe][re];
+          input = builder.Append(ops, input, unit, first_layer + l, last_microbatch);
           builder.Hold(input, layer_saved[moe][re]);
         }
         if (vs == virtual_stages - 1) {

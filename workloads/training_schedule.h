@@ -42,22 +42,24 @@
 
 #include "schedule.pb.h"
 #include "sim/status.h"
+#include "topology/system.h"
 #include "workloads/layer_ops.h"
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
 
 namespace podsim::workloads {
 
-// REQUIRES: ValidateLayout(layout, model, chips of `system`, batch) ok.
-schedule::Schedule TrainingSchedule(const std::string& system, const ModelSpec& model,
+// REQUIRES: ValidateLayout(layout, model, chips of `system`, batch) ok. The schedule names
+// `system` and holds the memory its chip does (memory.h).
+schedule::Schedule TrainingSchedule(const topology::System& system, const ModelSpec& model,
                                     const Layout& layout, const BatchSpec& batch,
                                     const OpOptions& options);
 
 // The same schedule, written into `out` (REQUIRES: empty), which may live on a protobuf arena:
 // a sweep builds one per candidate for its bounds, and an arena allocates a schedule's tens of
 // thousands of ops and names in a few blocks and frees them at once.
-void BuildTrainingSchedule(const std::string& system, const ModelSpec& model, const Layout& layout,
-                           const BatchSpec& batch, const OpOptions& options,
+void BuildTrainingSchedule(const topology::System& system, const ModelSpec& model,
+                           const Layout& layout, const BatchSpec& batch, const OpOptions& options,
                            schedule::Schedule* out);
 
 }  // namespace podsim::workloads

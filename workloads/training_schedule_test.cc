@@ -35,7 +35,7 @@ Simulated Simulate(const std::string& system_text, const std::string& model_text
   sim::Status valid = ValidateLayout(*layout, *model, system->fabric.chip_count(), batch);
   EXPECT_TRUE(valid.ok()) << valid;
   Simulated run;
-  run.schedule = TrainingSchedule(system_text, *model, *layout, batch, OpOptions{});
+  run.schedule = TrainingSchedule(*system, *model, *layout, batch, OpOptions{});
   sim::StatusOr<StepResult> result = SimulateStep(*system, run.schedule, options);
   EXPECT_TRUE(result.ok()) << result.status();
   if (result.ok()) run.result = std::move(*result);
@@ -146,7 +146,7 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
   plain.precision = PrecisionRecipe::Megatron();
   OpOptions distributed = plain;
   distributed.distributed_optimizer = true;
-  const schedule::Schedule s = TrainingSchedule("h100:16", *model, layout, batch, distributed);
+  const schedule::Schedule s = TrainingSchedule(*system, *model, layout, batch, distributed);
   ASSERT_TRUE(CheckSchedule(*system, s).ok());
   int gathers = 0, scatters = 0;
   for (const schedule::Op& op : s.programs(0).ops()) {
@@ -165,7 +165,7 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
   EXPECT_EQ(scatters, model->layers + 2);
   sim::StatusOr<StepResult> with = SimulateStep(*system, s, {});
   sim::StatusOr<StepResult> without =
-      SimulateStep(*system, TrainingSchedule("h100:16", *model, layout, batch, plain), {});
+      SimulateStep(*system, TrainingSchedule(*system, *model, layout, batch, plain), {});
   ASSERT_TRUE(with.ok() && without.ok());
   EXPECT_GT(without->mean_exposed_s["dp"], 0);
   EXPECT_LT(with->mean_exposed_s["dp"], without->mean_exposed_s["dp"]);
@@ -188,7 +188,7 @@ TEST(TrainingScheduleTest, HfuIsNeverBelowMfu) {
         options.attention = kernel;
         options.model_flops_count = count;
         const schedule::Schedule s =
-            TrainingSchedule("h100:8", *model, ParseLayout("tp=8").value(), batch, options);
+            TrainingSchedule(*system, *model, ParseLayout("tp=8").value(), batch, options);
         sim::StatusOr<StepResult> r = SimulateStep(*system, s, {});
         ASSERT_TRUE(r.ok()) << r.status();
         const std::string what = std::string(RecomputeName(recompute)) + " " +
@@ -236,8 +236,8 @@ TEST(TrainingScheduleTest, EpCommOverlapAlternatesMicrobatchesAtTheAllToAlls) {
   OpOptions plain, overlap;
   overlap.ep_comm_overlap = true;
   ASSERT_TRUE(ValidateOpOptions(overlap, layout).ok());
-  const schedule::Schedule a = TrainingSchedule(system_text, *model, layout, batch, plain);
-  const schedule::Schedule b = TrainingSchedule(system_text, *model, layout, batch, overlap);
+  const schedule::Schedule a = TrainingSchedule(*system, *model, layout, batch, plain);
+  const schedule::Schedule b = TrainingSchedule(*system, *model, layout, batch, overlap);
   ASSERT_TRUE(CheckSchedule(*system, b).ok()) << CheckSchedule(*system, b).status();
   ASSERT_EQ(a.programs_size(), b.programs_size());
   for (int p = 0; p < b.programs_size(); ++p) {
@@ -290,7 +290,7 @@ TEST(TrainingScheduleTest, EpCommOverlapHidesTheAllToAllsWithFsdpToo) {
     options.ep_comm_overlap = overlap;
     const Layout layout = ParseLayout(layout_text).value();
     sim::StatusOr<StepResult> r =
-        SimulateStep(*system, TrainingSchedule(system_text, *model, layout, batch, options), {});
+        SimulateStep(*system, TrainingSchedule(*system, *model, layout, batch, options), {});
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? ExposedEp(*r) : 0.0;
   };
