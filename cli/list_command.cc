@@ -63,6 +63,8 @@ ordered_json Chips() {
                      {"bf16_flops_per_s", c->bf16_flops_per_s},
                      {"fp8_flops_per_s", c->fp8_flops_per_s},
                      {"int8_flops_per_s", c->int8_flops_per_s},
+                     {"fp8_gemm_tn_only", c->fp8_gemm_tn_only},
+                     {"fp8_block_scaled", c->fp8_block_scaled},
                      {"hbm_bytes", c->hbm_bytes},
                      {"hbm_bytes_per_s", c->hbm_bytes_per_s},
                      {"scale_up_ports", c->scale_up_ports},

@@ -534,6 +534,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"ep_comm_overlap", base.ep_comm_overlap},
                              {"fp8", base.fp8},
                              {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
+                             {"fp8_recipe", workloads::Fp8RecipeName(base.fp8_recipe)},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"fp8_all_gather", base.fp8_all_gather},

@@ -74,6 +74,8 @@ nlohmann::ordered_json Describe(const topology::System& system) {
                {"bf16_flops_per_s", chip.bf16_flops_per_s},
                {"int8_flops_per_s", chip.int8_flops_per_s},
                {"fp8_flops_per_s", chip.fp8_flops_per_s},
+               {"fp8_gemm_tn_only", chip.fp8_gemm_tn_only},
+               {"fp8_block_scaled", chip.fp8_block_scaled},
                {"hbm_bytes", chip.hbm_bytes},
                {"hbm_bytes_per_s", chip.hbm_bytes_per_s},
                {"scale_up_ports", chip.scale_up_ports},

@@ -363,6 +363,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"ep_comm_overlap", options.ep_comm_overlap},
                              {"fp8", options.fp8},
                              {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
+                             {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},
                              {"fp8_all_gather", options.fp8_all_gather},

@@ -53,6 +53,11 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "byte an element, and the weights cast in each chunk's first forward of a step "
                   "and kept in fp8 for the others, or never cast with --fp8-all-gather; "
                   "workloads/fp8_training.h)");
+  sub->add_option("--fp8-recipe", flags->fp8_recipe,
+                  "With --fp8, the scaling: tensorwise (default; one scale a tensor, as torchao's "
+                  "tensorwise and Transformer Engine's delayed and current scaling) or mxfp8 (one "
+                  "scale per 32 elements, 1 + 1/32 bytes an element; Transformer Engine on b200 "
+                  "or gb200, without --fp8-all-gather: Megatron gathers MXFP8 parameters in bf16)");
   sub->add_option("--kernels", flags->kernels,
                   "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
@@ -108,6 +113,7 @@ sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
   PODSIM_RETURN_IF_ERROR(check("--precision", flags.precision, workloads::PrecisionRecipeNames()));
   PODSIM_RETURN_IF_ERROR(check("--kernels", flags.kernels, workloads::KernelLibraryNames()));
   PODSIM_RETURN_IF_ERROR(check("--fp8-library", flags.fp8_library, workloads::Fp8LibraryNames()));
+  PODSIM_RETURN_IF_ERROR(check("--fp8-recipe", flags.fp8_recipe, workloads::Fp8RecipeNames()));
   return check("--loss", flags.loss, workloads::LossKernelNames());
 }
 
@@ -125,6 +131,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".loss", "--loss");
   sources->AddFlag(p + ".grad_reduce_in_bf16", "--grad-reduce-in-bf16");
   sources->AddFlag(p + ".fp8_library", "--fp8-library");
+  sources->AddFlag(p + ".fp8_recipe", "--fp8-recipe");
 }
 
 }  // namespace podsim::cli

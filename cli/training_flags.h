@@ -37,6 +37,7 @@ struct TrainingFlags {
   std::string loss;  // "": vocab-parallel.
   bool grad_reduce_in_bf16 = false;
   std::string fp8_library;  // "": torchao.
+  std::string fp8_recipe;   // "": tensorwise.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -49,7 +50,8 @@ sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& 
                                       const std::vector<std::string_view>& names);
 
 // InvalidArgument naming --precision unless it is a recipe, --kernels unless it is a kernel
-// library, or --loss unless it is a loss (any empty: the default).
+// library, --fp8-library or --fp8-recipe unless it is one, or --loss unless it is a loss (any
+// empty: the default).
 sim::Status CheckTrainingFlags(const TrainingFlags& flags);
 
 // Sets the scenario fields of the flags on `message` (scenario::Train or scenario::Sweep, which
@@ -68,6 +70,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.loss.empty()) message->set_loss(flags.loss);
   if (flags.grad_reduce_in_bf16) message->set_grad_reduce_in_bf16(true);
   if (!flags.fp8_library.empty()) message->set_fp8_library(flags.fp8_library);
+  if (!flags.fp8_recipe.empty()) message->set_fp8_recipe(flags.fp8_recipe);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

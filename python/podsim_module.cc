@@ -88,6 +88,8 @@ py::dict ChipDict(const topology::ChipSpec& chip) {
   d["bf16_flops_per_s"] = chip.bf16_flops_per_s;
   d["int8_flops_per_s"] = chip.int8_flops_per_s;
   d["fp8_flops_per_s"] = chip.fp8_flops_per_s;
+  d["fp8_gemm_tn_only"] = chip.fp8_gemm_tn_only;
+  d["fp8_block_scaled"] = chip.fp8_block_scaled;
   d["hbm_bytes"] = chip.hbm_bytes;
   d["hbm_bytes_per_s"] = chip.hbm_bytes_per_s;
   d["vmem_bytes"] = chip.vmem_bytes;

@@ -134,6 +134,8 @@ sim::StatusOr<topology::ChipSpec> BuildChip(const Chip& spec, const SourceMap& s
     }
     chip.hop_latency = sim::Time::FromSecondsRounded(latency);
   }
+  if (spec.has_fp8_gemm_tn_only()) chip.fp8_gemm_tn_only = spec.fp8_gemm_tn_only();
+  if (spec.has_fp8_block_scaled()) chip.fp8_block_scaled = spec.fp8_block_scaled();
   if (spec.has_scale_up_ports()) {
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, Join(path, "scale_up_ports"), spec.scale_up_ports(), 0, kMaxPorts));
@@ -580,6 +582,11 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
     sim::StatusOr<workloads::Fp8Library> library =
         workloads::Fp8LibraryNamed(message.fp8_library());
     if (library.ok()) options->fp8_library = *library;
+  }
+  if (message.has_fp8_recipe()) {
+    // CheckScenario has named a bad recipe; an unchecked one keeps the default.
+    sim::StatusOr<workloads::Fp8Recipe> recipe = workloads::Fp8RecipeNamed(message.fp8_recipe());
+    if (recipe.ok()) options->fp8_recipe = *recipe;
   }
 }
 

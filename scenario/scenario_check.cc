@@ -217,6 +217,13 @@ sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
   if (m.fp8_dispatch() && !m.fp8()) {
     return Invalid(source, prefix + ".fp8_dispatch", "needs fp8 training (fp8: true, --fp8)");
   }
+  if (m.has_fp8_recipe()) {
+    PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::Fp8RecipeNamed(m.fp8_recipe()).status(),
+                                           prefix + ".fp8_recipe"));
+    if (!m.fp8()) {
+      return Invalid(source, prefix + ".fp8_recipe", "needs fp8 training (fp8: true, --fp8)");
+    }
+  }
   return sim::Status::Ok();
 }
 
@@ -303,6 +310,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   }
   PODSIM_RETURN_IF_ERROR(
       source.Annotate(workloads::ValidateFp8(OpOptionsOf(t), system.chip), "train.fp8"));
+  PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateFp8Recipe(OpOptionsOf(t), system.chip),
+                                         "train.fp8_recipe"));
   PODSIM_RETURN_IF_ERROR(
       source.Annotate(workloads::ValidateAttentionKernel(
                           OpOptionsOf(t), workloads::DefaultComputeEfficiency(system.chip)),
@@ -427,7 +436,9 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   PODSIM_RETURN_IF_ERROR(CheckFrameworkFields(sweep, "sweep", source));
   workloads::OpOptions fp8;
   fp8.fp8 = sweep.fp8();
-  return source.Annotate(workloads::ValidateFp8(fp8, system.chip), "sweep.fp8");
+  PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateFp8(fp8, system.chip), "sweep.fp8"));
+  return source.Annotate(workloads::ValidateFp8Recipe(OpOptionsOf(sweep), system.chip),
+                         "sweep.fp8_recipe");
 }
 
 // "all", or chip indices and ranges like "0-15,32" below the chip count.

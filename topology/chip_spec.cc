@@ -180,6 +180,7 @@ ChipSpec B200() {
   ChipSpec c = Gpu("b200", 18, 50 * kGB, 148, 256 * kKB);
   c.bf16_flops_per_s = 2.25e15;   // Ch12 text "2250e12" (1.2; the table rounds to 2.3e15).
   c.fp8_flops_per_s = 4.5e15;     // 1.2 table.
+  c.fp8_block_scaled = true;      // chip_spec.h.
   c.int8_flops_per_s = 4.5e15;    // 1.2 table (fp8/int8 column).
   c.hbm_bytes = 192 * kGB;        // 1.2 table.
   c.hbm_bytes_per_s = 8.0e12;     // 1.2 table and Ch12 text.

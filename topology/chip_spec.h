@@ -34,6 +34,9 @@ struct ChipSpec {
   // layout (Transformer Engine common/gemm/cublaslt_gemm.cu, CanonicalizeGemmInput; cuBLASLt's
   // fp8 requirement "A must be transposed and B non-transposed"; docs/sources.md).
   bool fp8_gemm_tn_only = false;
+  // Whether the tensor cores take fp8 with a scale per block of 32 elements (OCP MXFP8):
+  // Blackwell (Transformer Engine's MXFP8BlockScaling needs it; docs/sources.md).
+  bool fp8_block_scaled = false;
 
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;

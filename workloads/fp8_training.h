@@ -2,11 +2,11 @@
 // float8: torchao's Float8Linear with tensorwise dynamic scaling; pytorch/ao torchao/float8) and
 // as Transformer Engine's fp8 recipes do in spirit, as a rewrite of a layer's op list:
 //   * every GEMM of a linear layer (forward, input gradient, weight gradient; recomputed ones
-//     too) reads its two operands in fp8 (1 byte) and runs at the chip's fp8 peak with the
-//     family's fp8 GEMM curve (compute_model.h); it writes its output in the working precision.
-//     The attention core, the router of a mixture of experts and the layers outside the
-//     transformer blocks (embedding, output head) stay in bf16, as torchtitan's float8 filter
-//     leaves the output layer;
+//     too) reads its two operands in fp8 (a byte an element; MXFP8's scales aside, below) and runs
+//     at the chip's fp8 peak with the family's fp8 GEMM curve (compute_model.h); it writes its
+//     output in the working precision. The attention core, the router of a mixture of experts and
+//     the layers outside the transformer blocks (embedding, output head) stay in bf16, as
+//     torchtitan's float8 filter leaves the output layer;
 //   * operands are cast before their GEMM by elementwise kernels: each GEMM casts its left
 //     operand (the forward's input, the input gradient's output gradient, the weight gradient's
 //     transposed input, which torchao casts again), and each forward GEMM its weights once per
@@ -17,26 +17,43 @@
 //     that produced the tensor);
 //   * activations saved for the backward stay in the working precision (torchao saves the
 //     high-precision input and casts it again), and the fp8 copies are transient: memory is
-//     unchanged. Weights are all-gathered in the working precision, or in fp8 with
-//     OpOptions::fp8_all_gather (torchao's fp8 all-gather for FSDP).
+//     unchanged (torchao; Transformer Engine keeps fp8 copies, below). Weights are all-gathered in
+//     the working precision, or in fp8 with OpOptions::fp8_all_gather (torchao's fp8 all-gather for
+//     FSDP).
 
 // The library that runs them (OpOptions::fp8_library) decides what the backward keeps:
 //   kTorchao            torchtitan's float8 converter: the high-precision inputs, as above.
-//   kTransformerEngine  Transformer Engine as Megatron-Core runs it: each fp8 linear layer keeps
-//                       the fp8 copy of its input that its weight gradient reads (TE's Linear,
-//                       LayerNormLinear and GroupedLinear save the quantized input for the
-//                       backward), one byte an element, a scale aside. And it casts the weights
-//                       once a step, not once a forward (training_schedule.cc, memory.h):
-//                       Megatron-Core marks each model chunk's first microbatch of a step
-//                       (pipeline_parallel/schedules.py, set_is_first_microbatch), TE casts the
-//                       weights then and keeps the fp8 copies for the step's other forwards,
-//                       recomputed ones included (TELinear passes is_first_microbatch, false
-//                       after the first call; the cache's opt-out,
-//                       disable_parameter_transpose_cache, is off by default). With fp8
-//                       parameters (OpOptions::fp8_all_gather) nothing is cast in a forward:
-//                       the optimizer step writes the parameters in fp8 (OptimizerOps counts that
-//                       write at the recipe's parameter bytes). Its fusion of the input casts
-//                       into the norms is not modelled: those casts stay as above.
+//   kTransformerEngine  Transformer Engine as Megatron-Core runs it:
+//     * each fp8 linear layer keeps the quantized copy of its input that its weight gradient
+//       reads (TE's Linear, LayerNormLinear and GroupedLinear save it for the backward, column-
+//       wise only), and the weight gradient casts nothing: it reads that copy and the column-wise
+//       copy of the output gradient that the input gradient's cast wrote. A cast writes that
+//       second, column-wise copy where the chip's fp8 GEMMs take only the TN layout (Hopper: the
+//       transpose, TE's cast_transpose) and under MXFP8 (scaled along the other dimension);
+//       Blackwell's per-tensor GEMMs read the one copy either way (topology/chip_spec.h).
+//     * it casts the weights once a step, not once a forward (training_schedule.cc, memory.h):
+//       Megatron-Core marks each model chunk's first microbatch of a step
+//       (pipeline_parallel/schedules.py, set_is_first_microbatch), TE casts the weights then,
+//       with their column-wise copy where a cast writes one, and keeps them for the step's other
+//       forwards, recomputed ones included (TELinear passes is_first_microbatch, false after the
+//       first call; the cache's opt-out, disable_parameter_transpose_cache, is off by default).
+//       With fp8 parameters (OpOptions::fp8_all_gather) nothing is cast in a forward: the
+//       optimizer step writes the parameters in fp8 (OptimizerOps counts that write at the
+//       recipe's parameter bytes); gathered over fsdp on a chip that needs the column-wise copy,
+//       each input gradient transposes the gathered weights again (Megatron-FSDP's
+//       keep_fp8_transpose_cache, off by default). Under fsdp with bf16 parameters the weights
+//       are gathered for each forward, and each forward and recomputed forward casts them, as
+//       torchao does, with no cache (an assumption: Megatron-FSDP's handling of TE's cache is
+//       not in the sources read).
+//     * its fusion of the input casts into the norms is not modelled: those casts stay as above.
+
+// The scaling recipe (OpOptions::fp8_recipe) decides an element's bytes:
+//   kTensorwise  one scale a tensor (torchao's tensorwise; TE's delayed and current scaling):
+//                a byte an element.
+//   kMxfp8       OCP MX: one E8M0 (one-byte) scale per 32 consecutive elements, 1 + 1/32 bytes an
+//                element, as Blackwell's tensor cores read it (TE's MXFP8BlockScaling; TE only).
+//                Its GEMMs run on the family's fp8 curve, which per-tensor GEMMs set (an
+//                assumption: no reference times an MXFP8 GEMM).
 
 #ifndef PODSIM_WORKLOADS_FP8_TRAINING_H_
 #define PODSIM_WORKLOADS_FP8_TRAINING_H_
@@ -56,18 +73,39 @@ std::string_view Fp8LibraryName(Fp8Library library);
 std::vector<std::string> Fp8LibraryNames();
 sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name);
 
+enum class Fp8Recipe { kTensorwise, kMxfp8 };
+// "tensorwise", "mxfp8".
+std::string_view Fp8RecipeName(Fp8Recipe recipe);
+std::vector<std::string> Fp8RecipeNames();
+sim::StatusOr<Fp8Recipe> Fp8RecipeNamed(std::string_view name);
+
+// Bytes of one quantized element, its share of the scales included (above).
+double Fp8ElementBytes(Fp8Recipe recipe);
+
+// How Float8Linears rewrites a list.
+struct Fp8Rewrite {
+  Fp8Library library = Fp8Library::kTorchao;
+  Fp8Recipe recipe = Fp8Recipe::kTensorwise;
+  // Transformer Engine: each cast also writes a column-wise copy (above).
+  bool columnwise_copies = false;
+  // False: no weight casts, the GEMMs read fp8 weights cast before (Transformer Engine's cache).
+  bool cast_weights = true;
+  // > 1: the weights are cast on the chip's shard before an fp8 all-gather over that many chips
+  // (OpOptions::fp8_all_gather), a 1/weight_shards share of the cast.
+  int weight_shards = 1;
+  // Each input gradient's GEMM first transposes the fp8 weights it reads (Transformer Engine on
+  // fp8 parameters gathered by Megatron-FSDP, which drops their transpose after each use).
+  bool transpose_weights = false;
+};
+
 // Whether `op` is a GEMM of a linear layer that fp8 training runs in fp8: not the router's, nor
 // materialized attention's batched products.
 bool IsFp8LinearGemm(const Op& op);
 
 // `ops` (a transformer layer's forward or backward list, deps pointing backwards) with its linear
 // layers' GEMMs in fp8 and their casts before them, as above; `activation_bytes` is the working
-// precision's element size. `weight_shards` > 1: the weights are cast on the chip's shard before
-// an fp8 all-gather over that many chips (OpOptions::fp8_all_gather), a 1/weight_shards share of
-// the cast. `cast_weights` false: no weight casts at all, the GEMMs read fp8 weights cast
-// before (Transformer Engine's cache, above). An op that depended on a GEMM still does.
-OpList Float8Linears(const OpList& ops, double activation_bytes, int weight_shards = 1,
-                     bool cast_weights = true);
+// precision's element size. An op that depended on a GEMM still does.
+OpList Float8Linears(const OpList& ops, double activation_bytes, const Fp8Rewrite& rewrite = {});
 
 }  // namespace podsim::workloads
 

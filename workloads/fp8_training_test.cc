@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "topology/system.h"
 #include "workloads/layer_ops.h"
@@ -134,7 +137,7 @@ TEST(Fp8TrainingTest, Fp8AllGatherCastsShardsAndGathersHalfTheBytes) {
   EXPECT_DOUBLE_EQ(op_named(sharded, "fsdp.all-gather.layer").comm_bytes,
                    op_named(plain, "fsdp.all-gather.layer").comm_bytes / 2);
   const std::string cast = "attn.qkv.fp8_cast.weight";
-  EXPECT_DOUBLE_EQ(op_named(Float8Linears(sharded, 2, 8), cast).hbm_read_bytes,
+  EXPECT_DOUBLE_EQ(op_named(Float8Linears(sharded, 2, {.weight_shards = 8}), cast).hbm_read_bytes,
                    op_named(Float8Linears(plain, 2), cast).hbm_read_bytes / 8);
 
   const ModelSpec model = ParseModel("llama3-8b").value();
@@ -189,6 +192,8 @@ TEST(Fp8TrainingTest, TransformerEngineCastsEachChunksWeightsOnceAStep) {
   struct Casts {
     int forward_mb0 = 0, forward_later = 0, recompute = 0;
     std::set<int64_t> layers_mb0;
+    // Per microbatch: fp8 GEMMs and input casts of the forwards and recomputed forwards.
+    std::map<int64_t, int> fp8_gemms, input_casts;
   };
   auto weight_casts = [&](const std::string& layout_text, const OpOptions& options) {
     const schedule::Schedule s =
@@ -196,6 +201,10 @@ TEST(Fp8TrainingTest, TransformerEngineCastsEachChunksWeightsOnceAStep) {
     Casts casts;
     for (const schedule::Program& program : s.programs()) {
       for (const schedule::Op& op : program.ops()) {
+        if (op.phase() == "forward" || op.phase() == "recompute") {
+          if (op.fp8()) ++casts.fp8_gemms[op.microbatch()];
+          if (EndsWith(op.name(), ".fp8_cast")) ++casts.input_casts[op.microbatch()];
+        }
         if (!EndsWith(op.name(), ".fp8_cast.weight")) continue;
         if (op.phase() == "recompute") {
           ++casts.recompute;
@@ -223,30 +232,75 @@ TEST(Fp8TrainingTest, TransformerEngineCastsEachChunksWeightsOnceAStep) {
   EXPECT_EQ(b.layers_mb0.size(), 32u);  // Both chunks of both stages.
   EXPECT_EQ(b.forward_later, 0);
   EXPECT_EQ(b.recompute, 0);
+  // Every microbatch's GEMMs run in fp8 after their input casts, as torchao's.
+  EXPECT_EQ(b.fp8_gemms.size(), 4u);
+  EXPECT_EQ(b.fp8_gemms, a.fp8_gemms);
+  EXPECT_EQ(b.input_casts, a.input_casts);
+  EXPECT_EQ(b.fp8_gemms.at(3), b.fp8_gemms.at(0));
+  EXPECT_GT(b.input_casts.at(3), 0);
 
   OpOptions fp8_params = te;
   fp8_params.distributed_optimizer = true;
   fp8_params.fp8_all_gather = true;
   const Casts c = weight_casts("dp=2,microbatches=2", fp8_params);
   EXPECT_EQ(c.forward_mb0 + c.forward_later + c.recompute, 0);
+  EXPECT_EQ(c.fp8_gemms.at(1), b.fp8_gemms.at(1));
+
+  // Under fsdp, bf16 weights gathered for each forward are cast in each, as torchao's; fp8 ones
+  // gathered over Megatron-FSDP on Hopper are transposed again in each input gradient.
+  OpOptions fsdp = te;
+  const Casts d = weight_casts("fsdp=2,microbatches=2", fsdp);
+  EXPECT_GT(d.forward_later, 0);
+  EXPECT_EQ(d.forward_later, d.forward_mb0);
+  EXPECT_EQ(d.recompute, 2 * d.forward_mb0);
+  OpOptions fsdp_fp8_params = te;
+  fsdp_fp8_params.fp8_all_gather = true;
+  int transposes = 0;
+  const schedule::Schedule s = TrainingSchedule(
+      system, model, ParseLayout("fsdp=2,microbatches=2").value(), batch, fsdp_fp8_params);
+  for (const schedule::Op& op : s.programs(0).ops()) {
+    EXPECT_FALSE(EndsWith(op.name(), ".fp8_cast.weight")) << op.name();
+    transposes += EndsWith(op.name(), ".fp8_transpose.weight") ? 1 : 0;
+  }
+  EXPECT_EQ(transposes, d.forward_mb0 * 2);  // Each microbatch's backward, every linear weight.
 }
 
 // The cache holds a byte for each weight the stage's forwards read, and a transposed copy where
 // the chip's fp8 GEMMs take only the TN layout (Hopper); nothing under torchao or with fp8
 // parameters.
 TEST(Fp8TrainingTest, TransformerEngineWeightCacheHoldsTheStagesWeights) {
-  const ModelSpec model = ParseModel("llama3-8b").value();
-  const Layout layout = ParseLayout("tp=2,pp=2,microbatches=4").value();
   const BatchSpec batch{8, 4096};
   OpOptions te;
   te.fp8 = true;
   te.fp8_library = Fp8Library::kTransformerEngine;
+  OpOptions mxfp8 = te;
+  mxfp8.fp8_recipe = Fp8Recipe::kMxfp8;
   const topology::ChipSpec h100 = topology::ChipPreset("h100").value();
   const topology::ChipSpec b200 = topology::ChipPreset("b200").value();
-  const double weights = 16 * LayerParamsPerTpShard(model, layout);
-  EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, te, b200, 1).fp8_weight_cache_bytes, weights);
-  EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, te, h100, 1).fp8_weight_cache_bytes,
-                   2 * weights);
+  // The stage's layer parameters (norms and router included, memory.cc), dense and MoE, whole.
+  for (const auto& [model_text, layout_text] :
+       {std::pair{"llama3-8b", "tp=2,pp=2,microbatches=4"},
+        std::pair{"mixtral-8x7b:layers=8", "tp=2,sp=1,dp=2,ep=2,etp=2,pp=2,microbatches=4"},
+        std::pair{"llama3-8b:layers=8",
+                  "pp=2,microbatches=4,schedule=interleaved,virtual_stages=2"}}) {
+    SCOPED_TRACE(std::string(model_text) + " " + layout_text);
+    const ModelSpec model = ParseModel(model_text).value();
+    const Layout layout = ParseLayout(layout_text).value();
+    ASSERT_TRUE(ValidateLayout(layout, model, layout.chips(), batch).ok());
+    const MemoryBreakdown one = StageMemory(model, layout, batch, te, b200, 1);
+    EXPECT_DOUBLE_EQ(one.fp8_weight_cache_bytes, one.layer_params);
+    EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, te, h100, 1).fp8_weight_cache_bytes,
+                     2 * one.layer_params);
+    EXPECT_DOUBLE_EQ(StageMemory(model, layout, batch, mxfp8, b200, 1).fp8_weight_cache_bytes,
+                     2 * (1 + 1.0 / 32) * one.layer_params);
+  }
+  const ModelSpec model = ParseModel("llama3-8b").value();
+  const Layout layout = ParseLayout("tp=2,pp=2,microbatches=4").value();
+  // Under fsdp each forward casts the weights it gathers: nothing kept.
+  EXPECT_EQ(
+      StageMemory(model, ParseLayout("fsdp=2,tp=2,pp=2,microbatches=4").value(), batch, te, h100, 1)
+          .fp8_weight_cache_bytes,
+      0);
   OpOptions torchao = te;
   torchao.fp8_library = Fp8Library::kTorchao;
   EXPECT_EQ(StageMemory(model, layout, batch, torchao, h100, 1).fp8_weight_cache_bytes, 0);
@@ -285,6 +339,75 @@ TEST(Fp8TrainingTest, TransformerEngineKeepsTheLinearInputsInFp8) {
   EXPECT_EQ(Fp8LibraryNamed("te").value(), Fp8Library::kTransformerEngine);
   EXPECT_EQ(Fp8LibraryName(Fp8Library::kTorchao), "torchao");
   EXPECT_FALSE(Fp8LibraryNamed("TE").ok());
+}
+
+// Transformer Engine's backward: the input gradient casts the output gradient, with a column-wise
+// copy where a cast writes one, and the weight gradient casts nothing, reading that cast. MXFP8
+// adds a scale a block of 32 elements to every fp8 byte and reads the working precision once.
+TEST(Fp8TrainingTest, TransformerEngineWeightGradientReadsTheCastsBeforeIt) {
+  const OpList bwd = Layer("llama3-8b", "dp=8", /*backward=*/true);
+  const OpList fwd = Layer("llama3-8b", "dp=8", /*backward=*/false);
+  auto find = [](const OpList& ops, const std::string& name) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name == name) return static_cast<int>(i);
+    }
+    ADD_FAILURE() << "no " << name;
+    return 0;
+  };
+  const Fp8Rewrite torchao;
+  Fp8Rewrite te;
+  te.library = Fp8Library::kTransformerEngine;
+  Fp8Rewrite hopper = te;
+  hopper.columnwise_copies = true;
+  Fp8Rewrite mx = hopper;
+  mx.recipe = Fp8Recipe::kMxfp8;
+  const OpList a = Float8Linears(bwd, 2, torchao);
+  EXPECT_EQ(a[find(a, "mlp.up.dw.fp8_cast")].hbm_write_bytes,
+            a[find(a, "mlp.up.dw.fp8_cast")].hbm_read_bytes / 4);
+  for (const Fp8Rewrite& rewrite : {te, hopper, mx}) {
+    const OpList b = Float8Linears(bwd, 2, rewrite);
+    const double bytes = Fp8ElementBytes(rewrite.recipe);
+    const int copies = rewrite.columnwise_copies ? 2 : 1;
+    const int passes = rewrite.recipe == Fp8Recipe::kMxfp8 ? 1 : 2;
+    for (const Op& op : b) EXPECT_NE(op.name, "mlp.up.dw.fp8_cast");
+    const Op& cast = b[find(b, "mlp.up.dx.fp8_cast")];
+    const double elements = cast.hbm_read_bytes / (2.0 * passes);
+    EXPECT_DOUBLE_EQ(cast.hbm_write_bytes, copies * bytes * elements);
+    const Op& dw = b[find(b, "mlp.up.dw")];
+    EXPECT_NE(std::find(dw.deps.begin(), dw.deps.end(), find(b, "mlp.up.dx.fp8_cast")),
+              dw.deps.end());
+    EXPECT_TRUE(dw.fp8);
+    const Op& gemm = b[find(b, "mlp.up.dx")];
+    EXPECT_DOUBLE_EQ(gemm.hbm_read_bytes, bytes * a[find(a, "mlp.up.dx")].hbm_read_bytes);
+    const OpList f = Float8Linears(fwd, 2, rewrite);
+    const Op& weight = f[find(f, "mlp.up.fp8_cast.weight")];
+    EXPECT_DOUBLE_EQ(weight.hbm_write_bytes, copies * bytes * weight.hbm_read_bytes / (2 * passes));
+  }
+  EXPECT_DOUBLE_EQ(Fp8ElementBytes(Fp8Recipe::kMxfp8), 1 + 1.0 / 32);
+  EXPECT_EQ(Fp8RecipeNamed("mxfp8").value(), Fp8Recipe::kMxfp8);
+  EXPECT_EQ(Fp8RecipeName(Fp8Recipe::kTensorwise), "tensorwise");
+  EXPECT_FALSE(Fp8RecipeNamed("MXFP8").ok());
+}
+
+// MXFP8 is Transformer Engine's, on Blackwell, with its parameters gathered in bf16.
+TEST(Fp8TrainingTest, Mxfp8NeedsTransformerEngineOnBlackwell) {
+  OpOptions mx;
+  mx.fp8 = true;
+  mx.fp8_library = Fp8Library::kTransformerEngine;
+  mx.fp8_recipe = Fp8Recipe::kMxfp8;
+  const topology::ChipSpec b200 = topology::ChipPreset("b200").value();
+  EXPECT_TRUE(ValidateFp8Recipe(mx, b200).ok());
+  EXPECT_EQ(ValidateFp8Recipe(mx, topology::ChipPreset("h200").value()).message(),
+            "chip h200 has no block-scaled fp8 (mxfp8 needs b200 or gb200)");
+  OpOptions torchao = mx;
+  torchao.fp8_library = Fp8Library::kTorchao;
+  EXPECT_EQ(ValidateFp8Recipe(torchao, b200).message(),
+            "mxfp8 is modelled as Transformer Engine runs it (--fp8 --fp8-library te)");
+  OpOptions gathered = mx;
+  gathered.fp8_all_gather = true;
+  EXPECT_EQ(ValidateFp8Recipe(gathered, b200).message(),
+            "Megatron-Core gathers MXFP8 parameters in bf16: leave out --fp8-all-gather");
+  EXPECT_TRUE(ValidateFp8Recipe(OpOptions{}, b200).ok());
 }
 
 }  // namespace

@@ -648,13 +648,23 @@ OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions
   return {adam};
 }
 
+bool Fp8ColumnwiseCopies(const OpOptions& options, const topology::ChipSpec& chip) {
+  return options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine &&
+         (chip.fp8_gemm_tn_only || options.fp8_recipe == Fp8Recipe::kMxfp8);
+}
+
+bool Fp8WeightCache(const OpOptions& options, const Layout& layout) {
+  return options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine &&
+         !options.fp8_all_gather && layout.fsdp == 1 && layout.expert_fsdp() == 1;
+}
+
 double LayerActivationBytes(const OpList& forward, const OpOptions& options) {
   // Transformer Engine keeps an fp8 linear layer's input in fp8 (fp8_training.h).
-  constexpr double kFp8Bytes = 1;
   const bool fp8_inputs = options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine;
+  const double fp8_bytes = Fp8ElementBytes(options.fp8_recipe);
   auto saved = [&](const Op& op) {
     return fp8_inputs && IsFp8LinearGemm(op)
-               ? op.saved_bytes * kFp8Bytes / options.precision.activation_bytes
+               ? op.saved_bytes * fp8_bytes / options.precision.activation_bytes
                : op.saved_bytes;
   };
   double bytes = 0;

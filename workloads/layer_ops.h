@@ -117,6 +117,9 @@ struct OpOptions {
   bool fp8 = false;
   // With fp8: the library that runs it, which decides what the backward keeps (fp8_training.h).
   Fp8Library fp8_library = Fp8Library::kTorchao;
+  // With fp8: the scaling recipe, which decides an element's bytes (fp8_training.h). kMxfp8
+  // REQUIRES: Transformer Engine, a chip with block-scaled fp8 and no fp8_all_gather (ValidateFp8).
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;
   // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
   // runs them (eager_kernels.h).
   KernelLibrary kernels = KernelLibrary::kFused;
@@ -137,10 +140,10 @@ struct OpOptions {
   // (Megatron-Core's fp8_param_gather with fp8 current scaling; MXFP8 parameters are gathered in
   // bf16). The weights a chip keeps are counted at the recipe's
   // parameter bytes: Transformer Engine's fp8 parameters carry a transposed copy on Hopper and a
-  // column-wise one under MXFP8, about 2 B a parameter (not modelled apart). Its per-microbatch
-  // weight cast is costed as without the flag (a shard's once a step, as Megatron quantizes, is
-  // not modelled). REQUIRES: fp8 (ValidateFp8), and fsdp > 1 or the distributed optimizer over
-  // dp > 1 (scenario_check.cc).
+  // column-wise one under MXFP8, about 2 B a parameter (not modelled apart). torchao casts a
+  // shard in each forward; Transformer Engine none, its optimizer step writing the parameters in
+  // fp8 (fp8_training.h). REQUIRES: fp8 (ValidateFp8), and fsdp > 1 or the distributed optimizer
+  // over dp > 1 (scenario_check.cc).
   bool fp8_all_gather = false;
   // With fp8 and ep: the expert dispatch all-to-all and the backward's combine.dx (the output
   // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as
@@ -209,6 +212,16 @@ OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions
 // Activation bytes one layer keeps for one microbatch between its forward and backward on one
 // chip, under options.recompute (computed from `forward` = LayerForwardOps(...)).
 double LayerActivationBytes(const OpList& forward, const OpOptions& options);
+
+// Under fp8 with Transformer Engine: whether each cast writes a column-wise copy besides the
+// row-wise one (fp8_training.h): where `chip`'s fp8 GEMMs take only the TN layout, and under
+// MXFP8.
+bool Fp8ColumnwiseCopies(const OpOptions& options, const topology::ChipSpec& chip);
+
+// Under fp8 with Transformer Engine: whether it casts the weights in a chunk's first forward of
+// the step and keeps them (fp8_training.h): with bf16 parameters that stay whole on the chip (no
+// fsdp over dense or expert weights).
+bool Fp8WeightCache(const OpOptions& options, const Layout& layout);
 
 // Parameters of one layer held by one chip before fsdp sharding: matmul weights and biases / tp,
 // norm gains replicated. Of an MoE layer, the dense part: attention and shared experts / tp, the

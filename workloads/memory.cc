@@ -237,16 +237,15 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     }
     m.buffer_bytes += buffer;
   }
-  if (options.fp8 && options.fp8_library == Fp8Library::kTransformerEngine &&
-      !options.fp8_all_gather) {
-    // The stage's transformer layers' weights as their forwards read them (a tp and ep shard,
-    // whole over fsdp), a byte a parameter, and a transposed copy for the input gradient's GEMM
-    // where the chip's fp8 GEMMs take only the TN layout (chip_spec.h; Transformer Engine's
-    // Float8Tensor keeps both). Counted too: the norms' and the router's few weights, which stay
+  if (Fp8WeightCache(options, layout)) {
+    // The stage's transformer layers' weights as their forwards read them (a tp and ep shard),
+    // quantized, with the column-wise copy the input gradient's GEMM reads
+    // where Transformer Engine's casts write one (Fp8ColumnwiseCopies: Hopper's transpose,
+    // MXFP8's other scaling). Counted too: the norms' and the router's few weights, which stay
     // in bf16 (under 0.1% of a layer's).
-    const double copies = chip.fp8_gemm_tn_only ? 2 : 1;
+    const double copies = Fp8ColumnwiseCopies(options, chip) ? 2 : 1;
     m.fp8_weight_cache_bytes =
-        copies * kFp8Bytes *
+        copies * Fp8ElementBytes(options.fp8_recipe) *
         (D(layers.dense) * LayerParamsPerTpShard(model, layout) +
          D(layers.moe) * (LayerParamsPerTpShard(model, layout, MlpKind::kMoe) +
                           ExpertParamsPerChip(model, layout)));

@@ -30,6 +30,23 @@ sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip
                                       "gb200)");
 }
 
+sim::Status ValidateFp8Recipe(const OpOptions& options, const topology::ChipSpec& chip) {
+  if (options.fp8_recipe != Fp8Recipe::kMxfp8) return sim::Status::Ok();
+  if (!options.fp8 || options.fp8_library != Fp8Library::kTransformerEngine) {
+    return sim::Status::InvalidArgument(
+        "mxfp8 is modelled as Transformer Engine runs it (--fp8 --fp8-library te)");
+  }
+  if (options.fp8_all_gather) {
+    return sim::Status::InvalidArgument(
+        "Megatron-Core gathers MXFP8 parameters in bf16: leave out --fp8-all-gather");
+  }
+  if (!chip.fp8_block_scaled) {
+    return sim::Status::InvalidArgument("chip " + chip.name +
+                                        " has no block-scaled fp8 (mxfp8 needs b200 or gb200)");
+  }
+  return sim::Status::Ok();
+}
+
 sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
                                                const ModelSpec& model, const Layout& stated,
                                                const BatchSpec& batch, const OpOptions& options,
@@ -38,6 +55,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   PODSIM_RETURN_IF_ERROR(ValidateLayout(layout, model, system.fabric.chip_count(), batch));
   PODSIM_RETURN_IF_ERROR(ValidateOpOptions(options, layout));
   PODSIM_RETURN_IF_ERROR(ValidateFp8(options, system.chip));
+  PODSIM_RETURN_IF_ERROR(ValidateFp8Recipe(options, system.chip));
   PODSIM_RETURN_IF_ERROR(ValidateAttentionKernel(options, DefaultComputeEfficiency(system.chip)));
   TrainingResult result;
   result.schedule = TrainingSchedule(system, model, layout, batch, options);

@@ -38,8 +38,12 @@ struct TrainingResult {
 };
 
 // InvalidArgument when options.fp8 asks for fp8 on a chip without an fp8 peak, or
-// options.fp8_all_gather for an fp8 gather without fp8 training (callers name the flag or field).
+// options.fp8_all_gather or fp8_dispatch without fp8 training (callers name the flag or field).
 sim::Status ValidateFp8(const OpOptions& options, const topology::ChipSpec& chip);
+
+// InvalidArgument when options.fp8_recipe is mxfp8 without fp8 under Transformer Engine, with
+// fp8_all_gather, or on a chip without block-scaled fp8 (callers name the flag or field).
+sim::Status ValidateFp8Recipe(const OpOptions& options, const topology::ChipSpec& chip);
 
 // Resolves the layout against the batch (ResolveLayout: its sequence shards and mbs= count),
 // validates it against the model, the system and the batch (ValidateLayout's errors), then

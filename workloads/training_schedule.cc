@@ -296,13 +296,27 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
       fwd_cached = fwd_run;
       if (options.fp8) {
         const double e = options.precision.activation_bytes;
-        const int shards = options.fp8_all_gather ? layout.fsdp : 1;
-        // Transformer Engine casts a chunk's weights in its first forward of the step, and none
-        // with fp8 parameters; torchao in every forward and recomputed forward.
         const bool te = options.fp8_library == Fp8Library::kTransformerEngine;
-        fwd_run = Float8Linears(fwd_cached, e, shards, !(te && options.fp8_all_gather));
-        fwd_cached = te ? Float8Linears(fwd_cached, e, shards, false) : fwd_run;
-        bwd_run = Float8Linears(bwd_run, e, shards, !te);
+        Fp8Rewrite rewrite;
+        rewrite.library = options.fp8_library;
+        rewrite.recipe = options.fp8_recipe;
+        rewrite.columnwise_copies = Fp8ColumnwiseCopies(options, system.chip);
+        rewrite.weight_shards = options.fp8_all_gather ? layout.fsdp : 1;
+        // torchao casts the weights in every forward and recomputed forward, Transformer Engine
+        // in a chunk's first forward of the step where it keeps them, and none with fp8
+        // parameters (fp8_training.h).
+        const bool cache = Fp8WeightCache(options, layout);
+        const bool fp8_params = te && options.fp8_all_gather;
+        Fp8Rewrite first = rewrite, cached = rewrite, backward = rewrite;
+        first.cast_weights = !fp8_params;
+        cached.cast_weights = !fp8_params && !cache;
+        backward.cast_weights = !fp8_params && !cache;
+        backward.transpose_weights = fp8_params && rewrite.columnwise_copies &&
+                                     (layout.fsdp > 1 || layout.expert_fsdp() > 1);
+        const OpList plain = fwd_cached;
+        fwd_run = Float8Linears(plain, e, first);
+        fwd_cached = Float8Linears(plain, e, cached);
+        bwd_run = Float8Linears(bwd_run, e, backward);
       }
       if (options.kernels == KernelLibrary::kEager) {
         const double e = options.precision.activation_bytes;
