@@ -49,15 +49,16 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
   sub->add_option("--fp8-library", flags->fp8_library,
                   "With --fp8, what runs it: torchao (default; torchtitan's float8 converter, "
                   "which keeps the linear layers' high-precision inputs for the backward) or te "
-                  "(Transformer Engine as Megatron-Core runs it: those inputs kept in fp8, one "
-                  "byte an element, and the weights cast in each chunk's first forward of a step "
-                  "and kept in fp8 for the others, or never cast with --fp8-all-gather; "
-                  "workloads/fp8_training.h)");
+                  "(Transformer Engine as Megatron-Core runs it: those inputs kept in fp8, the "
+                  "weight gradient reading the casts before it, and without fsdp the weights cast "
+                  "in each chunk's first forward of a step and kept in fp8 for the others, or "
+                  "never cast with --fp8-all-gather; workloads/fp8_training.h)");
   sub->add_option("--fp8-recipe", flags->fp8_recipe,
-                  "With --fp8, the scaling: tensorwise (default; one scale a tensor, as torchao's "
-                  "tensorwise and Transformer Engine's delayed and current scaling) or mxfp8 (one "
-                  "scale per 32 elements, 1 + 1/32 bytes an element; Transformer Engine on b200 "
-                  "or gb200, without --fp8-all-gather: Megatron gathers MXFP8 parameters in bf16)");
+                  "With --fp8, the scaling: tensorwise (default; one scale a tensor, computed from "
+                  "the tensor before its cast: torchao's tensorwise, Transformer Engine's current "
+                  "scaling) or mxfp8 (one scale per 32 elements, 1 + 1/32 bytes an element; "
+                  "Transformer Engine on b200 or gb200, without --fp8-all-gather: Megatron "
+                  "gathers MXFP8 parameters in bf16)");
   sub->add_option("--kernels", flags->kernels,
                   "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "

@@ -279,8 +279,8 @@ constexpr double kG6FoldingContextRowGuard = 0.40;
 // every row too fast, as V1's and V3's Megatron rows of 2021-22 are; a guard, not a target.
 constexpr double kG62A100RowGuard = 0.27;
 constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
-// Megatron-Bridge 25.11: worst 70.3% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are +3.0% and
-// +1.8%, the MoE rows -42% to -70%. Raised from 0.70 on 2026-12-05 when Transformer Engine's
+// Megatron-Bridge 25.11: worst 70.7% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are +2.4% and
+// +0.3%, the MoE rows -43% to -71%. Raised from 0.70 on 2026-12-05 when Transformer Engine's
 // casts were modelled as it runs them (weights cast once a step, the weight gradient reading the
 // casts before it, MXFP8's scales: fp8_training.h), which made every row faster and the MoE
 // rows, already too fast for the costs Megatron-Core's MoE layers pay that podsim does not model,

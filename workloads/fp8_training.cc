@@ -1,9 +1,11 @@
 #include "workloads/fp8_training.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace podsim::workloads {
@@ -103,10 +105,16 @@ OpList Float8Linears(const OpList& ops, double activation_bytes, const Fp8Rewrit
   OpList out;
   out.reserve(ops.size() * 2);
   std::vector<int> moved(ops.size(), -1);
-  std::set<std::string> weights_cast;
-  // Transformer Engine: the cast of each GEMM's output gradient, by base name, which the weight
-  // gradient reads.
-  std::map<std::string, int> gradient_casts;
+  // The ops cast for a weight ("<base>", "<base>.re" in a recomputed forward, "<base>.transposed"),
+  // which every chunk of its GEMMs waits for.
+  std::map<std::string, int> weight_casts;
+  // Transformer Engine: the casts of each GEMM's output gradient (one a chunk), by base name,
+  // which its weight gradient reads.
+  std::map<std::string, std::vector<int>> gradient_casts;
+  // Transformer Engine: a forward's input casts by what they cast (the GEMM's deps and elements):
+  // GEMMs on one input share it, as Megatron-Core's fused fc1 runs the gate and up projections as
+  // one GEMM on one cast.
+  std::map<std::pair<std::vector<int>, double>, int> input_casts;
   for (size_t i = 0; i < ops.size(); ++i) {
     Op op = ops[i];
     for (int& dep : op.deps) dep = moved[dep];
@@ -124,28 +132,56 @@ OpList Float8Linears(const OpList& ops, double activation_bytes, const Fp8Rewrit
       cast.deps = op.deps;
       out.push_back(std::move(cast));
       casts.push_back(static_cast<int>(out.size()) - 1);
+      return casts.back();
     };
     const bool forward = op.phase == Phase::kForward || op.phase == Phase::kRecompute;
     if (te && HasPart(op.name, ".dw")) {
-      // Reads the saved input and the output gradient's cast: no cast of its own.
+      // Reads the saved input and the output gradient's casts: no cast of its own.
       const auto cast = gradient_casts.find(base);
-      if (cast != gradient_casts.end()) casts.push_back(cast->second);
+      if (cast != gradient_casts.end()) {
+        casts.insert(casts.end(), cast->second.begin(), cast->second.end());
+      }
+    } else if (te && forward) {
+      std::vector<int> input = op.deps;
+      std::sort(input.begin(), input.end());
+      const auto [shared, added] = input_casts.try_emplace({std::move(input), rows * k}, -1);
+      if (added) {
+        // Under current scaling a norm before the GEMM computes the amax as it writes its
+        // output, so the cast reads that output once.
+        const bool after_norm = std::any_of(op.deps.begin(), op.deps.end(), [&](int dep) {
+          return dep >= 0 && out[dep].kind == OpKind::kNorm;
+        });
+        shared->second = add_cast(Cast(op, op.name + ".fp8_cast", rows * k, e, element_bytes,
+                                       copies, after_norm ? 1 : passes));
+      } else {
+        casts.push_back(shared->second);
+      }
     } else {
       add_cast(Cast(op, op.name + ".fp8_cast", rows * k, e, element_bytes, copies, passes));
-      if (te && HasPart(op.name, ".dx")) gradient_casts[base] = casts.back();
+      if (te) gradient_casts[base].push_back(casts.back());
     }
-    const std::string weight = base + (op.phase == Phase::kRecompute ? ".re" : "");
-    if (rewrite.cast_weights && forward && weights_cast.insert(weight).second) {
-      add_cast(Cast(op, base + ".fp8_cast.weight", groups * k * n / rewrite.weight_shards, e,
-                    element_bytes, copies, passes));
+    auto cast_once = [&](const std::string& key, auto make) {
+      const auto [cast, added] = weight_casts.try_emplace(key, -1);
+      if (added) {
+        cast->second = add_cast(make());
+      } else {
+        casts.push_back(cast->second);
+      }
+    };
+    if (rewrite.cast_weights && forward) {
+      cast_once(base + (op.phase == Phase::kRecompute ? ".re" : ""), [&] {
+        return Cast(op, base + ".fp8_cast.weight", groups * k * n / rewrite.weight_shards, e,
+                    element_bytes, copies, passes);
+      });
     }
-    if (rewrite.transpose_weights && HasPart(op.name, ".dx") &&
-        weights_cast.insert(base + ".transposed").second) {
-      // Reads the gathered fp8 weights once and writes their transpose.
-      Op transpose = Cast(op, base + ".fp8_transpose.weight", groups * k * n, element_bytes,
-                          element_bytes, 1, 1);
-      transpose.flops = 0;
-      add_cast(std::move(transpose));
+    if (rewrite.transpose_weights && HasPart(op.name, ".dx")) {
+      cast_once(base + ".transposed", [&] {
+        // Reads the gathered fp8 weights once and writes their transpose.
+        Op transpose = Cast(op, base + ".fp8_transpose.weight", groups * k * n, element_bytes,
+                            element_bytes, 1, 1);
+        transpose.flops = 0;
+        return transpose;
+      });
     }
     op.fp8 = true;
     op.hbm_read_bytes = element_bytes * (rows * k + groups * k * n);

@@ -45,11 +45,20 @@
 //       are gathered for each forward, and each forward and recomputed forward casts them, as
 //       torchao does, with no cache (an assumption: Megatron-FSDP's handling of TE's cache is
 //       not in the sources read).
-//     * its fusion of the input casts into the norms is not modelled: those casts stay as above.
+//     * GEMMs on one input (the gate and up projections: Megatron-Core's fused fc1) share its
+//       cast, and under current scaling a norm computes the amax of what it writes, so the cast
+//       after it reads its input once (TE's normalization extension, create_hp_tensor_with_amax).
+//     * not modelled: under sequence parallelism TE casts a column-parallel layer's input shard
+//       before the tp all-gather, gathers fp8 (row-wise only on Hopper) and keeps the shard,
+//       gathering it again and transposing it for the weight gradient: podsim gathers bf16 and
+//       casts after the gather. Under fsdp with bf16 parameters, the fp8 weights each forward
+//       saves for its backward are not counted in memory. With fp8 parameters over the
+//       distributed optimizer, the transpose Hopper builds once a step after the gather is not
+//       costed. Delayed scaling (one pass a cast, the norms writing fp8) is not a recipe apart.
 
 // The scaling recipe (OpOptions::fp8_recipe) decides an element's bytes:
-//   kTensorwise  one scale a tensor (torchao's tensorwise; TE's delayed and current scaling):
-//                a byte an element.
+//   kTensorwise  one scale a tensor, computed from the tensor before its cast (torchao's
+//                tensorwise; TE's current scaling): a byte an element.
 //   kMxfp8       OCP MX: one E8M0 (one-byte) scale per 32 consecutive elements, 1 + 1/32 bytes an
 //                element, as Blackwell's tensor cores read it (TE's MXFP8BlockScaling; TE only).
 //                Its GEMMs run on the family's fp8 curve, which per-tensor GEMMs set (an

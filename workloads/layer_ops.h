@@ -118,7 +118,8 @@ struct OpOptions {
   // With fp8: the library that runs it, which decides what the backward keeps (fp8_training.h).
   Fp8Library fp8_library = Fp8Library::kTorchao;
   // With fp8: the scaling recipe, which decides an element's bytes (fp8_training.h). kMxfp8
-  // REQUIRES: Transformer Engine, a chip with block-scaled fp8 and no fp8_all_gather (ValidateFp8).
+  // REQUIRES: Transformer Engine, a chip with block-scaled fp8 and no fp8_all_gather
+  // (ValidateFp8Recipe).
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;
   // The non-GEMM kernels: fused (one kernel an op) or PyTorch eager as Hugging Face transformers
   // runs them (eager_kernels.h).
@@ -139,11 +140,11 @@ struct OpOptions {
   // optimizer, its parameter all-gathers over dp move one byte a parameter likewise
   // (Megatron-Core's fp8_param_gather with fp8 current scaling; MXFP8 parameters are gathered in
   // bf16). The weights a chip keeps are counted at the recipe's
-  // parameter bytes: Transformer Engine's fp8 parameters carry a transposed copy on Hopper and a
-  // column-wise one under MXFP8, about 2 B a parameter (not modelled apart). torchao casts a
-  // shard in each forward; Transformer Engine none, its optimizer step writing the parameters in
-  // fp8 (fp8_training.h). REQUIRES: fp8 (ValidateFp8), and fsdp > 1 or the distributed optimizer
-  // over dp > 1 (scenario_check.cc).
+  // parameter bytes: Transformer Engine's fp8 parameters carry a transposed copy on Hopper, about
+  // 2 B a parameter (not modelled apart; MXFP8 parameters are refused, ValidateFp8Recipe). torchao
+  // casts a shard in each forward; Transformer Engine none, its optimizer step writing the
+  // parameters in fp8 (fp8_training.h). REQUIRES: fp8 (ValidateFp8), and fsdp > 1 or the
+  // distributed optimizer over dp > 1 (scenario_check.cc).
   bool fp8_all_gather = false;
   // With fp8 and ep: the expert dispatch all-to-all and the backward's combine.dx (the output
   // gradients on their way to the experts) carry fp8 with one fp32 scale per 128 elements, as
