@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "workloads/moe_ops.h"
 
 namespace podsim::workloads {
 
@@ -170,8 +171,10 @@ OpList Float8Linears(const OpList& ops, double activation_bytes, const Fp8Rewrit
     };
     if (rewrite.cast_weights && forward) {
       cast_once(base + (op.phase == Phase::kRecompute ? ".re" : ""), [&] {
-        return Cast(op, base + ".fp8_cast.weight", groups * k * n / rewrite.weight_shards, e,
-                    element_bytes, copies, passes);
+        const int shards = layer_build::IsRoutedExpertOp(op) ? rewrite.expert_weight_shards
+                                                             : rewrite.weight_shards;
+        return Cast(op, base + ".fp8_cast.weight", groups * k * n / shards, e, element_bytes,
+                    copies, passes);
       });
     }
     if (rewrite.transpose_weights && HasPart(op.name, ".dx")) {

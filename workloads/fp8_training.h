@@ -100,8 +100,10 @@ struct Fp8Rewrite {
   // False: no weight casts, the GEMMs read fp8 weights cast before (Transformer Engine's cache).
   bool cast_weights = true;
   // > 1: the weights are cast on the chip's shard before an fp8 all-gather over that many chips
-  // (OpOptions::fp8_all_gather), a 1/weight_shards share of the cast.
+  // (OpOptions::fp8_all_gather), a 1/weight_shards share of the cast; the routed experts' over
+  // expert_weight_shards (layout.h expert_fsdp).
   int weight_shards = 1;
+  int expert_weight_shards = 1;
   // Each input gradient's GEMM first transposes the fp8 weights it reads (Transformer Engine on
   // fp8 parameters gathered by Megatron-FSDP, which drops their transpose after each use).
   bool transpose_weights = false;

@@ -139,6 +139,17 @@ TEST(Fp8TrainingTest, Fp8AllGatherCastsShardsAndGathersHalfTheBytes) {
   const std::string cast = "attn.qkv.fp8_cast.weight";
   EXPECT_DOUBLE_EQ(op_named(Float8Linears(sharded, 2, {.weight_shards = 8}), cast).hbm_read_bytes,
                    op_named(Float8Linears(plain, 2), cast).hbm_read_bytes / 8);
+  // The routed experts' shards are over expert_fsdp: fsdp=8 with ep=2 carved out of it, 4.
+  const Layout moe_layout = ParseLayout("fsdp=8,ep=2").value();
+  ASSERT_EQ(moe_layout.expert_fsdp(), 4);
+  const OpList experts = Layer("mixtral-8x7b:layers=2", "fsdp=8,ep=2", false, gathered);
+  const Fp8Rewrite moe_shards{.weight_shards = 8, .expert_weight_shards = 4};
+  for (const char* name : {"moe.experts.up.fp8_cast.weight", "attn.qkv.fp8_cast.weight"}) {
+    const double shards = std::string(name).starts_with("moe.experts") ? 4 : 8;
+    EXPECT_DOUBLE_EQ(op_named(Float8Linears(experts, 2, moe_shards), name).hbm_read_bytes,
+                     op_named(Float8Linears(experts, 2), name).hbm_read_bytes / shards)
+        << name;
+  }
 
   const ModelSpec model = ParseModel("llama3-8b").value();
   const Layout layout = ParseLayout("fsdp=8").value();

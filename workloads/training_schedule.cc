@@ -302,6 +302,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
         rewrite.recipe = options.fp8_recipe;
         rewrite.columnwise_copies = Fp8ColumnwiseCopies(options, system.chip);
         rewrite.weight_shards = options.fp8_all_gather ? layout.fsdp : 1;
+        rewrite.expert_weight_shards = options.fp8_all_gather ? layout.expert_fsdp() : 1;
         // torchao casts the weights in every forward and recomputed forward, Transformer Engine
         // in a chunk's first forward of the step where it keeps them, and none with fp8
         // parameters (fp8_training.h).
