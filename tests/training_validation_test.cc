@@ -240,8 +240,7 @@ constexpr double kV3T5RowGuard = 0.24;   // Worst row 21.4%.
 constexpr double kV3T5MeanGuard = 0.21;  // Mean 18.4%.
 constexpr double kG61MeanGuard = 0.20;   // Mean 17.8%.
 // Worst 35.2% (the 32B row at tp=8, cuDNN attention) on 2026-12-02; a point or two more since
-// hopper's attention runs at the power cap (2026-12-05), 37.2% since the backward gathers the
-// sp-sharded inputs again for the weight gradients (2026-12-05, evening).
+// hopper's attention runs at the power cap (2026-12-05).
 constexpr double kG61RowGuard = 0.38;
 // Mean 18.3%, worst 29.3% (the 256K row) with the rows' Float8 linear layers (--fp8), SDPA's FA2
 // kernel (--attention fa2) and hopper's attention and fp8 GEMMs at the power cap (2026-12-05;
@@ -281,7 +280,7 @@ constexpr double kG6FoldingContextRowGuard = 0.40;
 constexpr double kG62A100RowGuard = 0.27;
 constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
 // Megatron-Bridge 25.11: worst 70.7% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are +2.4% and
-// +0.9%, the MoE rows -43% to -71%. Raised from 0.70 on 2026-12-05 when Transformer Engine's
+// +0.3%, the MoE rows -43% to -71%. Raised from 0.70 on 2026-12-05 when Transformer Engine's
 // casts were modelled as it runs them (weights cast once a step, the weight gradient reading the
 // casts before it, MXFP8's scales: fp8_training.h), which made every row faster and the MoE
 // rows, already too fast for the costs Megatron-Core's MoE layers pay that podsim does not model,

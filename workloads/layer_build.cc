@@ -67,14 +67,6 @@ void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase) {
                      /*blocking=*/true, phase));
 }
 
-int SpGatherForWeightGradient(Builder& b, const Dims& d, const std::string& name) {
-  if (!d.sp) return -1;
-  Op gather = b.Collective("tp.all-gather." + name + ".dw", CollectiveOp::kAllGather, "tp",
-                           d.e * d.tok * d.d, /*blocking=*/false, Phase::kBackwardWeight);
-  if (b.last() >= 0) gather.deps = {b.last()};
-  return b.AddSide(std::move(gather));
-}
-
 Op Norm(const Builder& b, const std::string& name, const Dims& d) {
   Op op = b.Elementwise(name, OpKind::kNorm, d.sp_tok * d.d, d.norm_flops, 1, 1, d.e);
   op.hbm_read_bytes += d.e * d.norm_params;
@@ -229,22 +221,16 @@ void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, 
 }
 
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws, bool sp_input) {
+                           std::vector<int>* dws) {
   const std::string& p = part.prefix;
   MatmulBackward(b, Find(fwd, p + ".down"), d, dws);
   b.Add(ElementwiseBackward(b, Find(fwd, p + ".act")));
-  const int gather = sp_input ? SpGatherForWeightGradient(b, d, p) : -1;
-  // The input's weight gradients wait for its re-gathered rows.
-  auto first_backward = [&](const std::string& gemm) {
-    const int dw = MatmulBackward(b, Find(fwd, gemm), d, dws);
-    if (gather >= 0) b.mutable_ops()[dw].deps.push_back(gather);
-  };
   if (part.gated) {
     const int act = b.last();
-    first_backward(p + ".gate");
+    MatmulBackward(b, Find(fwd, p + ".gate"), d, dws);
     const int dgate = b.last();
     b.set_last(act);
-    first_backward(p + ".up");
+    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
     // The two input gradients are summed into the one the norm receives.
     Op sum =
         b.Elementwise(p + ".sum.dx", OpKind::kElementwise, part.rows * d.d, kAddFlops, 2, 1, d.e);
@@ -252,7 +238,7 @@ void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const M
     sum.deps = {dgate, b.last()};
     b.Add(sum);
   } else {
-    first_backward(p + ".up");
+    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
   }
 }
 

@@ -165,15 +165,6 @@ void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase);
 // a row-parallel input-gradient (backward).
 void SpGather(Builder& b, const Dims& d, const std::string& name, Phase phase);
 
-// With sp, a column-parallel matmul keeps its input sharded (sp_tok rows) and gathers it again
-// for its weight gradient: Megatron-LM's sequence-parallel linear all-gathers the saved shard at
-// the start of the layer's backward, asynchronously, while the input gradient's GEMM runs, and
-// waits for it before the weight gradient (Korthikanti et al. 2022, section 4.2.2;
-// tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward).
-// Appends that all-gather ("tp.all-gather.<name>.dw", not blocking) after b.last() without
-// advancing it; returns its index, or -1 without sp.
-int SpGatherForWeightGradient(Builder& b, const Dims& d, const std::string& name);
-
 Op Norm(const Builder& b, const std::string& name, const Dims& d);
 
 // Dropout on the [tokens, D] activation (after the embedding, the attention and the MLP): the
@@ -225,10 +216,8 @@ MlpPart DenseMlp(const ModelSpec& model, const Dims& d);
 // The MLP's forward ops from b.last() on; its first GEMMs also wait for `gather` (-1: none).
 void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather);
 // Their backward from b.last() (the gradient of .down's output) on; weight gradients to `dws`.
-// `sp_input`: the MLP's input was gathered over tp (SpGather), and is gathered again for its
-// first GEMMs' weight gradients (SpGatherForWeightGradient).
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws, bool sp_input = false);
+                           std::vector<int>* dws);
 
 // Input- and weight-gradient ops of a forward matmul (grouped ones too); returns the dw index.
 int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws,

@@ -44,7 +44,6 @@ using layer_build::kSoftmaxFlops;
 using layer_build::MatmulBackward;
 using layer_build::Norm;
 using layer_build::SpGather;
-using layer_build::SpGatherForWeightGradient;
 using layer_build::TpReduce;
 using layer_build::WeightGather;
 
@@ -360,7 +359,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendMoeBackward(b, fwd, model, layout, d, &dws, &expert_dws);
   } else {
     SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws, /*sp_input=*/true);
+    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws);
     TpReduce(b, d, "mlp.dx", Phase::kBackwardInput);
   }
   elementwise_bwd("mlp.norm");
@@ -408,9 +407,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendLatentProjectionsBackward(b, fwd, model, d, &dws);
   } else {
     if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
-    const int gather = SpGatherForWeightGradient(b, d, "attn.qkv");
-    const int dw = MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
-    if (gather >= 0) b.mutable_ops()[dw].deps.push_back(gather);
+    MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
     TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
   }
   elementwise_bwd("attn.norm");

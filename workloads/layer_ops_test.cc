@@ -205,9 +205,7 @@ TEST(LayerOpsTest, X3FullRecomputeIsEightNd) {
 
 // formulas.md 2.5 "per-layer bytes" for the MLP: TP (with sp: AG + RS of bf16[B,D]) moves 4BD
 // forward and 4BD backward; FSDP gathers 4DF (2 bf16 matrices) forward and gathers + scatters
-// 8DF backward. Measured here on the MLP collectives of a 2-matrix MLP. Beyond the book's
-// backward, Megatron-LM gathers the fc1 input again for its weight gradient (2BD more, not
-// blocking: layer_build.h SpGatherForWeightGradient), as it keeps the input sharded.
+// 8DF backward. Measured here on the MLP collectives of a 2-matrix MLP.
 TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
   const std::string model =
       "custom:layers=4,d_model=4096,ffn=16384,heads=32,kv_heads=32,head_dim=128,vocab=1000,"
@@ -216,23 +214,18 @@ TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
   const OpList fwd = LayerForwardOps(tp.model, tp.layout, tp.shape, OpOptions());
   const OpList bwd = LayerBackwardOps(tp.model, tp.layout, tp.shape, OpOptions());
   const double B = 4 * 1024, Dm = 4096, F = 16384;
-  auto mlp_tp = [](const OpList& ops, bool regather) {
+  auto mlp_tp = [](const OpList& ops) {
     double bytes = 0;
     for (const Op& op : ops) {
-      if (op.axis == "tp" && op.name.find("mlp") != std::string::npos &&
-          op.name.ends_with(".dw") == regather) {
-        bytes += op.comm_bytes;
-      }
+      if (op.axis == "tp" && op.name.find("mlp") != std::string::npos) bytes += op.comm_bytes;
     }
     return bytes;
   };
-  EXPECT_DOUBLE_EQ(mlp_tp(fwd, false), 4 * B * Dm);
-  EXPECT_DOUBLE_EQ(mlp_tp(bwd, false), 4 * B * Dm);
-  EXPECT_DOUBLE_EQ(mlp_tp(fwd, true), 0);
-  EXPECT_DOUBLE_EQ(mlp_tp(bwd, true), 2 * B * Dm);
+  EXPECT_DOUBLE_EQ(mlp_tp(fwd), 4 * B * Dm);
+  EXPECT_DOUBLE_EQ(mlp_tp(bwd), 4 * B * Dm);
   for (const Op& op : Concat(fwd, bwd)) {
     if (op.kind == OpKind::kCollective) {
-      EXPECT_EQ(op.blocking, !op.name.ends_with(".dw")) << op.name;
+      EXPECT_TRUE(op.blocking) << op.name;
       EXPECT_NE(op.collective, collectives::CollectiveOp::kAllReduce) << op.name;
     }
   }
@@ -266,43 +259,8 @@ TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
                    2 * layer_bytes);
 }
 
-// With sp, qkv's and the gated MLP's weight gradients wait for their inputs gathered again, which
-// the input gradients do not; without sp nothing is gathered.
-TEST(LayerOpsTest, SequenceParallelWeightGradientsWaitForTheirInputsGatheredAgain) {
-  for (const char* layout : {"tp=4,sp=1", "tp=4"}) {
-    SCOPED_TRACE(layout);
-    const Case s = Make("llama3-8b", layout, 2, 2048);
-    const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, OpOptions());
-    auto index = [&](const std::string& name) {
-      for (size_t i = 0; i < bwd.size(); ++i) {
-        if (bwd[i].name == name) return static_cast<int>(i);
-      }
-      return -1;
-    };
-    auto waits = [&](const std::string& op, int dep) {
-      const std::vector<int>& deps = bwd[index(op)].deps;
-      return std::find(deps.begin(), deps.end(), dep) != deps.end();
-    };
-    const bool sp = s.layout.sp;
-    for (const auto& [gather, gemms] :
-         {std::pair{"tp.all-gather.attn.qkv.dw", std::vector<std::string>{"attn.qkv"}},
-          std::pair{"tp.all-gather.mlp.dw", std::vector<std::string>{"mlp.gate", "mlp.up"}}}) {
-      const int g = index(gather);
-      EXPECT_EQ(g >= 0, sp) << gather;
-      if (g < 0) continue;
-      EXPECT_FALSE(bwd[g].blocking);
-      EXPECT_DOUBLE_EQ(bwd[g].comm_bytes, 2.0 * 2 * 2048 * 4096);  // bf16 [tokens, D].
-      for (const std::string& gemm : gemms) {
-        EXPECT_TRUE(waits(gemm + ".dw", g)) << gemm;
-        EXPECT_FALSE(waits(gemm + ".dx", g)) << gemm;
-      }
-    }
-  }
-}
-
 // Every dependency points backwards in its list, and the only non-blocking collectives compute
-// ops wait for are FSDP weight gathers and, for weight gradients, sp's gathers of their inputs:
-// no compute op waits for a gradient reduction.
+// ops wait for are FSDP weight gathers: no compute op waits for a gradient reduction.
 TEST(LayerOpsTest, DependenciesPointBackwards) {
   Case s = Make("llama3-70b", "dp=2,fsdp=2,tp=4,sp=1", 8, 2048);
   for (RecomputePolicy policy :
@@ -321,9 +279,7 @@ TEST(LayerOpsTest, DependenciesPointBackwards) {
           EXPECT_LT(dep, i) << ops[i].name;
           if (ops[i].kind != OpKind::kCollective && ops[dep].kind == OpKind::kCollective &&
               !ops[dep].blocking) {
-            const bool regather = ops[dep].axis == "tp" && ops[i].phase == Phase::kBackwardWeight;
-            EXPECT_TRUE(ops[dep].axis == "fsdp" || regather)
-                << ops[i].name << " <- " << ops[dep].name;
+            EXPECT_EQ(ops[dep].axis, "fsdp") << ops[i].name << " <- " << ops[dep].name;
             EXPECT_EQ(ops[dep].collective, collectives::CollectiveOp::kAllGather);
           }
         }

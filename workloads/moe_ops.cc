@@ -124,8 +124,7 @@ void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, co
   std::vector<int> grads;  // Gradients of the block's input, summed at the end.
   if (model.shared_ffn > 0) {
     SpGather(b, d, "moe.shared.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws,
-                          /*sp_input=*/true);
+    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws);
     TpReduce(b, d, "moe.shared.dx", Phase::kBackwardInput);
     grads.push_back(b.last());
     b.set_last(dy);
