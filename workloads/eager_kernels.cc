@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/check.h"
+#include "workloads/named_choice.h"
 
 namespace podsim::workloads {
 
@@ -95,19 +96,20 @@ std::span<const Kernel> ChainOf(const Op& op, const ModelSpec& model) {
   return {};
 }
 
+constexpr NamedChoice<KernelLibrary> kLibraryChoices[] = {{KernelLibrary::kFused, "fused"},
+                                                          {KernelLibrary::kEager, "eager"}};
+constexpr std::span<const NamedChoice<KernelLibrary>> kLibraries = kLibraryChoices;
+
 }  // namespace
 
 std::string_view KernelLibraryName(KernelLibrary library) {
-  return library == KernelLibrary::kEager ? "eager" : "fused";
+  return ChoiceName(kLibraries, library);
 }
 
-std::vector<std::string> KernelLibraryNames() { return {"fused", "eager"}; }
+std::vector<std::string> KernelLibraryNames() { return ChoiceNames(kLibraries); }
 
 sim::StatusOr<KernelLibrary> KernelLibraryNamed(std::string_view name) {
-  if (name == "fused") return KernelLibrary::kFused;
-  if (name == "eager") return KernelLibrary::kEager;
-  return sim::Status::InvalidArgument("unknown kernels '" + std::string(name) +
-                                      "'; expected fused or eager");
+  return ChoiceNamed(kLibraries, name, "kernels");
 }
 
 namespace {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "workloads/moe_ops.h"
+#include "workloads/named_choice.h"
 
 namespace podsim::workloads {
 
@@ -19,6 +21,13 @@ constexpr double kCastFlops = 3;
 // MX formats' block: one E8M0 scale of a byte per 32 elements (OCP Microscaling Formats (MX)
 // v1.0, as Transformer Engine's MXFP8 kernels read and write it, common/util/cast_kernels.cuh).
 constexpr double kMxBlockElements = 32;
+
+constexpr NamedChoice<Fp8Library> kLibraryChoices[] = {{Fp8Library::kTorchao, "torchao"},
+                                                       {Fp8Library::kTransformerEngine, "te"}};
+constexpr std::span<const NamedChoice<Fp8Library>> kLibraries = kLibraryChoices;
+constexpr NamedChoice<Fp8Recipe> kRecipeChoices[] = {{Fp8Recipe::kTensorwise, "tensorwise"},
+                                                     {Fp8Recipe::kMxfp8, "mxfp8"}};
+constexpr std::span<const NamedChoice<Fp8Recipe>> kRecipes = kRecipeChoices;
 
 // The name of the forward GEMM an op list entry derives from: without ".recompute", ".dx",
 // ".dw" and ".chunkN" suffixes.
@@ -63,38 +72,24 @@ bool IsFp8LinearGemm(const Op& op) {
          !base.starts_with("attn.core");
 }
 
-std::string_view Fp8LibraryName(Fp8Library library) {
-  return library == Fp8Library::kTransformerEngine ? "te" : "torchao";
+std::string_view Fp8LibraryName(Fp8Library library) { return ChoiceName(kLibraries, library); }
+
+std::vector<std::string> Fp8LibraryNames() { return ChoiceNames(kLibraries); }
+
+sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name) {
+  return ChoiceNamed(kLibraries, name, "fp8 library");
 }
 
-std::vector<std::string> Fp8LibraryNames() { return {"torchao", "te"}; }
+std::string_view Fp8RecipeName(Fp8Recipe recipe) { return ChoiceName(kRecipes, recipe); }
 
-std::string_view Fp8RecipeName(Fp8Recipe recipe) {
-  return recipe == Fp8Recipe::kMxfp8 ? "mxfp8" : "tensorwise";
-}
-
-std::vector<std::string> Fp8RecipeNames() { return {"tensorwise", "mxfp8"}; }
+std::vector<std::string> Fp8RecipeNames() { return ChoiceNames(kRecipes); }
 
 sim::StatusOr<Fp8Recipe> Fp8RecipeNamed(std::string_view name) {
-  if (name == "tensorwise") return Fp8Recipe::kTensorwise;
-  if (name == "mxfp8") return Fp8Recipe::kMxfp8;
-  std::string message = "unknown fp8 recipe '";
-  message.append(name);
-  message += "'; expected tensorwise or mxfp8";
-  return sim::Status::InvalidArgument(message);
+  return ChoiceNamed(kRecipes, name, "fp8 recipe");
 }
 
 double Fp8ElementBytes(Fp8Recipe recipe) {
   return recipe == Fp8Recipe::kMxfp8 ? 1 + 1 / kMxBlockElements : 1;
-}
-
-sim::StatusOr<Fp8Library> Fp8LibraryNamed(std::string_view name) {
-  if (name == "torchao") return Fp8Library::kTorchao;
-  if (name == "te") return Fp8Library::kTransformerEngine;
-  std::string message = "unknown fp8 library '";
-  message.append(name);
-  message += "'; expected torchao or te";
-  return sim::Status::InvalidArgument(message);
 }
 
 OpList Float8Linears(const OpList& ops, double activation_bytes, const Fp8Rewrite& rewrite) {

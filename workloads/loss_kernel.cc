@@ -1,6 +1,9 @@
 #include "workloads/loss_kernel.h"
 
 #include <algorithm>
+#include <span>
+
+#include "workloads/named_choice.h"
 
 namespace podsim::workloads {
 
@@ -8,28 +11,19 @@ namespace {
 
 constexpr double kFp32Bytes = 4;
 
+constexpr NamedChoice<LossKernel> kLossChoices[] = {{LossKernel::kVocabParallel, "vocab-parallel"},
+                                                    {LossKernel::kUpcast, "upcast"},
+                                                    {LossKernel::kCompiled, "compiled"}};
+constexpr std::span<const NamedChoice<LossKernel>> kLosses = kLossChoices;
+
 }  // namespace
 
-std::string_view LossKernelName(LossKernel loss) {
-  switch (loss) {
-    case LossKernel::kVocabParallel:
-      return "vocab-parallel";
-    case LossKernel::kUpcast:
-      return "upcast";
-    case LossKernel::kCompiled:
-      return "compiled";
-  }
-  return "vocab-parallel";
-}
+std::string_view LossKernelName(LossKernel loss) { return ChoiceName(kLosses, loss); }
 
-std::vector<std::string> LossKernelNames() { return {"vocab-parallel", "upcast", "compiled"}; }
+std::vector<std::string> LossKernelNames() { return ChoiceNames(kLosses); }
 
 sim::StatusOr<LossKernel> LossKernelNamed(std::string_view name) {
-  for (LossKernel loss : {LossKernel::kVocabParallel, LossKernel::kUpcast, LossKernel::kCompiled}) {
-    if (name == LossKernelName(loss)) return loss;
-  }
-  return sim::Status::InvalidArgument("unknown loss '" + std::string(name) +
-                                      "'; expected vocab-parallel, upcast or compiled");
+  return ChoiceNamed(kLosses, name, "loss");
 }
 
 double LossSavedBytesPerLogit(LossKernel loss, double activation_bytes) {
