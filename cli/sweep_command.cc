@@ -275,6 +275,18 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
     shown.err << "podsim: warning: " << none << "; the sweep runs on its largest slice with a "
               << "layout, " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
   }
+  // The layouts the framework does not run as simulated (torchtitan's tp without sp) are not
+  // candidates.
+  std::erase_if(candidates, [&base](const workloads::LayoutCandidate& candidate) {
+    return !workloads::ValidateFrameworkLayout(base, candidate.layout).ok();
+  });
+  if (candidates.empty()) {
+    return sim::Status::InvalidArgument(
+        "--framework: " + std::string(workloads::FrameworkName(base.framework)) +
+        " runs no layout "
+        "of " +
+        model.name + " on " + system.name + " (workloads/framework.h)");
+  }
   // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
   // communication the placement of the mesh changes nothing), so each is computed once for the
   // candidates that differ only in their order; the rest is spread over the jobs (and ranks).
@@ -535,6 +547,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8", base.fp8},
                              {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
                              {"fp8_recipe", workloads::Fp8RecipeName(base.fp8_recipe)},
+                             {"framework", workloads::FrameworkName(base.framework)},
                              {"kernels", workloads::KernelLibraryName(base.kernels)},
                              {"reshard_after_forward", base.fsdp_reshard_after_forward},
                              {"fp8_all_gather", base.fp8_all_gather},
@@ -571,7 +584,11 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   shown.out << "model       " << model.name << ", batch " << batch.sequences << " x " << batch.seq
             << " tokens\n";
-  shown.out << "options     precision " << workloads::PrecisionLabel(base.precision)
+  shown.out << "options     "
+            << (base.framework == workloads::Framework::kBook
+                    ? ""
+                    : "framework " + std::string(workloads::FrameworkName(base.framework)) + ", ")
+            << "precision " << workloads::PrecisionLabel(base.precision)
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")

@@ -364,6 +364,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8", options.fp8},
                              {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
                              {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
+                             {"framework", workloads::FrameworkName(options.framework)},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
                              {"reshard_after_forward", options.fsdp_reshard_after_forward},
                              {"fp8_all_gather", options.fp8_all_gather},
@@ -394,6 +395,10 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "model       " << model.name << "\n";
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
+  if (options.framework != workloads::Framework::kBook) {
+    io.out << "framework   " << workloads::FrameworkName(options.framework)
+           << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
+  }
   if (options.kernels == workloads::KernelLibrary::kEager) {
     io.out << "kernels     eager: norms, rotary and SwiGLU as PyTorch eager's separate "
               "kernels (Hugging Face transformers)\n";

@@ -5,18 +5,32 @@
 #include "topology/names.h"
 #include "workloads/eager_kernels.h"
 #include "workloads/fp8_training.h"
+#include "workloads/framework.h"
 #include "workloads/loss_kernel.h"
 #include "workloads/precision.h"
 
 namespace podsim::cli {
 
 void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_overlap_note) {
+  sub->add_option("--framework", flags->framework,
+                  "The framework whose semantics the step follows, and whose defaults --precision, "
+                  "--kernels, --loss and --fp8-library take when not given: book (default; "
+                  "podsim's own defaults and the book's tp traffic, a mix no framework runs), "
+                  "megatron (Megatron-LM/Core with Transformer Engine: precision megatron; with sp "
+                  "each column-parallel input gathered again for its weight gradient, and the "
+                  "input gradient's reduce-scatter overlapping the weight gradients), torchtitan "
+                  "(eager kernels, the upcast loss; the gathered input kept, and the "
+                  "reduce-scatter after the weight gradients; refuses tp without sp, and tp or pp "
+                  "without fsdp or cp, which torchtitan runs in fp32) or maxtext (XLA: the "
+                  "gathered input kept and, by podsim's reading of XLA's scheduler, the "
+                  "reduce-scatter overlapping the weight gradients); workloads/framework.h");
   sub->add_option("--precision", flags->precision,
                   "Bytes kept per parameter: mixed (default; bf16 params and grads, fp32 master "
                   "and Adam, 16 B, gradients accumulated in fp32 over microbatches and reduced in "
-                  "fp32, as Megatron-LM, torchtitan's FSDP2 and MaxText do), zero (ZeRO's 16 B, "
+                  "fp32, as torchtitan's FSDP2 and MaxText do), zero (ZeRO's 16 B, "
                   "fp16 accumulation, gradients reduced in their own precision as DeepSpeed "
-                  "does), megatron (fp32 main grads, 18 B) or book (10 B, bf16 gradients)");
+                  "does), megatron (fp32 main grads, 18 B; --framework megatron's) or book (10 B, "
+                  "bf16 gradients)");
   sub->add_flag("--grad-reduce-in-bf16", flags->grad_reduce_in_bf16,
                 "Gradients accumulated and reduced in bf16 (2 B) whatever --precision keeps "
                 "(Megatron-LM's --grad-reduce-in-bf16, Megatron-Core's grad_reduce_in_fp32=False "
@@ -52,7 +66,8 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "(Transformer Engine as Megatron-Core runs it: those inputs kept in fp8, the "
                   "weight gradient reading the casts before it, and without fsdp the weights cast "
                   "in each chunk's first forward of a step and kept in fp8 for the others, or "
-                  "never cast with --fp8-all-gather; workloads/fp8_training.h)");
+                  "never cast with --fp8-all-gather; workloads/fp8_training.h; --framework "
+                  "megatron's)");
   sub->add_option("--fp8-recipe", flags->fp8_recipe,
                   "With --fp8, the scaling: tensorwise (default; one scale a tensor, computed from "
                   "the tensor before its cast: torchao's tensorwise, Transformer Engine's current "
@@ -63,17 +78,20 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "The non-GEMM kernels: fused (default; one kernel per norm, rotary and "
                   "activation, as Megatron-LM, Transformer Engine, torch.compile and Liger run "
                   "them) or eager (PyTorch eager as Hugging Face transformers' Llama code runs "
-                  "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2; "
+                  "them: RMSNorm through fp32 in 8 kernels, rotary in 5, SwiGLU in 2; --framework "
+                  "torchtitan's; "
                   "workloads/eager_kernels.h). The loss's kernels and memory are --loss's "
                   "(Hugging Face transformers' eager loss: --loss upcast)");
-  sub->add_option("--loss", flags->loss,
-                  "The loss's cross-entropy, with bf16 logits: vocab-parallel (default; "
-                  "Megatron-LM's: the fp32 softmax kept and overwritten by its gradient, 4 B a "
-                  "logit kept, 6 at its peak), upcast (PyTorch's eager F.cross_entropy over "
-                  "logits.float(), as torchtitan before compiling it and Hugging Face "
-                  "transformers call it: 4 kept, 12 at its peak, 7 kernels) or compiled (the same "
-                  "under torch.compile: the bf16 logits kept, 4 at its peak); "
-                  "workloads/loss_kernel.h");
+  sub->add_option(
+      "--loss", flags->loss,
+      "The loss's cross-entropy, with bf16 logits: vocab-parallel (default; "
+      "Megatron-LM's: the fp32 softmax kept and overwritten by its gradient, 4 B a "
+      "logit kept, 6 at its peak), upcast (PyTorch's eager F.cross_entropy over "
+      "logits.float(), as torchtitan before compiling it and Hugging Face "
+      "transformers call it: 4 kept, 12 at its peak, 7 kernels; --framework "
+      "torchtitan's) or compiled (the same under torch.compile: the bf16 logits kept, 4 "
+      "at its peak); "
+      "workloads/loss_kernel.h");
   sub->add_flag("--no-reshard-after-forward", flags->no_reshard_after_forward,
                 "FSDP keeps each layer's gathered weights from its forward to its backward "
                 "(FSDP2's reshard_after_forward=False, torchtitan's policy 'never'): the backward "
@@ -111,6 +129,7 @@ sim::Status CheckTrainingFlags(const TrainingFlags& flags) {
     return ChooseFlagValue(flag, value, std::vector<std::string_view>(names.begin(), names.end()))
         .status();
   };
+  PODSIM_RETURN_IF_ERROR(check("--framework", flags.framework, workloads::FrameworkNames()));
   PODSIM_RETURN_IF_ERROR(check("--precision", flags.precision, workloads::PrecisionRecipeNames()));
   PODSIM_RETURN_IF_ERROR(check("--kernels", flags.kernels, workloads::KernelLibraryNames()));
   PODSIM_RETURN_IF_ERROR(check("--fp8-library", flags.fp8_library, workloads::Fp8LibraryNames()));
@@ -133,6 +152,7 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   sources->AddFlag(p + ".grad_reduce_in_bf16", "--grad-reduce-in-bf16");
   sources->AddFlag(p + ".fp8_library", "--fp8-library");
   sources->AddFlag(p + ".fp8_recipe", "--fp8-recipe");
+  sources->AddFlag(p + ".framework", "--framework");
 }
 
 }  // namespace podsim::cli

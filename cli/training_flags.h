@@ -1,6 +1,7 @@
 // The options of a training step that train and sweep share, defined once: the flags
-// (--precision, --distributed-optimizer, --tp-comm-overlap, --fp8, --kernels,
-// --no-reshard-after-forward, --fp8-all-gather, --loss), their checks and their scenario fields.
+// (--framework, --precision, --distributed-optimizer, --tp-comm-overlap, --fp8, --kernels,
+// --no-reshard-after-forward, --fp8-all-gather, --loss, ...), their checks and their scenario
+// fields.
 
 #ifndef PODSIM_CLI_TRAINING_FLAGS_H_
 #define PODSIM_CLI_TRAINING_FLAGS_H_
@@ -38,6 +39,7 @@ struct TrainingFlags {
   bool grad_reduce_in_bf16 = false;
   std::string fp8_library;  // "": torchao.
   std::string fp8_recipe;   // "": tensorwise.
+  std::string framework;    // "": book.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -49,9 +51,9 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
 sim::StatusOr<size_t> ChooseFlagValue(std::string_view flag, const std::string& text,
                                       const std::vector<std::string_view>& names);
 
-// InvalidArgument naming --precision unless it is a recipe, --kernels unless it is a kernel
-// library, --fp8-library or --fp8-recipe unless it is one, or --loss unless it is a loss (any
-// empty: the default).
+// InvalidArgument naming --framework unless it is a framework, --precision unless it is a recipe,
+// --kernels unless it is a kernel library, --fp8-library or --fp8-recipe unless it is one, or
+// --loss unless it is a loss (any empty: the default).
 sim::Status CheckTrainingFlags(const TrainingFlags& flags);
 
 // Sets the scenario fields of the flags on `message` (scenario::Train or scenario::Sweep, which
@@ -71,6 +73,7 @@ void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (flags.grad_reduce_in_bf16) message->set_grad_reduce_in_bf16(true);
   if (!flags.fp8_library.empty()) message->set_fp8_library(flags.fp8_library);
   if (!flags.fp8_recipe.empty()) message->set_fp8_recipe(flags.fp8_recipe);
+  if (!flags.framework.empty()) message->set_framework(flags.framework);
 }
 // Records which flag each of those fields of `prefix` ("train", "sweep") comes from.
 void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* sources);

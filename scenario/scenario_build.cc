@@ -551,6 +551,18 @@ namespace {
 
 // The framework options Train and Sweep share (the fields are named alike).
 template <typename Message>
+workloads::OpOptions FrameworkOptionsOf(const Message& message) {
+  workloads::Framework framework = workloads::Framework::kBook;
+  if (message.has_framework()) {
+    // CheckScenario has named a bad framework; an unchecked one keeps the default.
+    sim::StatusOr<workloads::Framework> named = workloads::FrameworkNamed(message.framework());
+    if (named.ok()) framework = *named;
+  }
+  return workloads::FrameworkOptions(framework);
+}
+
+// The fields that override the framework's defaults and the options no framework sets.
+template <typename Message>
 void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) {
   options->distributed_optimizer = message.distributed_optimizer();
   options->tp_comm_overlap = message.tp_comm_overlap();
@@ -593,13 +605,13 @@ void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) 
 }  // namespace
 
 workloads::OpOptions OpOptionsOf(const Sweep& sweep) {
-  workloads::OpOptions options;
+  workloads::OpOptions options = FrameworkOptionsOf(sweep);
   SetFrameworkOptions(sweep, &options);
   return options;
 }
 
 workloads::OpOptions OpOptionsOf(const Train& train) {
-  workloads::OpOptions options;
+  workloads::OpOptions options = FrameworkOptionsOf(train);
   options.recompute = RecomputePolicyOf(train);
   options.saved_ops.assign(train.saved_ops().begin(), train.saved_ops().end());
   if (train.has_recompute_layers()) {

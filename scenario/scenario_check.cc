@@ -9,6 +9,7 @@
 #include "scenario/scenario_build.h"
 #include "scenario/scenario_file.h"
 #include "topology/names.h"
+#include "workloads/framework.h"
 #include "workloads/layer_ops.h"
 #include "workloads/precision.h"
 #include "workloads/recompute_layers.h"
@@ -192,6 +193,10 @@ sim::Status CheckTokens(const std::string& command, bool has_batch_tokens, int64
 template <typename Message>
 sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
                                  const SourceMap& source) {
+  if (m.has_framework()) {
+    PODSIM_RETURN_IF_ERROR(
+        source.Annotate(workloads::FrameworkNamed(m.framework()).status(), prefix + ".framework"));
+  }
   if (m.has_precision()) {
     PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::PrecisionRecipeNamed(m.precision()).status(),
                                            prefix + ".precision"));
@@ -316,6 +321,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       source.Annotate(workloads::ValidateAttentionKernel(
                           OpOptionsOf(t), workloads::DefaultComputeEfficiency(system.chip)),
                       "train.attention"));
+  PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateFrameworkLayout(OpOptionsOf(t), layout),
+                                         "train.framework"));
   PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::ValidateEpCommOverlap(OpOptionsOf(t), layout),
                                          "train.ep_comm_overlap"));
   return source.Annotate(workloads::ValidateTpCommOverlap(OpOptionsOf(t), layout),

@@ -60,6 +60,59 @@ TEST(TrainCliTest, Bf16GradientsAreNamedAndHalveTheBuffer) {
   EXPECT_NE(text.out.find("precision megatron, gradients in bf16"), std::string::npos) << text.out;
 }
 
+// --framework names the framework in the text and the JSON and gives its defaults to the options
+// not set (workloads/framework.h); a flag set overrides its framework's default.
+TEST(TrainCliTest, FrameworkSetsItsDefaultsUnlessAFlagSaysOtherwise) {
+  // kTrain's layout with sp, which torchtitan needs with tp.
+  const std::vector<std::string> train = {
+      "train",    "--system",         "tpu-v5p:2x2x4",  "--model", "llama3-8b",
+      "--layout", "fsdp=8,tp=2,sp=1", "--batch-tokens", "64Ki",    "--seq",
+      "4096"};
+  auto json = [&train](const std::vector<std::string>& extra) {
+    Outcome run = Podsim(With(With(train, extra), {"--json"}));
+    EXPECT_EQ(run.code, 0) << run.err;
+    return run.code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
+  };
+  const nlohmann::json book = json({});
+  EXPECT_EQ(book["framework"], "book");
+  EXPECT_EQ(book["precision"], "mixed");
+  const nlohmann::json megatron = json({"--framework", "megatron"});
+  EXPECT_EQ(megatron["framework"], "megatron");
+  EXPECT_EQ(megatron["precision"], "megatron");
+  EXPECT_EQ(megatron["loss"], "vocab-parallel");
+  const nlohmann::json titan = json({"--framework", "torchtitan"});
+  EXPECT_EQ(titan["kernels"], "eager");
+  EXPECT_EQ(titan["loss"], "upcast");
+  EXPECT_EQ(titan["precision"], "mixed");
+  const nlohmann::json compiled =
+      json({"--framework", "torchtitan", "--kernels", "fused", "--loss", "compiled"});
+  EXPECT_EQ(compiled["kernels"], "fused");
+  EXPECT_EQ(compiled["loss"], "compiled");
+  EXPECT_EQ(json({"--framework", "maxtext"})["kernels"], "fused");
+  EXPECT_EQ(json({"--framework", "megatron", "--precision", "zero"})["precision"], "zero");
+  Outcome text = Podsim(With(kTrain, {"--framework", "megatron"}));
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("framework   megatron"), std::string::npos) << text.out;
+  Outcome bad = Podsim(With(kTrain, {"--framework", "megatronn"}));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.err,
+            "podsim: error: --framework: unknown value 'megatronn' (did you mean 'megatron'?); "
+            "expected book, megatron, torchtitan, maxtext\n");
+  // What torchtitan does not run in bf16 is refused.
+  Outcome no_sp = Podsim(With(kTrain, {"--framework", "torchtitan"}));
+  EXPECT_EQ(no_sp.code, 1);
+  EXPECT_EQ(no_sp.err,
+            "podsim: error: --framework: torchtitan runs tensor parallelism with sequence "
+            "parallelism only (its plan shards the norms over tp): add sp=1 to the layout\n");
+  Outcome no_fsdp = Podsim({"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b",
+                            "--layout", "dp=8,tp=2,sp=1", "--batch-tokens", "64Ki", "--seq", "4096",
+                            "--framework", "torchtitan"});
+  EXPECT_EQ(no_fsdp.code, 1);
+  EXPECT_NE(no_fsdp.err.find("torchtitan trains with tp or pp in bf16 only under fsdp or cp"),
+            std::string::npos)
+      << no_fsdp.err;
+}
+
 TEST(TrainCliTest, OutputIsDeterministic) {
   Outcome a = Podsim(With(kTrain, {"--json"}));
   Outcome b = Podsim(With(kTrain, {"--json"}));

@@ -94,22 +94,29 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   const std::string_view kernel = AttentionKernelName(options.attention);
   if (options.attention == AttentionKernel::kMaterialized) command += " --attention materialized";
   if (!kernel.empty()) command += " --attention " + std::string(kernel);
-  if (options.precision.name != OpOptions{}.precision.name) {
+  // Options at their framework's defaults are not written (framework.h).
+  const FrameworkDefaults defaults = DefaultsOf(options.framework);
+  if (options.framework != Framework::kBook) {
+    command += " --framework " + std::string(FrameworkName(options.framework));
+  }
+  if (options.precision.name != defaults.precision.name) {
     command += " --precision " + std::string(options.precision.name);
   }
   if (options.precision.bf16_gradients) command += " --grad-reduce-in-bf16";
   if (options.distributed_optimizer) command += " --distributed-optimizer";
   if (options.tp_comm_overlap) command += " --tp-comm-overlap";
   if (options.fp8) command += " --fp8";
-  if (options.fp8 && options.fp8_library != Fp8Library::kTorchao) {
+  if (options.fp8 && options.fp8_library != defaults.fp8_library) {
     command += " --fp8-library " + std::string(Fp8LibraryName(options.fp8_library));
   }
   if (options.fp8 && options.fp8_recipe != Fp8Recipe::kTensorwise) {
     command += " --fp8-recipe " + std::string(Fp8RecipeName(options.fp8_recipe));
   }
-  if (options.kernels == KernelLibrary::kEager) command += " --kernels eager";
+  if (options.kernels != defaults.kernels) {
+    command += " --kernels " + std::string(KernelLibraryName(options.kernels));
+  }
   if (options.fp8_all_gather) command += " --fp8-all-gather";
-  if (options.loss != LossKernel::kVocabParallel) {
+  if (options.loss != defaults.loss) {
     command += " --loss " + std::string(LossKernelName(options.loss));
   }
   return command;
@@ -312,7 +319,7 @@ ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
 // Megatron-LM's attention of 2021-2022 materializes the scores (baddbmm, fused softmax, dropout,
 // bmm); Korthikanti et al. count its activations that way (Table 2).
 OpOptions Megatron(RecomputePolicy recompute, PrecisionRecipe precision) {
-  OpOptions o;
+  OpOptions o = FrameworkOptions(Framework::kMegatron);
   o.recompute = recompute;
   o.attention = AttentionKernel::kMaterialized;
   o.precision = precision;
@@ -626,8 +633,7 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
     ModelSpec model = Gpt(r.layers, r.hidden, r.heads);
     model.vocab = 131072;
     model.learned_positions = kG61Seq;
-    OpOptions options;
-    options.precision = PrecisionRecipe::Megatron();
+    OpOptions options = FrameworkOptions(Framework::kMegatron);
     options.distributed_optimizer = true;
     options.tp_comm_overlap = r.tp > 1;
     options.attention = AttentionKernel::kCudnn;
@@ -708,11 +714,11 @@ TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
   constexpr int64_t kTokens = 262144;
   sim::StatusOr<ModelSpec> model = ParseModel("llama3-8b");
   ASSERT_TRUE(model.ok());
-  OpOptions options;
+  OpOptions options = FrameworkOptions(Framework::kTorchtitan);
+  options.kernels = KernelLibrary::kFused;
   options.recompute = RecomputePolicy::kFull;
   options.fp8 = true;
   options.attention = AttentionKernel::kFlash2;
-  options.loss = LossKernel::kUpcast;
   ErrorSummary summary("G6.2 torchtitan CP"), memory("G6.2 torchtitan CP memory");
   for (const Row& r : {Row{1, 32768, 3890, 83.9}, Row{2, 65536, 2540, 84.2},
                        Row{4, 131072, 1071, 84.0}, Row{8, 262144, 548, 84.5}}) {
@@ -738,7 +744,8 @@ TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
     const std::string command = "train --system " + system + " --model llama3-8b --layout fsdp=8 " +
                                 std::string("--batch-tokens ") + std::to_string(kTokens) +
                                 " --seq " + std::to_string(r.seq) +
-                                " --recompute full --fp8 --attention fa2 --loss upcast";
+                                " --recompute full --fp8 --attention fa2 --framework torchtitan "
+                                "--kernels fused";
     RecordSourceRow(summary, id, what, result.step_time_s, measured, "hopper", command, note);
     RecordMeasuredMemory(memory, id + " memory",
                          "peak memory per GPU, torchtitan FSDP " + std::to_string(8 / r.cp) +
@@ -857,7 +864,7 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
                    r.family,
                    std::string("train --system ") + r.system + " --model llama3-8b --layout " +
                        layout + " --batch-tokens " + std::to_string(8 * kSeq8k) + " --seq " +
-                       std::to_string(kSeq8k) + " --distributed-optimizer",
+                       std::to_string(kSeq8k) + " --distributed-optimizer --precision zero",
                    note);
     std::printf("G6.3 %s measured %.3f s podsim %.3f s (%+.1f%%)\n", r.system, measured,
                 result.step_time_s, 100 * (result.step_time_s / measured - 1));
@@ -898,11 +905,11 @@ TEST(TrainingValidationTest, G62TorchtitanFsdp) {
                        Row{128, "compile", 6514, 62.0}, Row{128, "compile+fp8", 8380, 61.8},
                        Row{32, "compile+fp8", 10938, 47.96, "h200"},
                        Row{64, "compile+fp8", 10753, 46.97, "h200"}}) {
-    OpOptions options;
+    OpOptions options = FrameworkOptions(Framework::kTorchtitan);
     SetTorchtitanOpCheckpointing(options);
     options.attention = AttentionKernel::kFlash2;
     const std::string stack = r.stack;
-    if (stack == "eager") options.kernels = KernelLibrary::kEager;
+    if (stack != "eager") options.kernels = KernelLibrary::kFused;
     options.fp8 = stack == "compile+fp8";
     const std::string chip = r.chip;
     options.fp8_all_gather = chip == "h200";  // --float8.enable_fsdp_float8_all_gather.
@@ -968,15 +975,13 @@ TEST(TrainingValidationTest, G62TorchtitanA100) {
       "custom:layers=80,d_model=8192,ffn=28672,heads=64,kv_heads=8,head_dim=128,vocab=32000";
   constexpr int kGpus = 64;
   auto torchtitan_a100_options = [](const std::string& checkpointing) {
-    OpOptions options;
+    OpOptions options = FrameworkOptions(Framework::kTorchtitan);
     if (checkpointing == "full") options.recompute = RecomputePolicy::kFull;
     if (checkpointing == "op") SetTorchtitanOpCheckpointing(options);
     if (checkpointing == "layer") {
       options.recompute = RecomputePolicy::kFull;
       options.recompute_layers = {RecomputeLayers::Kind::kEvery, 2};
     }
-    options.kernels = KernelLibrary::kEager;
-    options.loss = LossKernel::kUpcast;
     return options;
   };
   ErrorSummary summary("G6.2 torchtitan A100");
@@ -1072,9 +1077,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     sim::StatusOr<ModelSpec> model = ParseModel(r.model);
     ASSERT_TRUE(model.ok());
     const std::string system = r.system, layout = r.layout;
-    OpOptions options;
+    OpOptions options = FrameworkOptions(Framework::kMegatron);
     options.fp8 = true;
-    options.precision = PrecisionRecipe::Megatron();
     // Megatron-Bridge's performance recipes reduce the gradients in bf16 (grad_reduce_in_fp32 =
     // False, scripts/performance/utils/helpers.py of that release; docs/sources.md).
     options.precision.bf16_gradients = true;
@@ -1116,10 +1120,10 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                     result.step_time_s, measured, r.family,
                     "train --system " + system + " --model " + r.model + " --layout " + layout +
                         " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
-                        std::to_string(r.seq) + " --fp8 --fp8-library te" +
+                        std::to_string(r.seq) + " --framework megatron --fp8" +
                         (r.mxfp8 ? " --fp8-recipe mxfp8" : "") +
                         (options.fp8_all_gather ? " --fp8-all-gather" : "") +
-                        " --precision megatron --grad-reduce-in-bf16" +
+                        " --grad-reduce-in-bf16" +
                         (options.distributed_optimizer ? " --distributed-optimizer" : "") +
                         (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
                         (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +
@@ -1148,8 +1152,7 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
 // --flops-convention full); the step time is podsim's times podsim's MFU over the published one,
 // both counting the same FLOPs (FoldingMeasuredStep).
 OpOptions FoldingOptions() {
-  OpOptions options;
-  options.precision = PrecisionRecipe::Megatron();
+  OpOptions options = FrameworkOptions(Framework::kMegatron);
   options.distributed_optimizer = true;
   options.attention = AttentionKernel::kCudnn;
   options.model_flops_count = AttentionCount::kFull;
@@ -1166,7 +1169,7 @@ double FoldingMeasuredStep(const TrainingResult& result, const std::string& syst
 
 // The flags of FoldingOptions() on the command line.
 constexpr char kFoldingFlags[] =
-    " --precision megatron --distributed-optimizer --attention cudnn --flops-convention full";
+    " --framework megatron --distributed-optimizer --attention cudnn --flops-convention full";
 
 TEST(TrainingValidationTest, DISABLED_G6ParallelFoldingH100) {
   struct Row {
@@ -1395,7 +1398,7 @@ TEST(TrainingValidationTest, V7MaxTextV5e) {
   ErrorSummary summary("V7 v5e");
   for (const V7Model& m : models) {
     const ModelSpec model = MaxText(m);
-    OpOptions options;
+    OpOptions options = FrameworkOptions(Framework::kMaxtext);
     if (std::string(m.name) == "128B") {
       options.recompute = RecomputePolicy::kSaveNamed;
       options.saved_ops = {"attn.qkv"};

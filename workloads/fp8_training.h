@@ -51,7 +51,8 @@
 //     * not modelled: under sequence parallelism TE casts a column-parallel layer's input shard
 //       before the tp all-gather, gathers fp8 (row-wise only on Hopper) and keeps the shard,
 //       gathering it again and transposing it for the weight gradient: podsim gathers bf16 and
-//       casts after the gather. Under fsdp with bf16 parameters, the fp8 weights each forward
+//       casts after the gather, and under --framework megatron gathers the shard again in bf16
+//       (framework.h). Under fsdp with bf16 parameters, the fp8 weights each forward
 //       saves for its backward are not counted in memory. With fp8 parameters over the
 //       distributed optimizer, the transpose Hopper builds once a step after the gather is not
 //       costed. Delayed scaling (one pass a cast, the norms writing fp8) is not a recipe apart.

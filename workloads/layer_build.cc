@@ -39,6 +39,8 @@ Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shap
   d.sp = layout.sp && layout.tp > 1;
   d.ring = layout.ring_attention() && d.cp > 1;
   d.dispatch_e = options.fp8_dispatch ? kFp8DispatchBytesPerElement : d.e;
+  d.tp_backward = TpBackwardOf(options.framework);
+  d.kept_input_tok = d.sp && d.tp_backward.keep_gathered_input ? d.tok : d.sp_tok;
   return d;
 }
 
@@ -52,11 +54,13 @@ DataGroups ExpertGroups(const Layout& layout) {
 
 // TP activation collective after a row-parallel matmul (forward) or a column-parallel
 // input-gradient (backward): all-reduce, or reduce-scatter with sp.
-void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase) {
+void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase,
+              std::vector<int> extra_deps) {
   if (!d.tp) return;
   const CollectiveOp op = d.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
   b.Add(b.Collective(std::string("tp.") + (d.sp ? "reduce-scatter." : "all-reduce.") + name, op,
-                     "tp", d.e * d.tok * d.d, /*blocking=*/true, phase));
+                     "tp", d.e * d.tok * d.d, /*blocking=*/true, phase),
+        std::move(extra_deps));
 }
 
 // With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
@@ -189,7 +193,7 @@ Op GroupedMatmul(const Builder& b, std::string name, double rows, double k, doub
 }
 
 MlpPart DenseMlp(const ModelSpec& model, const Dims& d) {
-  return {"mlp", d.tok, d.sp_tok, d.f, 1, model.gated_mlp};
+  return {"mlp", d.tok, d.kept_input_tok, d.f, 1, model.gated_mlp};
 }
 
 void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather) {
@@ -221,37 +225,105 @@ void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, 
 }
 
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws) {
+                           std::vector<int>* dws, const std::string& reduce) {
   const std::string& p = part.prefix;
   MatmulBackward(b, Find(fwd, p + ".down"), d, dws);
   b.Add(ElementwiseBackward(b, Find(fwd, p + ".act")));
-  if (part.gated) {
-    const int act = b.last();
-    MatmulBackward(b, Find(fwd, p + ".gate"), d, dws);
-    const int dgate = b.last();
-    b.set_last(act);
-    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
-    // The two input gradients are summed into the one the norm receives.
-    Op sum =
-        b.Elementwise(p + ".sum.dx", OpKind::kElementwise, part.rows * d.d, kAddFlops, 2, 1, d.e);
-    sum.phase = Phase::kBackwardInput;
-    sum.deps = {dgate, b.last()};
-    b.Add(sum);
-  } else {
-    MatmulBackward(b, Find(fwd, p + ".up"), d, dws);
+  std::vector<std::string> gemms;
+  if (part.gated) gemms.push_back(p + ".gate");
+  gemms.push_back(p + ".up");
+  if (!reduce.empty()) {
+    AppendColumnParallelBackward(b, fwd, d, gemms, reduce, part.rows, dws);
+    return;
   }
+  const int dy = b.last();
+  std::vector<int> dxs;
+  for (const std::string& gemm : gemms) {
+    b.set_last(dy);
+    MatmulBackward(b, Find(fwd, gemm), d, dws);
+    dxs.push_back(b.last());
+  }
+  if (dxs.size() > 1) AppendInputGradientSum(b, d, p, part.rows, dxs);
+}
+
+void AppendInputGradientSum(Builder& b, const Dims& d, const std::string& what, double rows,
+                            const std::vector<int>& dxs) {
+  const double terms = D(static_cast<int64_t>(dxs.size()));
+  Op sum =
+      b.Elementwise(what + ".sum.dx", OpKind::kElementwise, rows * d.d, kAddFlops, terms, 1, d.e);
+  sum.phase = Phase::kBackwardInput;
+  sum.deps = dxs;
+  b.Add(sum);
+}
+
+void AppendColumnParallelBackward(Builder& b, const OpList& fwd, const Dims& d,
+                                  const std::vector<std::string>& gemms, const std::string& what,
+                                  double rows, std::vector<int>* dws) {
+  const TpBackward& order = d.tp_backward;
+  const int dy = b.last();
+  int gather = -1;
+  if (d.sp && order.regather_sp_input) {
+    Op regather = b.Collective("tp.all-gather." + what + ".dw", CollectiveOp::kAllGather, "tp",
+                               d.e * d.tok * d.d, /*blocking=*/false, Phase::kBackwardWeight);
+    if (dy >= 0) regather.deps = {dy};
+    gather = b.AddSide(std::move(regather));
+  }
+  std::vector<int> dxs, own_dws;
+  auto weight_gradient = [&](const std::string& gemm) {
+    const int dw = MatmulWeightGradient(b, Find(fwd, gemm), d, dy, dws);
+    if (gather >= 0) b.mutable_ops()[dw].deps.push_back(gather);
+    own_dws.push_back(dw);
+  };
+  for (const std::string& gemm : gemms) {
+    b.set_last(dy);
+    const int dx = MatmulInputGradient(b, Find(fwd, gemm), d);
+    if (order.fused_input_gradient && !dxs.empty()) {
+      // One GEMM over the matmuls' stacked weights: this part accumulates into the input
+      // gradient the ones before it wrote (a GEMM epilogue reading C), with no separate sum.
+      Op& op = b.mutable_ops()[dx];
+      op.deps.push_back(dxs.back());
+      op.hbm_read_bytes += d.e * rows * d.d;
+      dxs = {dx};
+    } else {
+      dxs.push_back(dx);
+    }
+    if (!order.input_gradients_first) weight_gradient(gemm);
+  }
+  if (dxs.size() > 1) AppendInputGradientSum(b, d, what, rows, dxs);
+  if (order.input_gradients_first) {
+    for (const std::string& gemm : gemms) weight_gradient(gemm);
+  }
+  TpReduce(b, d, what + ".dx", Phase::kBackwardInput,
+           order.reduction_after_weight_gradients ? own_dws : std::vector<int>{});
+}
+
+namespace {
+
+// The rows of a forward matmul: grouped, m x groups, from the FLOPs (the groups' rows need not
+// be equal).
+double MatmulRows(const Op& fwd) {
+  const double groups = D(fwd.shape.batch);
+  return groups > 1 ? fwd.flops / (2 * D(fwd.shape.k) * D(fwd.shape.n)) : D(fwd.shape.m);
+}
+
+}  // namespace
+
+int MatmulInputGradient(Builder& b, const Op& fwd, const Dims& d) {
+  return b.Add(GroupedMatmul(b, fwd.name + ".dx", MatmulRows(fwd), D(fwd.shape.n), D(fwd.shape.k),
+                             D(fwd.shape.batch), d.e, Phase::kBackwardInput));
 }
 
 // Input- and weight-gradient ops of a forward matmul; returns the dw index.
 int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws, bool with_dx) {
+  const int dy = b.last();
+  if (with_dx) MatmulInputGradient(b, fwd, d);
+  return MatmulWeightGradient(b, fwd, d, dy, dws);
+}
+
+int MatmulWeightGradient(Builder& b, const Op& fwd, const Dims& d, int dy, std::vector<int>* dws) {
   const double groups = D(fwd.shape.batch);
   const double k = D(fwd.shape.k), n = D(fwd.shape.n);
-  // Grouped: m x groups rows, from the FLOPs (the groups' rows need not be equal).
-  const double rows = groups > 1 ? fwd.flops / (2 * k * n) : D(fwd.shape.m);
-  const int dy = b.last();
-  if (with_dx) {
-    b.Add(GroupedMatmul(b, fwd.name + ".dx", rows, n, k, groups, d.e, Phase::kBackwardInput));
-  }
+  const double rows = MatmulRows(fwd);
   Op dw = b.Matmul(fwd.name + ".dw", k, rows, n, d.e, Phase::kBackwardWeight);
   if (groups > 1) {
     // One [k, n] weight gradient per group, each over that group's rows.

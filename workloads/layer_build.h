@@ -62,6 +62,11 @@ struct Dims {
   // Bytes per element of the tokens the expert dispatch sends and of the output gradients the
   // backward's combine sends: fp8 with its scales under OpOptions::fp8_dispatch, else e.
   double dispatch_e;
+  // How the framework runs the backward of column-parallel matmuls (framework.h).
+  TpBackward tp_backward;
+  // Tokens of a column-parallel matmul's [tokens, D] input kept for its weight gradient: sp_tok,
+  // or tok where the framework keeps the input gathered over tp.
+  double kept_input_tok;
 };
 
 Dims DimsOf(const ModelSpec& model, const Layout& layout, const ShardShape& shape,
@@ -158,8 +163,10 @@ DataGroups DenseGroups(const Layout& layout);
 DataGroups ExpertGroups(const Layout& layout);
 
 // TP activation collective after a row-parallel matmul (forward) or a column-parallel
-// input-gradient (backward): all-reduce, or reduce-scatter with sp.
-void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase);
+// input-gradient (backward): all-reduce, or reduce-scatter with sp. It waits for b.last() and
+// `extra_deps`.
+void TpReduce(Builder& b, const Dims& d, const std::string& name, Phase phase,
+              std::vector<int> extra_deps = {});
 
 // With sp, the [tokens, D] activation is gathered before a column-parallel matmul (forward) or
 // a row-parallel input-gradient (backward).
@@ -216,12 +223,36 @@ MlpPart DenseMlp(const ModelSpec& model, const Dims& d);
 // The MLP's forward ops from b.last() on; its first GEMMs also wait for `gather` (-1: none).
 void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather);
 // Their backward from b.last() (the gradient of .down's output) on; weight gradients to `dws`.
+// With `reduce` (the MLP's input gradient reduced over tp, "mlp"), the first GEMMs' backward and
+// that reduction are AppendColumnParallelBackward's; without (routed experts, whose reduction
+// the caller adds), each GEMM's input and weight gradients come in turn, then their sum.
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws);
+                           std::vector<int>* dws, const std::string& reduce = "");
+
+// The backward of the column-parallel matmuls `gemms` (forward op names in `fwd`) that read one
+// [rows, D] input gathered over tp, from b.last() (the gradient of their outputs) on: their input
+// gradients, summed into "`what`.sum.dx" when there are several (or, where the framework fuses
+// them into one GEMM, each accumulating into the one before); the tp reduction of that
+// gradient (TpReduce "`what`.dx"); their weight gradients (to `dws`); and, where the framework
+// gathers the sp input again, that all-gather ("tp.all-gather.`what`.dw", not blocking, before
+// the input gradients, which it overlaps; the weight gradients wait for it). Their order is
+// d.tp_backward's (framework.h). b.last() ends at the reduction.
+void AppendColumnParallelBackward(Builder& b, const OpList& fwd, const Dims& d,
+                                  const std::vector<std::string>& gemms, const std::string& what,
+                                  double rows, std::vector<int>* dws);
+
+// "`what`.sum.dx": the input gradients `dxs` of [rows, D] summed into one.
+void AppendInputGradientSum(Builder& b, const Dims& d, const std::string& what, double rows,
+                            const std::vector<int>& dxs);
 
 // Input- and weight-gradient ops of a forward matmul (grouped ones too); returns the dw index.
 int MatmulBackward(Builder& b, const Op& fwd, const Dims& d, std::vector<int>* dws,
                    bool with_dx = true);
+// The input gradient of a forward matmul, on the activation path; returns its index.
+int MatmulInputGradient(Builder& b, const Op& fwd, const Dims& d);
+// The weight gradient of a forward matmul from the output gradient `dy` (-1: none), to `dws`;
+// returns its index.
+int MatmulWeightGradient(Builder& b, const Op& fwd, const Dims& d, int dy, std::vector<int>* dws);
 
 // Backward of an elementwise/norm op: reads its saved input(s) and the output gradient, writes
 // the input gradient; about twice the forward FLOPs. A norm's backward is two kernels that each

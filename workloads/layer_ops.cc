@@ -12,6 +12,7 @@ namespace podsim::workloads {
 namespace {
 
 using collectives::CollectiveOp;
+using layer_build::AppendColumnParallelBackward;
 using layer_build::AppendGradientReduction;
 using layer_build::AppendLatentProjections;
 using layer_build::AppendLatentProjectionsBackward;
@@ -140,7 +141,7 @@ void AppendLayerForward(Builder& b, const ModelSpec& model, const Layout& layout
   } else {
     SpGather(b, d, "attn", phase);
     Op qkv = b.Matmul("attn.qkv", d.tok, d.d, d.q + d.kv + d.v, d.e, phase);
-    qkv.saved_bytes = d.e * d.sp_tok * d.d;  // Its input, sharded again under sp.
+    qkv.saved_bytes = d.e * d.kept_input_tok * d.d;  // Its input (layer_build.h Dims).
     b.Add(qkv, {dense_gather});
     if (model.learned_positions == 0) {
       b.Add(b.Elementwise("attn.rotary", OpKind::kElementwise, d.tok * (d.q + d.kv), kRotaryFlops,
@@ -359,8 +360,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendMoeBackward(b, fwd, model, layout, d, &dws, &expert_dws);
   } else {
     SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws);
-    TpReduce(b, d, "mlp.dx", Phase::kBackwardInput);
+    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws, "mlp");
   }
   elementwise_bwd("mlp.norm");
   elementwise_bwd("attn.residual");
@@ -407,8 +407,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendLatentProjectionsBackward(b, fwd, model, d, &dws);
   } else {
     if (model.learned_positions == 0) elementwise_bwd("attn.rotary");
-    MatmulBackward(b, Find(fwd, "attn.qkv"), d, &dws);
-    TpReduce(b, d, "attn.dx", Phase::kBackwardInput);
+    AppendColumnParallelBackward(b, fwd, d, {"attn.qkv"}, "attn", d.tok, &dws);
   }
   elementwise_bwd("attn.norm");
   // Every backward matmul needs the re-gathered weights: the routed experts' theirs.
@@ -496,7 +495,7 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   b.Add(Norm(b, "head.norm", d));
   SpGather(b, d, "head", Phase::kForward);
   Op unembed = b.Matmul("head.unembed", d.tok, d.d, v, d.e, Phase::kForward);
-  unembed.saved_bytes = d.e * d.sp_tok * d.d;
+  unembed.saved_bytes = d.e * d.kept_input_tok * d.d;
   b.Add(unembed, {gather});
   Op loss = b.Base("head.loss", OpKind::kLoss);
   loss.flops = kSoftmaxFlops * d.tok * v;
@@ -532,13 +531,12 @@ OpList HeadBackwardOps(const ModelSpec& model, const Layout& layout, const Shard
   dloss.elements = d.tok * v;
   b.Add(dloss);
   std::vector<int> dws;
-  MatmulBackward(b, Find(fwd, "head.unembed"), d, &dws);
+  AppendColumnParallelBackward(b, fwd, d, {"head.unembed"}, "head", d.tok, &dws);
   if (gather >= 0) {
     for (Op& op : b.mutable_ops()) {
       if (op.kind == OpKind::kMatmul) op.deps.push_back(gather);
     }
   }
-  TpReduce(b, d, "head.dx", Phase::kBackwardInput);
   b.Add(ElementwiseBackward(b, Find(fwd, "head.norm")));
   AppendGradientReduction(b, layout, HeadReducedParams(model, shape, d), dws, options, "head",
                           DenseGroups(layout));
@@ -582,6 +580,33 @@ sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout
     return sim::Status::InvalidArgument(
         "tp communication overlap needs sequence parallelism with tp=" + std::to_string(layout.tp) +
         " (add sp=1 to the layout), as Megatron-LM requires");
+  }
+  return sim::Status::Ok();
+}
+
+OpOptions FrameworkOptions(Framework framework) {
+  const FrameworkDefaults defaults = DefaultsOf(framework);
+  OpOptions options;
+  options.framework = framework;
+  options.precision = defaults.precision;
+  options.kernels = defaults.kernels;
+  options.loss = defaults.loss;
+  options.fp8_library = defaults.fp8_library;
+  return options;
+}
+
+sim::Status ValidateFrameworkLayout(const OpOptions& options, const Layout& layout) {
+  if (options.framework != Framework::kTorchtitan) return sim::Status::Ok();
+  if (layout.tp > 1 && !layout.sp) {
+    return sim::Status::InvalidArgument(
+        "torchtitan runs tensor parallelism with sequence parallelism only (its plan shards the "
+        "norms over tp): add sp=1 to the layout");
+  }
+  if ((layout.tp > 1 || layout.pp > 1) && layout.fsdp <= 1 && layout.cp <= 1) {
+    return sim::Status::InvalidArgument(
+        "torchtitan trains with tp or pp in bf16 only under fsdp or cp (maybe_enable_amp turns "
+        "mixed precision off otherwise, and the step runs in fp32): give the layout fsdp > 1 "
+        "or cp > 1");
   }
   return sim::Status::Ok();
 }

@@ -9,7 +9,9 @@
 //   tp, no sp:  all-reduce of [tokens, D] after O and after down (forward) and after the QKV and
 //               gate/up input-gradients (backward) -- Megatron's f/g operators; blocking.
 //   tp, sp:     all-gather [tokens, D] before QKV and gate/up, reduce-scatter after O and down;
-//               transposed in the backward pass (formulas.md 2.2 duality); blocking.
+//               transposed in the backward pass (formulas.md 2.2 duality); blocking. Under
+//               --framework megatron also an all-gather of the QKV and gate/up inputs again for
+//               their weight gradients, not blocking (framework.h).
 //   fsdp:       all-gather of the layer's weights before its forward and again before its
 //               backward (ZeRO-3 frees them in between); reduce-scatter of its gradients after
 //               the weight-gradient ops. Non-blocking (prefetchable / overlappable).
@@ -58,6 +60,7 @@
 #include "workloads/compute_model.h"
 #include "workloads/eager_kernels.h"
 #include "workloads/fp8_training.h"
+#include "workloads/framework.h"
 #include "workloads/layout.h"
 #include "workloads/loss_kernel.h"
 #include "workloads/model_spec.h"
@@ -81,6 +84,9 @@ enum class AttentionKernel { kFlash, kMaterialized, kFlash2, kCudnn };
 std::string_view AttentionKernelName(AttentionKernel kernel);
 
 struct OpOptions {
+  // The framework whose backward order, re-gathers and kept inputs the layers follow
+  // (framework.h); FrameworkOptions() gives its defaults to the options below.
+  Framework framework = Framework::kBook;
   RecomputePolicy recompute = RecomputePolicy::kNone;
   std::vector<std::string> saved_ops;  // kSaveNamed: names of forward ops whose outputs are kept.
   // The layers that run `recompute`; the others keep everything (recompute_layers.h).
@@ -158,6 +164,9 @@ struct OpOptions {
   bool fp8_dispatch = false;
 };
 
+// OpOptions{} for `framework`: the framework and its defaults (framework.h DefaultsOf).
+OpOptions FrameworkOptions(Framework framework);
+
 // DeepEP's fp8 token: 7,168 bytes of hidden state and 56 fp32 scales, 7,392 bytes (DeepEP
 // README's fp8 dispatch, docs/reference/calibration.md G5.3; the G5.3 rows of docs/validation.md
 // send it), 1 + 4/128 bytes an element.
@@ -176,6 +185,10 @@ sim::Status ValidateAttentionKernel(const OpOptions& options, const ComputeEffic
 sim::Status ValidateTpCommOverlap(const OpOptions& options, const Layout& layout);
 // The part about options.ep_comm_overlap: ep > 1, the 1F1B schedule, no virtual stages.
 sim::Status ValidateEpCommOverlap(const OpOptions& options, const Layout& layout);
+// InvalidArgument where the framework does not run the layout as podsim would simulate it:
+// torchtitan's tensor parallelism without sequence parallelism, or its tp or pp without fsdp or
+// cp (which it runs in fp32; framework.h).
+sim::Status ValidateFrameworkLayout(const OpOptions& options, const Layout& layout);
 
 // One transformer layer on one chip, for one microbatch (REQUIRES: ValidateLayout ok and `shape`
 // = ShapeOf(layout, model, batch); kMoe only for a model with experts). Forward op names:

@@ -259,13 +259,115 @@ TEST(LayerOpsTest, PerLayerCommBytesMatchBookTable) {
                    2 * layer_bytes);
 }
 
+// The frameworks' tp backward (framework.h) on a gated MLP and qkv with sp: Megatron gathers the
+// sp input again for the weight gradients and issues the input gradient's reduce-scatter before
+// them; torchtitan keeps the gathered input and reduces after the weight gradients; MaxText keeps
+// it and reduces before them; the book keeps the shard, gathers nothing again and reduces each
+// input gradient once summed. Without sp nothing is gathered again and the shard is the input.
+TEST(LayerOpsTest, FrameworksOrderTheTpBackwardAsTheyRunIt) {
+  for (const char* layout : {"tp=4,sp=1", "tp=4"}) {
+    for (Framework framework :
+         {Framework::kBook, Framework::kMegatron, Framework::kTorchtitan, Framework::kMaxtext}) {
+      SCOPED_TRACE(std::string(layout) + " " + std::string(FrameworkName(framework)));
+      const Case s = Make("llama3-8b", layout, 2, 2048);
+      OpOptions options;
+      options.framework = framework;
+      const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, options);
+      const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, options);
+      auto index_in = [](const OpList& ops, const std::string& name) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+          if (ops[i].name == name) return static_cast<int>(i);
+        }
+        return -1;
+      };
+      auto index = [&](const std::string& name) { return index_in(bwd, name); };
+      auto saved = [&](const std::string& name) { return fwd[index_in(fwd, name)].saved_bytes; };
+      auto waits = [&](const std::string& op, int dep) {
+        const std::vector<int>& deps = bwd[index(op)].deps;
+        return std::find(deps.begin(), deps.end(), dep) != deps.end();
+      };
+      // Megatron's fused fc1 writes one input gradient: no sum.
+      EXPECT_EQ(index("mlp.sum.dx") >= 0, framework != Framework::kMegatron);
+      const bool sp = s.layout.sp;
+      const bool regather = sp && framework == Framework::kMegatron;
+      const bool kept_gathered =
+          sp && (framework == Framework::kTorchtitan || framework == Framework::kMaxtext);
+      const double tokens = 2 * 2048, shard = sp ? tokens / 4 : tokens;
+      EXPECT_DOUBLE_EQ(saved("attn.qkv"), 2.0 * (kept_gathered ? tokens : shard) * 4096);
+      EXPECT_DOUBLE_EQ(saved("mlp.gate"), 2.0 * (kept_gathered ? tokens : shard) * 4096);
+      for (const auto& [what, gemms] :
+           {std::pair{std::string("attn"), std::vector<std::string>{"attn.qkv"}},
+            std::pair{std::string("mlp"), std::vector<std::string>{"mlp.gate", "mlp.up"}}}) {
+        const int gather = index("tp.all-gather." + what + ".dw");
+        EXPECT_EQ(gather >= 0, regather) << what;
+        if (gather >= 0) {
+          EXPECT_FALSE(bwd[gather].blocking);
+          EXPECT_DOUBLE_EQ(bwd[gather].comm_bytes, 2.0 * tokens * 4096);  // bf16 [tokens, D].
+        }
+        const int reduce = index((sp ? "tp.reduce-scatter." : "tp.all-reduce.") + what + ".dx");
+        ASSERT_GE(reduce, 0) << what;
+        for (const std::string& gemm : gemms) {
+          const int dx = index(gemm + ".dx"), dw = index(gemm + ".dw");
+          if (gather >= 0) {
+            EXPECT_TRUE(waits(gemm + ".dw", gather)) << gemm;
+            EXPECT_FALSE(waits(gemm + ".dx", gather)) << gemm;
+          }
+          // The reduction is issued after the weight gradients in the list (so that it overlaps
+          // them) unless it waits for them; it waits for them only under torchtitan.
+          EXPECT_LT(dw, reduce) << gemm;
+          EXPECT_EQ(waits(bwd[reduce].name, dw), framework == Framework::kTorchtitan) << gemm;
+          if (framework == Framework::kMegatron || framework == Framework::kMaxtext) {
+            // Every input gradient of the group before any of its weight gradients.
+            for (const std::string& other : gemms) EXPECT_LT(dx, index(other + ".dw")) << gemm;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The book's framework options are OpOptions{}'s: naming no framework changes nothing.
+TEST(LayerOpsTest, TheBookIsTheDefault) {
+  const OpOptions book = FrameworkOptions(Framework::kBook), none;
+  EXPECT_EQ(book.framework, none.framework);
+  EXPECT_EQ(book.precision.name, none.precision.name);
+  EXPECT_EQ(book.kernels, none.kernels);
+  EXPECT_EQ(book.loss, none.loss);
+  EXPECT_EQ(book.fp8_library, none.fp8_library);
+}
+
+// The unembedding is a column-parallel matmul on the sp-sharded final norm's output: Megatron's
+// ColumnParallelLinear gathers it again for its weight gradient; torchtitan keeps it gathered.
+TEST(LayerOpsTest, TheHeadFollowsTheFrameworksTpBackward) {
+  const Case s = Make("llama3-8b", "tp=4,sp=1", 2, 2048);
+  const double tokens = 2 * 2048;
+  for (Framework framework : {Framework::kBook, Framework::kMegatron, Framework::kTorchtitan}) {
+    SCOPED_TRACE(FrameworkName(framework));
+    const OpOptions options = FrameworkOptions(framework);
+    const OpList fwd = HeadForwardOps(s.model, s.layout, s.shape, options);
+    const OpList bwd = HeadBackwardOps(s.model, s.layout, s.shape, options);
+    const bool kept = framework == Framework::kTorchtitan;
+    double saved = 0, regathered = 0;
+    for (const Op& op : fwd) saved += op.name == "head.unembed" ? op.saved_bytes : 0;
+    for (const Op& op : bwd) regathered += op.name == "tp.all-gather.head.dw" ? op.comm_bytes : 0;
+    EXPECT_DOUBLE_EQ(saved, 2.0 * (kept ? tokens : tokens / 4) * 4096);
+    EXPECT_DOUBLE_EQ(regathered, framework == Framework::kMegatron ? 2.0 * tokens * 4096 : 0);
+  }
+}
+
 // Every dependency points backwards in its list, and the only non-blocking collectives compute
 // ops wait for are FSDP weight gathers: no compute op waits for a gradient reduction.
 TEST(LayerOpsTest, DependenciesPointBackwards) {
   Case s = Make("llama3-70b", "dp=2,fsdp=2,tp=4,sp=1", 8, 2048);
-  for (RecomputePolicy policy :
-       {RecomputePolicy::kNone, RecomputePolicy::kSelective, RecomputePolicy::kFull}) {
-    OpOptions options;
+  for (const auto& [framework, policy] : std::vector<std::pair<Framework, RecomputePolicy>>{
+           {Framework::kBook, RecomputePolicy::kNone},
+           {Framework::kBook, RecomputePolicy::kSelective},
+           {Framework::kBook, RecomputePolicy::kFull},
+           {Framework::kMegatron, RecomputePolicy::kFull},
+           {Framework::kTorchtitan, RecomputePolicy::kNone},
+           {Framework::kMaxtext, RecomputePolicy::kSelective}}) {
+    SCOPED_TRACE(FrameworkName(framework));
+    OpOptions options = FrameworkOptions(framework);
     options.recompute = policy;
     for (const OpList& ops : {LayerForwardOps(s.model, s.layout, s.shape, options),
                               LayerBackwardOps(s.model, s.layout, s.shape, options),
@@ -279,7 +381,12 @@ TEST(LayerOpsTest, DependenciesPointBackwards) {
           EXPECT_LT(dep, i) << ops[i].name;
           if (ops[i].kind != OpKind::kCollective && ops[dep].kind == OpKind::kCollective &&
               !ops[dep].blocking) {
-            EXPECT_EQ(ops[dep].axis, "fsdp") << ops[i].name << " <- " << ops[dep].name;
+            // FSDP's weight gathers; and Megatron's sp inputs gathered again, for weight
+            // gradients only.
+            const bool regather = framework == Framework::kMegatron && ops[dep].axis == "tp" &&
+                                  ops[i].phase == Phase::kBackwardWeight;
+            EXPECT_TRUE(ops[dep].axis == "fsdp" || regather)
+                << ops[i].name << " <- " << ops[dep].name;
             EXPECT_EQ(ops[dep].collective, collectives::CollectiveOp::kAllGather);
           }
         }

@@ -49,7 +49,8 @@ MlpPart RoutedExperts(const ModelSpec& model, const MoeSizes& s) {
 }
 
 MlpPart SharedExperts(const ModelSpec& model, const Layout& layout, const Dims& d) {
-  // Its input, mlp.norm's output, is kept once: by moe.router.
+  // Its input, mlp.norm's output, is kept once: by moe.router (framework.h: torchtitan's gathered
+  // MoE input under tp is not modelled).
   return {"moe.shared", d.tok, 0, D(model.shared_ffn) / layout.tp, 1, model.gated_mlp};
 }
 
@@ -124,8 +125,7 @@ void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, co
   std::vector<int> grads;  // Gradients of the block's input, summed at the end.
   if (model.shared_ffn > 0) {
     SpGather(b, d, "moe.shared.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws);
-    TpReduce(b, d, "moe.shared.dx", Phase::kBackwardInput);
+    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws, "moe.shared");
     grads.push_back(b.last());
     b.set_last(dy);
   }

@@ -10,9 +10,10 @@
 //   bulk           the backward's reduce-scatter of the qkv and fc1 input gradients overlaps the
 //                  weight-gradient GEMM, which podsim's layer ops already allow; and the all-gather
 //                  of the sp-sharded input that Megatron repeats in the backward for those
-//                  weight gradients overlaps the input-gradient GEMM -- that all-gather is not in
-//                  podsim's layer ops (they count the book's backward traffic, which keeps the
-//                  gathered input), a known gap of 2 all-gathers per layer and microbatch.
+//                  weight gradients overlaps the input-gradient GEMM: podsim's layer ops issue it
+//                  without blocking under --framework megatron (framework.h; layer_build.h
+//                  AppendColumnParallelBackward), and it is not split here (a weight gradient
+//                  consumes it).
 // How podsim simulates it: an all-gather of V bytes followed by a row-parallel GEMM becomes tp - 1
 // all-gathers of V/(tp - 1) (each receives V/tp per rank, the bytes of one ring-exchange step) and
 // tp GEMMs of m/tp rows: GEMM 0 on the chip's own rows at once, GEMM k after exchange step k - 1;
