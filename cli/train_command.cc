@@ -27,6 +27,7 @@
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/precision.h"
+#include "workloads/remat_policy.h"
 #include "workloads/training.h"
 #include "workloads/training_schedule.h"
 
@@ -127,12 +128,25 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
-  // save:OP,OP,...: keep those forward ops' outputs, recompute the rest.
-  constexpr std::string_view kSave = "save:";
-  const bool save_named = flags.recompute.starts_with(kSave);
-  std::vector<std::string> saved_ops;
+  // save:OP,OP,...: keep those forward ops' outputs, recompute the rest; maxtext:POLICY: the ops
+  // a MaxText remat policy keeps and offloads.
+  constexpr std::string_view kSave = "save:", kMaxText = "maxtext:";
+  const bool maxtext = flags.recompute.starts_with(kMaxText);
+  const bool save_named = flags.recompute.starts_with(kSave) || maxtext;
+  std::vector<std::string> saved_ops, offloaded_ops;
   size_t recompute = 0;
-  if (save_named) {
+  if (maxtext) {
+    const std::string name = flags.recompute.substr(kMaxText.size());
+    sim::StatusOr<workloads::RematPolicy> policy = workloads::MaxTextRematPolicy(name);
+    if (!policy.ok()) {
+      const std::vector<std::string> names = workloads::MaxTextRematPolicyNames();
+      return ChooseFlagValue("--recompute maxtext:", name,
+                             std::vector<std::string_view>(names.begin(), names.end()))
+          .status();
+    }
+    saved_ops = policy->saved;
+    offloaded_ops = policy->offloaded;
+  } else if (save_named) {
     std::string_view rest = std::string_view(flags.recompute).substr(kSave.size());
     // Empty names (",,", a trailing comma) are refused with the rest.
     bool empty = rest.empty() || rest.ends_with(',');
@@ -152,7 +166,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
         ChooseFlagValue("--recompute", flags.recompute, {"none", "selective", "full"});
     if (!chosen.ok()) {
       return sim::Status::InvalidArgument(chosen.status().message() +
-                                          ", or save:OP,OP,... (the forward ops to keep)");
+                                          ", or save:OP,OP,... (the forward ops to keep), or "
+                                          "maxtext:POLICY");
     }
     recompute = *chosen;
   }
@@ -177,6 +192,7 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   if (save_named) {
     train->set_recompute(scenario::Train::SAVE_NAMED);
     for (const std::string& op : saved_ops) train->add_saved_ops(op);
+    for (const std::string& op : offloaded_ops) train->add_offloaded_ops(op);
   }
   if (flags.recompute_layers != "all") train->set_recompute_layers(flags.recompute_layers);
   constexpr scenario::Train::Attention kAttention[] = {
@@ -211,6 +227,7 @@ scenario::SourceMap TrainFlagSources() {
   }
   flags.AddFlag("train.recompute", "--recompute");
   flags.AddFlag("train.saved_ops", "--recompute");
+  flags.AddFlag("train.offloaded_ops", "--recompute");
   flags.AddFlag("train.recompute_layers", "--recompute-layers");
   flags.AddFlag("train.attention", "--attention");
   AddTrainingFlagSources("train", &flags);
@@ -379,6 +396,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"optimizer_bytes", memory.optimizer_bytes},
                                {"activations_bytes", memory.activation_bytes},
                                {"buffers_bytes", memory.buffer_bytes},
+                               {"host_offload_bytes", memory.host_offload_bytes},
                                {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
                                {"loss_peak_bytes", memory.loss_peak_bytes},
                                {"recompute_peak_bytes", memory.recompute_peak_bytes},
@@ -459,6 +477,16 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                        " (after the activations are freed)"
                  : std::string())
          << "\n";
+  if (memory.host_offload_bytes > 0) {
+    const double pcie = system.chip.pcie_bytes_per_s;
+    io.out << "offloaded   " << FormatByteSize(memory.host_offload_bytes)
+           << " of activations per chip in host memory, not in HBM; their copies over the "
+              "host link, each way"
+           << (pcie > 0 ? " (" + FormatSeconds(memory.host_offload_bytes / pcie) + " at its " +
+                              FormatByteSize(pcie) + "/s)"
+                        : std::string())
+           << ", are not simulated (assumed hidden behind compute)\n";
+  }
   io.out << "fits        "
          << (memory.fits ? "yes, " + FormatByteSize(memory.headroom_bytes) + " to spare"
                          : "NO: " + FormatByteSize(-memory.headroom_bytes) + " over the " +
@@ -603,7 +631,11 @@ Command AddTrainCommand(CLI::App& app) {
                   "forward ops of each layer, like attn.qkv and attn.core; recompute the rest). "
                   "Name 'input' too for the layer's input, which PyTorch's checkpoint and JAX's "
                   "scan keep (without it, the book's accounting: op outputs only, one [tokens, "
-                  "d_model] tensor a layer fewer)");
+                  "d_model] tensor a layer fewer), or maxtext:POLICY, a MaxText remat policy by "
+                  "name (full, minimal, save_dot_except_mlpwi, save_dot_except_mlp, "
+                  "save_qkv_proj, save_out_proj, qkv_proj_offloaded, minimal_offloaded; the "
+                  "offloaded ones keep those outputs in host memory, whose copies are not "
+                  "simulated; workloads/remat_policy.h)");
   sub->add_option("--recompute-layers", flags->recompute_layers,
                   "The layers that run --recompute, the others keeping every activation: all "
                   "(default), every:N (the N-th, 2N-th, ... layer a chip holds: torchtitan's "

@@ -614,6 +614,7 @@ workloads::OpOptions OpOptionsOf(const Train& train) {
   workloads::OpOptions options = FrameworkOptionsOf(train);
   options.recompute = RecomputePolicyOf(train);
   options.saved_ops.assign(train.saved_ops().begin(), train.saved_ops().end());
+  options.offloaded_ops.assign(train.offloaded_ops().begin(), train.offloaded_ops().end());
   if (train.has_recompute_layers()) {
     // CheckScenario has named a bad selection; an unchecked one keeps every layer.
     sim::StatusOr<workloads::RecomputeLayers> layers =

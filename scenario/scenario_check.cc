@@ -250,7 +250,7 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
                      "(selective, full or save:...)");
     }
   }
-  if (t.recompute() == Train::SAVE_NAMED && t.saved_ops_size() == 0) {
+  if (t.recompute() == Train::SAVE_NAMED && t.saved_ops_size() + t.offloaded_ops_size() == 0) {
     return Invalid(source, "train.saved_ops",
                    "missing; recompute: SAVE_NAMED keeps the outputs of the forward ops named "
                    "here, like \"attn.qkv\"");
@@ -264,7 +264,7 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   // The forward op names of the model's layers, each once (the same under any sharding): of its
   // dense layers and of its MoE layers, where it has them.
   std::vector<std::string> names = {std::string(workloads::kSavedInput)};
-  if (t.saved_ops_size() > 0) {
+  if (t.saved_ops_size() + t.offloaded_ops_size() > 0) {
     const workloads::Layout one;
     const workloads::ShardShape shape = workloads::ShapeOf(one, model, {1, t.seq()});
     for (const bool moe : {false, true}) {
@@ -279,20 +279,29 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       }
     }
   }
-  for (int i = 0; i < t.saved_ops_size(); ++i) {
-    const std::string path = "train.saved_ops[" + std::to_string(i) + "]";
-    if (t.recompute() != Train::SAVE_NAMED) {
-      return Invalid(source, path, "only with recompute: SAVE_NAMED");
+  for (const auto& [field, ops] :
+       {std::pair{"saved_ops", &t.saved_ops()}, std::pair{"offloaded_ops", &t.offloaded_ops()}}) {
+    for (int i = 0; i < ops->size(); ++i) {
+      const std::string& op = ops->Get(i);
+      const std::string path = "train." + std::string(field) + "[" + std::to_string(i) + "]";
+      if (t.recompute() != Train::SAVE_NAMED) {
+        return Invalid(source, path, "only with recompute: SAVE_NAMED");
+      }
+      if (op.empty()) return Invalid(source, path, "must not be empty");
+      if (std::find(names.begin(), names.end(), op) == names.end()) {
+        const std::vector<std::string_view> known(names.begin(), names.end());
+        std::string list;
+        for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
+        return Invalid(source, path,
+                       "no forward op '" + op + "' in a layer of this model" +
+                           topology::DidYouMean(op, known) + "; ops: " + list);
+      }
     }
-    if (t.saved_ops(i).empty()) return Invalid(source, path, "must not be empty");
-    if (std::find(names.begin(), names.end(), t.saved_ops(i)) == names.end()) {
-      const std::vector<std::string_view> known(names.begin(), names.end());
-      std::string list;
-      for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
-      return Invalid(source, path,
-                     "no forward op '" + t.saved_ops(i) + "' in a layer of this model" +
-                         topology::DidYouMean(t.saved_ops(i), known) + "; ops: " + list);
-    }
+  }
+  if (t.offloaded_ops_size() > 0 && t.has_recompute_layers() && t.recompute_layers() != "all") {
+    return Invalid(source, "train.offloaded_ops",
+                   "offloaded activations need every layer to recompute alike (no "
+                   "recompute_layers)");
   }
   const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
   PODSIM_RETURN_IF_ERROR(source.Annotate(

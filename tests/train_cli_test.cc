@@ -113,6 +113,26 @@ TEST(TrainCliTest, FrameworkSetsItsDefaultsUnlessAFlagSaysOtherwise) {
       << no_fsdp.err;
 }
 
+// A MaxText remat policy by name: the offloaded outputs leave HBM, and the output says how many
+// bytes went to the host and that their copies are not simulated.
+TEST(TrainCliTest, OffloadedActivationsAreReportedApart) {
+  Outcome saved = Podsim(With(kTrain, {"--recompute", "maxtext:save_qkv_proj", "--json"}));
+  Outcome offloaded = Podsim(With(kTrain, {"--recompute", "maxtext:qkv_proj_offloaded", "--json"}));
+  ASSERT_EQ(saved.code, 0) << saved.err;
+  ASSERT_EQ(offloaded.code, 0) << offloaded.err;
+  const nlohmann::json a = nlohmann::json::parse(saved.out),
+                       b = nlohmann::json::parse(offloaded.out);
+  EXPECT_EQ(a["memory"]["host_offload_bytes"].get<double>(), 0);
+  const double host = b["memory"]["host_offload_bytes"].get<double>();
+  EXPECT_GT(host, 0);
+  EXPECT_NEAR(a["memory"]["activations_bytes"].get<double>() - host,
+              b["memory"]["activations_bytes"].get<double>(), 1e-6 * host);
+  Outcome text = Podsim(With(kTrain, {"--recompute", "maxtext:qkv_proj_offloaded"}));
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("in host memory, not in HBM"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("are not simulated"), std::string::npos) << text.out;
+}
+
 TEST(TrainCliTest, OutputIsDeterministic) {
   Outcome a = Podsim(With(kTrain, {"--json"}));
   Outcome b = Podsim(With(kTrain, {"--json"}));
@@ -149,7 +169,12 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
   const std::vector<Case> cases = {
       {With(kTrain, {"--recompute", "ful"}),
        "podsim: error: --recompute: unknown value 'ful' (did you mean 'full'?); expected none, "
-       "selective, full, or save:OP,OP,... (the forward ops to keep)\n"},
+       "selective, full, or save:OP,OP,... (the forward ops to keep), or maxtext:POLICY\n"},
+      {With(kTrain, {"--recompute", "maxtext:qkv_proj_offload"}),
+       "podsim: error: --recompute maxtext:: unknown value 'qkv_proj_offload' (did you mean "
+       "'qkv_proj_offloaded'?); expected full, minimal, save_dot_except_mlpwi, "
+       "save_dot_except_mlp, save_qkv_proj, save_out_proj, qkv_proj_offloaded, "
+       "minimal_offloaded\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "dp=8,tp=2",
         "--batch-tokens", "64Ki", "--seq", "4096", "--no-reshard-after-forward"},
        "podsim: error: --no-reshard-after-forward: needs fsdp > 1: layout dp=8,fsdp=1,tp=2,pp=1 "

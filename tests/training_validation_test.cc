@@ -30,6 +30,7 @@
 #include "tests/testing/validation_record.h"
 #include "topology/system.h"
 #include "workloads/model_spec.h"
+#include "workloads/remat_policy.h"
 #include "workloads/training.h"
 #include "workloads/training_schedule.h"
 
@@ -80,7 +81,18 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   std::string command = "train --system " + system + " --model " + ModelText(model) + " --layout " +
                         layout + " --batch-tokens " + std::to_string(sequences * seq) + " --seq " +
                         std::to_string(seq);
-  if (options.recompute == RecomputePolicy::kSaveNamed) {
+  // A MaxText policy by its name, where the ops are one's (remat_policy.h).
+  std::string policy;
+  for (const std::string& name : MaxTextRematPolicyNames()) {
+    const RematPolicy p = *MaxTextRematPolicy(name);
+    if (!options.offloaded_ops.empty() && p.saved == options.saved_ops &&
+        p.offloaded == options.offloaded_ops) {
+      policy = name;
+    }
+  }
+  if (!policy.empty()) {
+    command += " --recompute maxtext:" + policy;
+  } else if (options.recompute == RecomputePolicy::kSaveNamed) {
     std::string saved;
     for (const std::string& op : options.saved_ops) saved += (saved.empty() ? "" : ",") + op;
     command += " --recompute save:" + saved;
@@ -1357,9 +1369,10 @@ TEST(TrainingValidationTest, DISABLED_G64DeepSeekV3PretrainingCost) {
 // ici_fsdp over the whole slice with remat_policy=full for 16-64B; 128B fsdp 16 x tensor 16
 // (MaxText shards activations on embed over `tensor`: Megatron sequence parallelism's
 // all-gather / reduce-scatter) with remat qkv_proj_offloaded (the QKV projections are kept, in
-// host memory; the rest is recomputed). Published: MFU by MaxText's model FLOPs before PR #1988
-// (attention counted in full, as ModelSpec's kFull) at 197 TFLOP/s per chip; the measured step
-// time is the model FLOPs of the step / (chips x 197e12 x MFU).
+// host memory, whose copies podsim does not simulate; the rest is recomputed from each layer's
+// input: --recompute maxtext:qkv_proj_offloaded). Published: MFU by MaxText's model FLOPs before PR
+// #1988 (attention counted in full, as ModelSpec's kFull) at 197 TFLOP/s per chip; the measured
+// step time is the model FLOPs of the step / (chips x 197e12 x MFU).
 struct V7Model {
   const char* name;
   int64_t emb, heads, mlp, layers, per_device_batch;
@@ -1400,8 +1413,11 @@ TEST(TrainingValidationTest, V7MaxTextV5e) {
     const ModelSpec model = MaxText(m);
     OpOptions options = FrameworkOptions(Framework::kMaxtext);
     if (std::string(m.name) == "128B") {
+      const sim::StatusOr<RematPolicy> policy = MaxTextRematPolicy("qkv_proj_offloaded");
+      ASSERT_TRUE(policy.ok());
       options.recompute = RecomputePolicy::kSaveNamed;
-      options.saved_ops = {"attn.qkv"};
+      options.saved_ops = policy->saved;
+      options.offloaded_ops = policy->offloaded;
     } else {
       options.recompute = RecomputePolicy::kFull;
     }

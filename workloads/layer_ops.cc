@@ -242,9 +242,16 @@ void AppendMaterializedCoreBackward(Builder& b, const OpList& fwd, const Dims& d
   b.Add(dk);
 }
 
+bool Offloaded(const OpOptions& options, const std::string& name) {
+  return std::find(options.offloaded_ops.begin(), options.offloaded_ops.end(), name) !=
+         options.offloaded_ops.end();
+}
+
+// Kept for the backward, on the chip or offloaded: not recomputed.
 bool Saved(const OpOptions& options, const std::string& name) {
   return std::find(options.saved_ops.begin(), options.saved_ops.end(), name) !=
-         options.saved_ops.end();
+             options.saved_ops.end() ||
+         Offloaded(options, name);
 }
 
 }  // namespace
@@ -641,6 +648,14 @@ sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
         "a selection of recomputing layers (--recompute-layers) is not modelled with the "
         "overlapped pairs of --ep-comm-overlap");
   }
+  if (!options.offloaded_ops.empty() &&
+      (options.recompute != RecomputePolicy::kSaveNamed ||
+       options.recompute_layers.kind != RecomputeLayers::Kind::kAll)) {
+    // memory.h counts the offloaded bytes of layers that all recompute alike.
+    return sim::Status::InvalidArgument(
+        "offloaded activations need a save-named recomputation in every layer (a MaxText "
+        "policy, or recompute: SAVE_NAMED without --recompute-layers)");
+  }
   return ValidateTpCommOverlap(options, layout);
 }
 
@@ -706,11 +721,24 @@ double LayerActivationBytes(const OpList& forward, const OpOptions& options) {
       break;
     case RecomputePolicy::kSaveNamed:
       // The kept outputs, and the layer's input where it is named (kSavedInput).
-      if (Saved(options, std::string(kSavedInput))) bytes = Find(forward, "attn.norm").saved_bytes;
+      if (Saved(options, std::string(kSavedInput)) &&
+          !Offloaded(options, std::string(kSavedInput))) {
+        bytes = Find(forward, "attn.norm").saved_bytes;
+      }
       for (const Op& op : forward) {
-        if (Saved(options, op.name)) bytes += op.output_bytes;
+        if (Saved(options, op.name) && !Offloaded(options, op.name)) bytes += op.output_bytes;
       }
       break;
+  }
+  return bytes;
+}
+
+double LayerOffloadedBytes(const OpList& forward, const OpOptions& options) {
+  if (options.recompute != RecomputePolicy::kSaveNamed) return 0;
+  double bytes =
+      Offloaded(options, std::string(kSavedInput)) ? Find(forward, "attn.norm").saved_bytes : 0;
+  for (const Op& op : forward) {
+    if (Offloaded(options, op.name)) bytes += op.output_bytes;
   }
   return bytes;
 }

@@ -89,6 +89,11 @@ struct OpOptions {
   Framework framework = Framework::kBook;
   RecomputePolicy recompute = RecomputePolicy::kNone;
   std::vector<std::string> saved_ops;  // kSaveNamed: names of forward ops whose outputs are kept.
+  // kSaveNamed: forward ops whose outputs are kept in host memory instead (MaxText's offloaded
+  // remat policies, remat_policy.h): not recomputed, and no HBM. The copies over the chip's host
+  // link are not simulated (assumed hidden behind compute, as XLA schedules them; the output
+  // says so and gives their bytes).
+  std::vector<std::string> offloaded_ops;
   // The layers that run `recompute`; the others keep everything (recompute_layers.h).
   RecomputeLayers recompute_layers;
   AttentionKernel attention = AttentionKernel::kFlash;
@@ -226,6 +231,9 @@ OpList OptimizerOps(double params_on_chip, const Layout& layout, const OpOptions
 // Activation bytes one layer keeps for one microbatch between its forward and backward on one
 // chip, under options.recompute (computed from `forward` = LayerForwardOps(...)).
 double LayerActivationBytes(const OpList& forward, const OpOptions& options);
+// The bytes of the outputs one layer offloads to host memory for one microbatch
+// (OpOptions::offloaded_ops; 0 unless kSaveNamed).
+double LayerOffloadedBytes(const OpList& forward, const OpOptions& options);
 
 // Under fp8 with Transformer Engine: whether each cast writes a column-wise copy besides the
 // row-wise one (fp8_training.h): where `chip`'s fp8 GEMMs take only the TN layout, and under

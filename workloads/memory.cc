@@ -161,9 +161,20 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     const double per_layer =
         (D(layers.dense) * holds[0][1].saved + D(layers.moe) * holds[1][1].saved) /
         D(layers.dense + layers.moe);
-    m.layer_activation_bytes = per_layer *
-                               D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
+    const double layers_held = D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
                                D(InFlightChunks(layout, stage, options.ep_comm_overlap));
+    m.layer_activation_bytes = per_layer * layers_held;
+    // What the same layers offload to host memory (OpOptions::offloaded_ops).
+    double offloaded = 0;
+    for (const bool moe : {false, true}) {
+      const int64_t count = moe ? layers.moe : layers.dense;
+      if (count == 0) continue;
+      offloaded +=
+          D(count) * LayerOffloadedBytes(LayerForwardOps(model, layout, shape, options,
+                                                         moe ? MlpKind::kMoe : MlpKind::kDense),
+                                         options);
+    }
+    m.host_offload_bytes = offloaded / D(layers.dense + layers.moe) * layers_held;
     if (layers.dense > 0) transient = holds[0][1].transient;
     if (layers.moe > 0) transient = std::max(transient, holds[1][1].transient);
   } else {

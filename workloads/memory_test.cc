@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+
+#include "workloads/remat_policy.h"
 
 namespace podsim::workloads {
 namespace {
@@ -188,6 +191,48 @@ TEST(MemoryTest, RecomputationHoldsOneLayersActivationsInItsBackward) {
     EXPECT_DOUBLE_EQ(single.recompute_peak_bytes, std::max(0.0, layer - single.loss_peak_bytes))
         << loss;
   }
+}
+
+// MaxText's offloaded remat policies (remat_policy.h) keep their outputs in host memory: the same
+// outputs the saving policy keeps leave HBM and are reported apart, and nothing else changes.
+TEST(MemoryTest, OffloadedActivationsLeaveHbmForTheHost) {
+  Case c = Make("llama3-8b", "fsdp=4,tp=4,sp=1,pp=2,microbatches=4", {16, 4096});
+  auto options = [](const char* name) {
+    const RematPolicy policy = MaxTextRematPolicy(name).value();
+    OpOptions o;
+    o.recompute = RecomputePolicy::kSaveNamed;
+    o.saved_ops = policy.saved;
+    o.offloaded_ops = policy.offloaded;
+    return o;
+  };
+  for (const auto& [saving, offloading] : {std::pair{"save_qkv_proj", "qkv_proj_offloaded"},
+                                           std::pair{"minimal", "minimal_offloaded"}}) {
+    SCOPED_TRACE(offloading);
+    const OpOptions kept = options(saving), offloaded = options(offloading), full = options("full");
+    const ShardShape shape = ShapeOf(c.layout, c.model, c.batch);
+    const OpList fwd = LayerForwardOps(c.model, c.layout, shape, offloaded);
+    EXPECT_DOUBLE_EQ(LayerOffloadedBytes(fwd, offloaded),
+                     LayerActivationBytes(fwd, kept) - LayerActivationBytes(fwd, full));
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(fwd, offloaded), LayerActivationBytes(fwd, full));
+    for (int stage : {0, 1}) {
+      const MemoryBreakdown on_chip =
+          StageMemory(c.model, c.layout, c.batch, kept, Chip("tpu-v5p"), stage);
+      const MemoryBreakdown host =
+          StageMemory(c.model, c.layout, c.batch, offloaded, Chip("tpu-v5p"), stage);
+      EXPECT_EQ(on_chip.host_offload_bytes, 0);
+      EXPECT_GT(host.host_offload_bytes, 0);
+      EXPECT_NEAR(host.layer_activation_bytes + host.host_offload_bytes,
+                  on_chip.layer_activation_bytes, 1e-6 * on_chip.layer_activation_bytes);
+    }
+  }
+  // The policies by name: unknown ones are refused with the list.
+  EXPECT_EQ(MaxTextRematPolicy("qkv_offloaded").status().message(),
+            "unknown MaxText remat policy 'qkv_offloaded'; expected full, minimal, "
+            "save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, save_out_proj, "
+            "qkv_proj_offloaded or minimal_offloaded");
+  OpOptions bad = options("qkv_proj_offloaded");
+  bad.recompute_layers = {RecomputeLayers::Kind::kEvery, 2};
+  EXPECT_FALSE(ValidateOpOptions(bad, c.layout).ok());
 }
 
 // TR13 (Ch5 Q2, LLaMA-2 13B, 16M-token batch): params + optimizer (2+4+4)*13e9 ~ 130GB;
