@@ -137,6 +137,8 @@ Outcome RunCase(uint32_t seed) {
   // The loss's implementation, from a stream of its own too.
   std::mt19937 loss_rng(seed ^ 0x165667b1u);
   std::mt19937 overlap_rng(seed ^ 0x3c6ef372u);
+  // A framework's tensor-parallel backward, from a stream of its own too.
+  std::mt19937 tp_backward_rng(seed ^ 0x6a09e667u);
   std::mt19937 slices_rng(seed ^ 0x7feb352du);
   Outcome out;
   std::string system_text = Systems()[rng() % Systems().size()];
@@ -247,6 +249,32 @@ Outcome RunCase(uint32_t seed) {
       ops.fp8 = true;
       ops.fp8_dispatch = true;
       out.what += " --fp8 --fp8-dispatch";
+    }
+    // A framework's tensor-parallel backward (framework.h: Megatron's sp re-gathers, non-blocking
+    // tp collectives, and each framework's order), its defaults left to the draws above (the
+    // command names the flags that differ from them).
+    constexpr workloads::Framework kFrameworks[] = {
+        workloads::Framework::kBook, workloads::Framework::kMegatron,
+        workloads::Framework::kTorchtitan, workloads::Framework::kMaxtext};
+    ops.framework = kFrameworks[tp_backward_rng() % 4];
+    if (!workloads::ValidateFrameworkLayout(ops, *layout).ok()) {
+      ops.framework = workloads::Framework::kBook;
+    }
+    if (ops.framework != workloads::Framework::kBook) {
+      const workloads::FrameworkDefaults defaults = workloads::DefaultsOf(ops.framework);
+      out.what += " --framework " + std::string(workloads::FrameworkName(ops.framework));
+      if (defaults.precision.name != ops.precision.name) {
+        out.what += " --precision " + std::string(ops.precision.name);
+      }
+      if (defaults.kernels != ops.kernels) {
+        out.what += " --kernels " + std::string(workloads::KernelLibraryName(ops.kernels));
+      }
+      if (defaults.loss != ops.loss) {
+        out.what += " --loss " + std::string(workloads::LossKernelName(ops.loss));
+      }
+      if (ops.fp8 && defaults.fp8_library != ops.fp8_library) {
+        out.what += " --fp8-library " + std::string(workloads::Fp8LibraryName(ops.fp8_library));
+      }
     }
     auto run = [&](SimulatedChips mode) {
       return workloads::SimulateTraining(*system, *model, *layout, batch, ops, Options(mode));
