@@ -139,8 +139,9 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
     const std::string name = flags.recompute.substr(kMaxText.size());
     sim::StatusOr<workloads::RematPolicy> policy = workloads::MaxTextRematPolicy(name);
     if (!policy.ok()) {
-      const std::vector<std::string> names = workloads::MaxTextRematPolicyNames();
-      return ChooseFlagValue("--recompute maxtext:", name,
+      std::vector<std::string> names = workloads::MaxTextRematPolicyNames();
+      for (std::string& known : names) known = std::string(kMaxText) + known;
+      return ChooseFlagValue("--recompute", flags.recompute,
                              std::vector<std::string_view>(names.begin(), names.end()))
           .status();
     }
@@ -296,6 +297,20 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   PODSIM_RETURN_IF_ERROR(CheckFit(result.memory.fits, result.memory.total_bytes,
                                   result.memory.hbm_bytes, "layout " + layout.ToString(),
                                   outputs.require_fit(), source, io));
+  // Offloaded activations' copies are assumed hidden: say where they cannot be (each way longer
+  // than a third of the compute, about the forward's).
+  const double offload_copy_s =
+      system.chip.pcie_bytes_per_s > 0
+          ? result.memory.host_offload_traffic_bytes / system.chip.pcie_bytes_per_s
+          : 0;
+  double compute_s = 0;
+  for (const auto& [name, seconds] : result.breakdown) compute_s += name == "compute" ? seconds : 0;
+  if (offload_copy_s > compute_s / 3) {
+    io.err << "podsim: warning: the offloaded activations' host copies take "
+           << FormatSeconds(offload_copy_s) << " each way, more than a third of the compute ("
+           << FormatSeconds(compute_s)
+           << ", about its forward): they cannot all hide, and the step time is optimistic\n";
+  }
   if (trace) PODSIM_RETURN_IF_ERROR(trace->Close(result.step.step_time));
   if (outputs.has_write_schedule()) {
     PODSIM_RETURN_IF_ERROR(FieldError(WriteScheduleFile(outputs.write_schedule(), result.schedule)
@@ -397,6 +412,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"activations_bytes", memory.activation_bytes},
                                {"buffers_bytes", memory.buffer_bytes},
                                {"host_offload_bytes", memory.host_offload_bytes},
+                               {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
                                {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
                                {"loss_peak_bytes", memory.loss_peak_bytes},
                                {"recompute_peak_bytes", memory.recompute_peak_bytes},
@@ -480,12 +496,13 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (memory.host_offload_bytes > 0) {
     const double pcie = system.chip.pcie_bytes_per_s;
     io.out << "offloaded   " << FormatByteSize(memory.host_offload_bytes)
-           << " of activations per chip in host memory, not in HBM; their copies over the "
-              "host link, each way"
-           << (pcie > 0 ? " (" + FormatSeconds(memory.host_offload_bytes / pcie) + " at its " +
+           << " of activations per chip in host memory, not in HBM; a step copies "
+           << FormatByteSize(memory.host_offload_traffic_bytes)
+           << " out and back over the host link"
+           << (pcie > 0 ? " (" + FormatSeconds(offload_copy_s) + " each way at " +
                               FormatByteSize(pcie) + "/s)"
                         : std::string())
-           << ", are not simulated (assumed hidden behind compute)\n";
+           << ", which are not simulated (assumed hidden behind compute)\n";
   }
   io.out << "fits        "
          << (memory.fits ? "yes, " + FormatByteSize(memory.headroom_bytes) + " to spare"

@@ -298,10 +298,18 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
       }
     }
   }
+  for (int i = 0; i < t.offloaded_ops_size(); ++i) {
+    if (std::find(t.saved_ops().begin(), t.saved_ops().end(), t.offloaded_ops(i)) !=
+        t.saved_ops().end()) {
+      return Invalid(source, "train.offloaded_ops[" + std::to_string(i) + "]",
+                     "'" + t.offloaded_ops(i) +
+                         "' is in saved_ops too: an output is kept on the chip or offloaded");
+    }
+  }
   if (t.offloaded_ops_size() > 0 && t.has_recompute_layers() && t.recompute_layers() != "all") {
-    return Invalid(source, "train.offloaded_ops",
-                   "offloaded activations need every layer to recompute alike (no "
-                   "recompute_layers)");
+    return Invalid(source, "train.recompute_layers",
+                   "offloaded activations (offloaded_ops) need every layer to recompute alike: "
+                   "all");
   }
   const workloads::BatchSpec batch{t.batch_tokens() / t.seq(), t.seq()};
   PODSIM_RETURN_IF_ERROR(source.Annotate(

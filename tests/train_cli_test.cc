@@ -130,7 +130,14 @@ TEST(TrainCliTest, OffloadedActivationsAreReportedApart) {
   Outcome text = Podsim(With(kTrain, {"--recompute", "maxtext:qkv_proj_offloaded"}));
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("in host memory, not in HBM"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("are not simulated"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("which are not simulated"), std::string::npos) << text.out;
+  EXPECT_EQ(text.err, "");
+  // Copies that cannot hide behind the forward are said to be so.
+  Outcome heavy = Podsim(With(kTrain, {"--recompute", "maxtext:minimal_offloaded"}));
+  ASSERT_EQ(heavy.code, 0) << heavy.err;
+  EXPECT_NE(heavy.err.find("podsim: warning: the offloaded activations' host copies take"),
+            std::string::npos)
+      << heavy.err;
 }
 
 TEST(TrainCliTest, OutputIsDeterministic) {
@@ -171,10 +178,10 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "podsim: error: --recompute: unknown value 'ful' (did you mean 'full'?); expected none, "
        "selective, full, or save:OP,OP,... (the forward ops to keep), or maxtext:POLICY\n"},
       {With(kTrain, {"--recompute", "maxtext:qkv_proj_offload"}),
-       "podsim: error: --recompute maxtext:: unknown value 'qkv_proj_offload' (did you mean "
-       "'qkv_proj_offloaded'?); expected full, minimal, save_dot_except_mlpwi, "
-       "save_dot_except_mlp, save_qkv_proj, save_out_proj, qkv_proj_offloaded, "
-       "minimal_offloaded\n"},
+       "podsim: error: --recompute: unknown value 'maxtext:qkv_proj_offload' (did you mean "
+       "'maxtext:qkv_proj_offloaded'?); expected maxtext:full, maxtext:minimal, "
+       "maxtext:save_dot_except_mlpwi, maxtext:save_dot_except_mlp, maxtext:save_qkv_proj, "
+       "maxtext:save_out_proj, maxtext:qkv_proj_offloaded, maxtext:minimal_offloaded\n"},
       {{"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b", "--layout", "dp=8,tp=2",
         "--batch-tokens", "64Ki", "--seq", "4096", "--no-reshard-after-forward"},
        "podsim: error: --no-reshard-after-forward: needs fsdp > 1: layout dp=8,fsdp=1,tp=2,pp=1 "

@@ -175,6 +175,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
                                          options);
     }
     m.host_offload_bytes = offloaded / D(layers.dense + layers.moe) * layers_held;
+    // Every microbatch's layers copy theirs out in the forward and back in the backward.
+    m.host_offload_traffic_bytes = offloaded * D(layout.microbatch_count());
     if (layers.dense > 0) transient = holds[0][1].transient;
     if (layers.moe > 0) transient = std::max(transient, holds[1][1].transient);
   } else {
@@ -290,10 +292,16 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
 MemoryBreakdown PeakMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
                            const OpOptions& options, const topology::ChipSpec& chip) {
   MemoryBreakdown peak = StageMemory(model, layout, batch, options, chip, 0);
+  double host = peak.host_offload_bytes, traffic = peak.host_offload_traffic_bytes;
   for (int stage = 1; stage < layout.pp; ++stage) {
     MemoryBreakdown m = StageMemory(model, layout, batch, options, chip, stage);
+    host = std::max(host, m.host_offload_bytes);
+    traffic = std::max(traffic, m.host_offload_traffic_bytes);
     if (m.total_bytes > peak.total_bytes) peak = m;
   }
+  // Host memory and its traffic are not HBM: their largest stage, whichever stage peaks in HBM.
+  peak.host_offload_bytes = host;
+  peak.host_offload_traffic_bytes = traffic;
   return peak;
 }
 

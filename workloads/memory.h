@@ -101,7 +101,10 @@ struct MemoryBreakdown {
   double activation_bytes = 0;
   double layer_activation_bytes = 0;  // The transformer layers' part of activation_bytes.
   // Activations the layers keep in host memory (OpOptions::offloaded_ops): not in total_bytes.
+  // PeakMemory gives the largest stage's, whichever stage peaks in HBM.
   double host_offload_bytes = 0;
+  // The bytes a step copies to the host (and back, as many) for them: every microbatch's.
+  double host_offload_traffic_bytes = 0;
   double buffer_bytes = 0;
   // Transformer Engine's fp8 copies of the stage's linear weights, cast in a step's first forward
   // and kept (fp8_training.h): with bf16 parameters only.

@@ -225,6 +225,24 @@ TEST(MemoryTest, OffloadedActivationsLeaveHbmForTheHost) {
                   on_chip.layer_activation_bytes, 1e-6 * on_chip.layer_activation_bytes);
     }
   }
+  // The peak's host figures are the largest stage's, whichever stage peaks in HBM; a step copies
+  // every microbatch's.
+  const OpOptions offloaded = options("qkv_proj_offloaded");
+  double host = 0, traffic = 0;
+  for (int stage = 0; stage < c.layout.pp; ++stage) {
+    const MemoryBreakdown m =
+        StageMemory(c.model, c.layout, c.batch, offloaded, Chip("tpu-v5p"), stage);
+    host = std::max(host, m.host_offload_bytes);
+    traffic = std::max(traffic, m.host_offload_traffic_bytes);
+  }
+  const MemoryBreakdown peak = PeakMemory(c.model, c.layout, c.batch, offloaded, Chip("tpu-v5p"));
+  EXPECT_DOUBLE_EQ(peak.host_offload_bytes, host);
+  EXPECT_DOUBLE_EQ(peak.host_offload_traffic_bytes, traffic);
+  const ShardShape shape = ShapeOf(c.layout, c.model, c.batch);
+  EXPECT_DOUBLE_EQ(traffic,
+                   LayerOffloadedBytes(LayerForwardOps(c.model, c.layout, shape, offloaded),
+                                       offloaded) *
+                       c.model.layers / c.layout.pp * 4);  // 4 microbatches.
   // The policies by name: unknown ones are refused with the list.
   EXPECT_EQ(MaxTextRematPolicy("qkv_offloaded").status().message(),
             "unknown MaxText remat policy 'qkv_offloaded'; expected full, minimal, "

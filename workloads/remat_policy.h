@@ -15,8 +15,13 @@
 //   minimal_offloaded        every projection's output offloaded
 //                            (offload_dot_with_no_batch_dims).
 // podsim's names: query/key/value is attn.qkv, out_proj attn.out, mlpwi mlp.gate and mlp.up
-// (MaxText's wi_0 and wi_1), mlpwo mlp.down; MLA's and MoE's projections are not mapped (the
-// policies are refused for models with them).
+// (MaxText's wi_0 and wi_1), mlpwo mlp.down. Not mapped: MoE layers' expert projections
+// (MaxText's mlpwi_0, mlpwi_1, mlpwo in moe.py) and MLA's (kv_proj): on those layers a policy
+// keeps only what its names match there, and on a model without dense layers a policy naming the
+// MLP is refused by the op-name check. Not mapped either: none, minimal_with_context,
+// save_dot_with_context_except_mlp, minimal_flash, custom. The outputs of attn.out and mlp.down
+// are counted as podsim's ops write them (under tp, the partial sums before the reduction), which
+// may not be what XLA keeps.
 
 #ifndef PODSIM_WORKLOADS_REMAT_POLICY_H_
 #define PODSIM_WORKLOADS_REMAT_POLICY_H_
