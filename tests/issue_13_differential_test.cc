@@ -349,6 +349,7 @@ class Issue13DifferentialTest : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
   int ran = 0, reduced = 0, exact_by_default = 0, over_dcn = 0, ep_overlap = 0, fp8_dispatch = 0;
+  int sp_backward = 0;  // Steps with sp under a framework's own tp backward (framework.h).
   double fastest = 0, slowest = 0;  // The approximation's error, relative to the step.
   std::string fastest_case;
   for (uint32_t i = 0; i < kSeedsPerShard; ++i) {
@@ -358,6 +359,10 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
     over_dcn += outcome.what.find(",slices=") != std::string::npos ? 1 : 0;
     ep_overlap += outcome.what.find("--ep-comm-overlap") != std::string::npos ? 1 : 0;
     fp8_dispatch += outcome.what.find("--fp8-dispatch") != std::string::npos ? 1 : 0;
+    sp_backward += outcome.what.find("--framework") != std::string::npos &&
+                           outcome.what.find("sp=1") != std::string::npos
+                       ? 1
+                       : 0;
     reduced += outcome.quotient.simulated_chips < outcome.reference.simulated_chips ? 1 : 0;
     ExpectSame(outcome);
     EXPECT_TRUE(outcome.quotient.exact && outcome.reference.exact) << outcome.what;
@@ -388,10 +393,10 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
   }
   std::printf(
       "shard %u: %d cases (%d over DCN slices, %d with expert all-to-all overlap, %d with fp8 "
-      "dispatch), %d with fewer simulated chips, %d exact by default; the approximation %+.1f%% "
-      "to %+.1f%% (fastest: %s)\n",
-      GetParam(), ran, over_dcn, ep_overlap, fp8_dispatch, reduced, exact_by_default, 100 * fastest,
-      100 * slowest, fastest_case.c_str());
+      "dispatch, %d with sp under a framework's tp backward), %d with fewer simulated chips, %d "
+      "exact by default; the approximation %+.1f%% to %+.1f%% (fastest: %s)\n",
+      GetParam(), ran, over_dcn, ep_overlap, fp8_dispatch, sp_backward, reduced, exact_by_default,
+      100 * fastest, 100 * slowest, fastest_case.c_str());
   // Most drawn layouts are valid, and many steps have symmetry to use; a shard where few do
   // would not test much.
   EXPECT_GE(ran, 10);
