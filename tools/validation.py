@@ -183,6 +183,7 @@ def render(rows):
         lines.append(f"\n{title}\n\n{intro}\n{TABLE}")
         lines += [render_row(r) for r in chosen]
     lines.append(sources(rows))
+    lines.append(frameworks(rows))
     lines.append(UNUSED)
     lines.append(notes(rows))
     return "".join(lines)
@@ -325,6 +326,32 @@ def sources(rows):
         mean, bias, worst = stats(errors)
         lines.append(f"| {name} | {len(errors)} | {mean:.1f}% | {bias:+.1f}% | {worst:.1f}% |\n")
     return "".join(lines) if found else ""
+
+
+def framework_of(row):
+    """The framework a training row names (`--framework`), or "book" (none named)."""
+    words = row.get("command", "").split()
+    if "--framework" in words and words.index("--framework") + 1 < len(words):
+        return words[words.index("--framework") + 1]
+    return "book"
+
+
+def frameworks(rows):
+    """Training step times per framework the rows name, over validation rows only."""
+    training = [r for r in rows if r["kind"] == "validation" and not is_memory(r)
+                and workload_of(r) == "training" and r.get("command")]
+    lines = ["\n## Validation per framework (training step times)\n\n"
+             "The framework each row's command names (`--framework`, `workloads/framework.h`); "
+             "\"book\" where it names none (DeepSpeed's and DeepSeek's runs). Rows without a "
+             "command (V3 T4's layer times) are left out.\n\n"
+             "| framework | rows | mean absolute error | bias | worst |\n"
+             "|---|---:|---:|---:|---:|\n"]
+    names = sorted({framework_of(r) for r in training})
+    for name in names:
+        errors = [error_of(r) for r in training if framework_of(r) == name]
+        mean, bias, worst = stats(errors)
+        lines.append(f"| {name} | {len(errors)} | {mean:.1f}% | {bias:+.1f}% | {worst:.1f}% |\n")
+    return "".join(lines) if training else ""
 
 
 def main():
