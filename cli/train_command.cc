@@ -378,6 +378,11 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (outputs.json()) {
     nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
     for (const auto& [name, seconds] : result.breakdown) breakdown[name] = seconds;
+    nlohmann::ordered_json layer_times = nlohmann::ordered_json::array();
+    for (const workloads::LayerTime& t : result.layer_times) {
+      layer_times.push_back(
+          {{"layer", t.layer}, {"forward_s", t.forward_s}, {"backward_s", t.backward_s}});
+    }
     nlohmann::ordered_json j{{"system", system.name},
                              {"model", model.name},
                              {"layout", layout.ToString()},
@@ -403,6 +408,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8_dispatch", options.fp8_dispatch},
                              {"loss", workloads::LossKernelName(options.loss)},
                              {"breakdown", breakdown},
+                             {"layer_times", layer_times},
                              {"memory_per_chip_bytes", memory.total_bytes},
                              {"memory",
                               {{"stage", memory.stage},

@@ -40,6 +40,15 @@ TEST(TrainCliTest, JsonHasTheStableKeys) {
   EXPECT_TRUE(j["breakdown"].contains("exposed_tp"));
   EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 65536, 1e-6);
   EXPECT_LT(j["mfu"].get<double>(), 1);
+  // Each layer's forward and backward on the first chip (workloads/layer_times.h): every layer of
+  // the one stage, the backward longer than the forward.
+  ASSERT_EQ(j["layer_times"].size(), 32u);
+  for (size_t l = 0; l < 32; ++l) {
+    const nlohmann::json& t = j["layer_times"][l];
+    EXPECT_EQ(t["layer"].get<int>(), static_cast<int>(l));
+    EXPECT_GT(t["forward_s"].get<double>(), 0) << l;
+    EXPECT_GT(t["backward_s"].get<double>(), t["forward_s"].get<double>()) << l;
+  }
 }
 
 // --grad-reduce-in-bf16 halves Megatron's fp32 gradient buffer and says so where the recipe is

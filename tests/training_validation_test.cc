@@ -443,36 +443,6 @@ TEST(TrainingValidationTest, DISABLED_V1MegatronTable1LargestPipelines) { RunV1(
 // configurations; interleaving with 3 chunks per stage for 175B and 530B, none for 22B and 1T.
 ModelSpec Gpt22B() { return Gpt(48, 6144, 64); }
 
-// One transformer layer's forward and backward time on one chip: from the first to the last op of
-// layer `layer` in the forward phase, and likewise over its recomputation and backward (compute
-// and the blocking tp collectives), as Table 4 times a middle layer.
-class LayerTimer : public StepObserver {
- public:
-  LayerTimer(const schedule::Schedule* schedule, int layer) : schedule_(schedule), layer_(layer) {}
-  void OnOpStart(sim::Time now, uint32_t chip, int program, int op) override {
-    Extend(now, chip, program, op);
-  }
-  void OnOpEnd(sim::Time now, uint32_t chip, int program, int op) override {
-    Extend(now, chip, program, op);
-  }
-  double forward_s() const { return (fwd_.second - fwd_.first).ToSeconds(); }
-  double backward_s() const { return (bwd_.second - bwd_.first).ToSeconds(); }
-
- private:
-  void Extend(sim::Time now, uint32_t chip, int program, int index) {
-    if (chip != 0 || program != 0) return;
-    const schedule::Op& op = schedule_->programs(0).ops(index);
-    if (op.layer() != layer_ || (op.stream() != "compute" && op.stream() != "tp")) return;
-    std::pair<sim::Time, sim::Time>& span = op.phase() == "forward" ? fwd_ : bwd_;
-    span.first = std::min(span.first, now);
-    span.second = std::max(span.second, now);
-  }
-  const schedule::Schedule* schedule_;
-  int layer_;
-  std::pair<sim::Time, sim::Time> fwd_{sim::Time::Max(), sim::Time::Zero()};
-  std::pair<sim::Time, sim::Time> bwd_{sim::Time::Max(), sim::Time::Zero()};
-};
-
 // Table 4: one layer of the 22B model (tp=8, micro-batch 4, 8 GPUs), forward and backward in ms.
 TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
   struct Row {
@@ -488,32 +458,31 @@ TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
       {"selective recompute", "tp=8", RecomputePolicy::kSelective, 7.7, 13.2},
       {"selective + sequence", "tp=8,sp=1", RecomputePolicy::kSelective, 7.2, 13.1},
   };
-  const topology::System system = System("a100:8");
   ErrorSummary summary("V3 Table 4");
   for (const Row& r : rows) {
     const ModelSpec model = Gpt22B();
-    const Layout layout = ParsedLayout(r.layout);
-    const BatchSpec batch{4, kSeq};
     const OpOptions options = Megatron(r.recompute, PrecisionRecipe::Megatron());
-    // The schedule SimulateTraining builds, observed on a middle layer.
-    const schedule::Schedule schedule = TrainingSchedule(system, model, layout, batch, options);
-    LayerTimer timer(&schedule, 24);
-    StepOptions step;
-    step.observer = &timer;
-    sim::StatusOr<TrainingResult> result =
-        SimulateTraining(system, model, layout, batch, options, step);
-    ASSERT_TRUE(result.ok()) << result.status();
+    const TrainingResult result = Train("a100:8", model, r.layout, 4, options);
+    // A middle layer's times, as the command's JSON gives them (layer_times; layer_times.h
+    // times a layer as Table 4 does).
+    constexpr size_t kLayer = 24;
+    ASSERT_GT(result.layer_times.size(), kLayer);
+    const LayerTime& t = result.layer_times[kLayer];
+    ASSERT_EQ(t.layer, static_cast<int>(kLayer));
     const std::string id = std::string("V3 T4 ") + r.name;
-    // A layer's forward and backward time is timed by an observer of the step, which no command
-    // prints: no command.
-    RecordMeasured(id, "22B layer forward on a100:8, " + std::string(r.layout), timer.forward_s(),
-                   r.forward_ms * 1e-3, "a100", "");
-    RecordMeasured(id, "22B layer backward on a100:8, " + std::string(r.layout), timer.backward_s(),
-                   r.backward_ms * 1e-3, "a100", "");
+    const std::string command = TrainCommand("a100:8", model, r.layout, 4, options) + " --json";
+    RecordMeasured(id,
+                   "22B layer forward on a100:8, " + std::string(r.layout) +
+                       " (JSON layer_times[24].forward_s)",
+                   t.forward_s, r.forward_ms * 1e-3, "a100", command);
+    RecordMeasured(id,
+                   "22B layer backward on a100:8, " + std::string(r.layout) +
+                       " (JSON layer_times[24].backward_s)",
+                   t.backward_s, r.backward_ms * 1e-3, "a100", command);
     std::printf("V3 T4 %-22s fwd %.2f ms (measured %.1f)  bwd %.2f ms (measured %.1f)\n", r.name,
-                timer.forward_s() * 1e3, r.forward_ms, timer.backward_s() * 1e3, r.backward_ms);
-    summary.Add(timer.forward_s(), r.forward_ms * 1e-3);
-    summary.Add(timer.backward_s(), r.backward_ms * 1e-3);
+                t.forward_s * 1e3, r.forward_ms, t.backward_s * 1e3, r.backward_ms);
+    summary.Add(t.forward_s, r.forward_ms * 1e-3);
+    summary.Add(t.backward_s, r.backward_ms * 1e-3);
   }
   summary.Print();
   EXPECT_LE(summary.Mean(), kV3T4MeanGuard);

@@ -59,7 +59,11 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   PODSIM_RETURN_IF_ERROR(ValidateAttentionKernel(options, DefaultComputeEfficiency(system.chip)));
   TrainingResult result;
   result.schedule = TrainingSchedule(system, model, layout, batch, options);
-  PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, step_options));
+  LayerTimer timer(&result.schedule, step_options.observer);
+  StepOptions timed = step_options;
+  timed.observer = &timer;
+  PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, timed));
+  result.layer_times = timer.Times();
   result.memory = PeakMemory(model, layout, batch, options, system.chip);
   result.step_time_s = result.step.step_time.ToSeconds();
   const double chips = static_cast<double>(system.fabric.chip_count());

@@ -7,11 +7,13 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "schedule.pb.h"
 #include "sim/status.h"
 #include "topology/system.h"
 #include "workloads/layer_ops.h"
+#include "workloads/layer_times.h"
 #include "workloads/layout.h"
 #include "workloads/memory.h"
 #include "workloads/model_spec.h"
@@ -35,6 +37,9 @@ struct TrainingResult {
   // communication), "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble" (pipeline
   // warm-up and drain), "idle"; they add up to the step time.
   std::map<std::string, double> breakdown;
+  // Each layer's forward and backward on the first stage's first simulated chip, microbatch 0
+  // (layer_times.h).
+  std::vector<LayerTime> layer_times;
 };
 
 // InvalidArgument when options.fp8 asks for fp8 on a chip without an fp8 peak, or
