@@ -40,8 +40,16 @@ TEST(TrainCliTest, JsonHasTheStableKeys) {
   EXPECT_TRUE(j["breakdown"].contains("exposed_tp"));
   EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 65536, 1e-6);
   EXPECT_LT(j["mfu"].get<double>(), 1);
-  // Each layer's forward and backward on the first chip (workloads/layer_times.h): every layer of
-  // the one stage, the backward longer than the forward.
+  EXPECT_FALSE(j.contains("layer_times"));  // Only with --layer-times.
+}
+
+// --layer-times: each layer's forward and backward on the first chip (workloads/layer_times.h),
+// every layer of the one stage, the backward longer than the forward; the same with a trace on;
+// with interleaved pipeline stages, stage 0's layers of every virtual chunk.
+TEST(TrainCliTest, LayerTimesAreEachLayersOnTheFirstStage) {
+  Outcome run = Podsim(With(kTrain, {"--layer-times", "--json"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["layer_times"].size(), 32u);
   for (size_t l = 0; l < 32; ++l) {
     const nlohmann::json& t = j["layer_times"][l];
@@ -49,6 +57,25 @@ TEST(TrainCliTest, JsonHasTheStableKeys) {
     EXPECT_GT(t["forward_s"].get<double>(), 0) << l;
     EXPECT_GT(t["backward_s"].get<double>(), t["forward_s"].get<double>()) << l;
   }
+  // The times do not change with a trace observing the step too.
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / "podsim_layer_times_test.json";
+  Outcome traced = Podsim(With(kTrain, {"--layer-times", "--json", "--trace", trace.string()}));
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  std::filesystem::remove(trace);
+  EXPECT_EQ(nlohmann::json::parse(traced.out)["layer_times"], j["layer_times"]);
+  // Two stages of two virtual chunks each over 8 layers: stage 0 holds layers 0-1 and 4-5.
+  Outcome piped =
+      Podsim({"train", "--system", "tpu-v5p:2x2x4", "--model", "llama3-8b:layers=8", "--layout",
+              "fsdp=8,pp=2,microbatches=4,schedule=interleaved,virtual_stages=2", "--batch-tokens",
+              "64Ki", "--seq", "4096", "--layer-times", "--json"});
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  const nlohmann::json stages = nlohmann::json::parse(piped.out);
+  std::vector<int> layers;
+  for (const nlohmann::json& t : stages["layer_times"]) {
+    layers.push_back(t["layer"].get<int>());
+  }
+  EXPECT_EQ(layers, (std::vector<int>{0, 1, 4, 5}));
 }
 
 // --grad-reduce-in-bf16 halves Megatron's fp32 gradient buffer and says so where the recipe is

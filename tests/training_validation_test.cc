@@ -462,7 +462,9 @@ TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
   for (const Row& r : rows) {
     const ModelSpec model = Gpt22B();
     const OpOptions options = Megatron(r.recompute, PrecisionRecipe::Megatron());
-    const TrainingResult result = Train("a100:8", model, r.layout, 4, options);
+    StepOptions step;
+    step.time_layers = true;
+    const TrainingResult result = Train("a100:8", model, r.layout, 4, options, step);
     // A middle layer's times, as the command's JSON gives them (layer_times; layer_times.h
     // times a layer as Table 4 does).
     constexpr size_t kLayer = 24;
@@ -470,7 +472,8 @@ TEST(TrainingValidationTest, V3KorthikantiTable4LayerTimes) {
     const LayerTime& t = result.layer_times[kLayer];
     ASSERT_EQ(t.layer, static_cast<int>(kLayer));
     const std::string id = std::string("V3 T4 ") + r.name;
-    const std::string command = TrainCommand("a100:8", model, r.layout, 4, options) + " --json";
+    const std::string command =
+        TrainCommand("a100:8", model, r.layout, 4, options) + " --layer-times --json";
     RecordMeasured(id,
                    "22B layer forward on a100:8, " + std::string(r.layout) +
                        " (JSON layer_times[24].forward_s)",

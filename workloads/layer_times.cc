@@ -25,8 +25,13 @@ void LayerTimer::Extend(sim::Time now, uint32_t chip, int program, int index) {
   if (op.layer() < 0 || op.microbatch() != 0 || (op.stream() != "compute" && op.stream() != "tp")) {
     return;
   }
+  if (chip > chip_) return;
+  if (chip < chip_) {
+    chip_ = chip;
+    spans_.clear();
+  }
   const Span empty{sim::Time::Max(), sim::Time::Zero()};
-  auto [it, added] = spans_[chip].try_emplace(op.layer(), empty, empty);
+  auto [it, added] = spans_.try_emplace(op.layer(), empty, empty);
   Span& span = op.phase() == "forward" ? it->second.first : it->second.second;
   span.first = std::min(span.first, now);
   span.second = std::max(span.second, now);
@@ -34,11 +39,10 @@ void LayerTimer::Extend(sim::Time now, uint32_t chip, int program, int index) {
 
 std::vector<LayerTime> LayerTimer::Times() const {
   std::vector<LayerTime> times;
-  if (spans_.empty()) return times;
   auto seconds = [](const Span& span) {
     return span.first <= span.second ? (span.second - span.first).ToSeconds() : 0.0;
   };
-  for (const auto& [layer, spans] : spans_.begin()->second) {
+  for (const auto& [layer, spans] : spans_) {
     times.push_back({layer, seconds(spans.first), seconds(spans.second)});
   }
   return times;

@@ -1,8 +1,10 @@
-// LayerTimes: how long each transformer layer's forward and backward take on the step's first
-// chip, as the simulation runs them: from the first op of the layer's microbatch 0 to the last,
-// counting its compute and its blocking tensor-parallel collectives (streams "compute" and "tp"),
-// the backward including the layer's recomputation. Korthikanti et al. 2022 (Table 4) time a
-// layer that way.
+// LayerTimes: how long each transformer layer of the first pipeline stage (every virtual chunk's)
+// takes forward and backward on the stage's lowest-numbered simulated chip, as the simulation runs
+// them: from the first op of the layer's microbatch 0 to the last, counting its compute and its
+// tensor-parallel collectives (streams "compute" and "tp"), the backward including the layer's
+// recomputation. Korthikanti et al. 2022 (Table 4) time a layer that way. Under --tp-comm-overlap
+// the tp chunks overlap the GEMMs they feed; under --ep-comm-overlap a backward interleaves with
+// the next microbatch's forward, whose ops its span then includes.
 
 #ifndef PODSIM_WORKLOADS_LAYER_TIMES_H_
 #define PODSIM_WORKLOADS_LAYER_TIMES_H_
@@ -44,8 +46,9 @@ class LayerTimer : public StepObserver {
   using Span = std::pair<sim::Time, sim::Time>;
   const schedule::Schedule* schedule_;
   StepObserver* next_;
-  // Per chip of program 0, per layer: the forward's span and the backward's.
-  std::map<uint32_t, std::map<int, std::pair<Span, Span>>> spans_;
+  // The lowest chip of program 0 seen so far, and per layer its forward's span and backward's.
+  uint32_t chip_ = UINT32_MAX;
+  std::map<int, std::pair<Span, Span>> spans_;
 };
 
 }  // namespace podsim::workloads

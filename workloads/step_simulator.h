@@ -108,6 +108,8 @@ struct StepOptions {
   // Compute: DefaultComputeEfficiency(chip) when not given.
   std::optional<ComputeEfficiency> compute;
   StepObserver* observer = nullptr;  // Not owned.
+  // SimulateTraining times each layer (layer_times.h; an observer in front of `observer`).
+  bool time_layers = false;
   // Rehearsed collectives shared with other simulations of the same system and collective
   // model (collectives/rehearsal_cache.h); not owned. Changes no result, only the time taken.
   collectives::RehearsalCache* rehearsals = nullptr;

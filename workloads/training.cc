@@ -61,7 +61,7 @@ sim::StatusOr<TrainingResult> SimulateTraining(const topology::System& system,
   result.schedule = TrainingSchedule(system, model, layout, batch, options);
   LayerTimer timer(&result.schedule, step_options.observer);
   StepOptions timed = step_options;
-  timed.observer = &timer;
+  if (step_options.time_layers) timed.observer = &timer;
   PODSIM_ASSIGN_OR_RETURN(result.step, SimulateStep(system, result.schedule, timed));
   result.layer_times = timer.Times();
   result.memory = PeakMemory(model, layout, batch, options, system.chip);

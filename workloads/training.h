@@ -37,8 +37,8 @@ struct TrainingResult {
   // communication), "exposed_<axis>" per mesh axis (tp, fsdp, dp, pp), "bubble" (pipeline
   // warm-up and drain), "idle"; they add up to the step time.
   std::map<std::string, double> breakdown;
-  // Each layer's forward and backward on the first stage's first simulated chip, microbatch 0
-  // (layer_times.h).
+  // With StepOptions::time_layers: the first stage's layers (every virtual chunk's), each with
+  // its forward and backward on the stage's first simulated chip, microbatch 0 (layer_times.h).
   std::vector<LayerTime> layer_times;
 };
 
