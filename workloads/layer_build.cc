@@ -225,25 +225,14 @@ void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, 
 }
 
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws, const std::string& reduce) {
+                           std::vector<int>* dws, bool tp_reduced) {
   const std::string& p = part.prefix;
   MatmulBackward(b, Find(fwd, p + ".down"), d, dws);
   b.Add(ElementwiseBackward(b, Find(fwd, p + ".act")));
   std::vector<std::string> gemms;
   if (part.gated) gemms.push_back(p + ".gate");
   gemms.push_back(p + ".up");
-  if (!reduce.empty()) {
-    AppendColumnParallelBackward(b, fwd, d, gemms, reduce, part.rows, dws);
-    return;
-  }
-  const int dy = b.last();
-  std::vector<int> dxs;
-  for (const std::string& gemm : gemms) {
-    b.set_last(dy);
-    MatmulBackward(b, Find(fwd, gemm), d, dws);
-    dxs.push_back(b.last());
-  }
-  if (dxs.size() > 1) AppendInputGradientSum(b, d, p, part.rows, dxs);
+  AppendColumnParallelBackward(b, fwd, d, gemms, p, part.rows, dws, tp_reduced);
 }
 
 void AppendInputGradientSum(Builder& b, const Dims& d, const std::string& what, double rows,
@@ -258,8 +247,9 @@ void AppendInputGradientSum(Builder& b, const Dims& d, const std::string& what, 
 
 void AppendColumnParallelBackward(Builder& b, const OpList& fwd, const Dims& d,
                                   const std::vector<std::string>& gemms, const std::string& what,
-                                  double rows, std::vector<int>* dws) {
-  const TpBackward& order = d.tp_backward;
+                                  double rows, std::vector<int>* dws, bool tp_reduced) {
+  // Without a tp reduction of its own the input is not gathered over tp: the book's order.
+  const TpBackward order = tp_reduced ? d.tp_backward : TpBackward{};
   const int dy = b.last();
   int gather = -1;
   if (d.sp && order.regather_sp_input) {
@@ -293,6 +283,7 @@ void AppendColumnParallelBackward(Builder& b, const OpList& fwd, const Dims& d,
   if (order.input_gradients_first) {
     for (const std::string& gemm : gemms) weight_gradient(gemm);
   }
+  if (!tp_reduced) return;
   TpReduce(b, d, what + ".dx", Phase::kBackwardInput,
            order.reduction_after_weight_gradients ? own_dws : std::vector<int>{});
 }

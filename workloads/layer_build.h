@@ -223,11 +223,11 @@ MlpPart DenseMlp(const ModelSpec& model, const Dims& d);
 // The MLP's forward ops from b.last() on; its first GEMMs also wait for `gather` (-1: none).
 void AppendMlpCore(Builder& b, const Dims& d, const MlpPart& part, Phase phase, int gather);
 // Their backward from b.last() (the gradient of .down's output) on; weight gradients to `dws`.
-// With `reduce` (the MLP's input gradient reduced over tp, "mlp"), the first GEMMs' backward and
-// that reduction are AppendColumnParallelBackward's; without (routed experts, whose reduction
-// the caller adds), each GEMM's input and weight gradients come in turn, then their sum.
+// The first GEMMs' backward is AppendColumnParallelBackward's on the prefix: with its tp reduction
+// (`tp_reduced`: the dense MLP, the shared experts), or without one in the book's order (routed
+// experts, whose reduction over etp the caller adds).
 void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const MlpPart& part,
-                           std::vector<int>* dws, const std::string& reduce = "");
+                           std::vector<int>* dws, bool tp_reduced = false);
 
 // The backward of the column-parallel matmuls `gemms` (forward op names in `fwd`) that read one
 // [rows, D] input gathered over tp, from b.last() (the gradient of their outputs) on: their input
@@ -236,10 +236,12 @@ void AppendMlpCoreBackward(Builder& b, const OpList& fwd, const Dims& d, const M
 // gradient (TpReduce "`what`.dx"); their weight gradients (to `dws`); and, where the framework
 // gathers the sp input again, that all-gather ("tp.all-gather.`what`.dw", not blocking, before
 // the input gradients, which it overlaps; the weight gradients wait for it). Their order is
-// d.tp_backward's (framework.h). b.last() ends at the reduction.
+// d.tp_backward's (framework.h). b.last() ends at the reduction. Without `tp_reduced` there is
+// neither reduction nor re-gather, and the order is the book's; b.last() ends at the input
+// gradient.
 void AppendColumnParallelBackward(Builder& b, const OpList& fwd, const Dims& d,
                                   const std::vector<std::string>& gemms, const std::string& what,
-                                  double rows, std::vector<int>* dws);
+                                  double rows, std::vector<int>* dws, bool tp_reduced = true);
 
 // "`what`.sum.dx": the input gradients `dxs` of [rows, D] summed into one.
 void AppendInputGradientSum(Builder& b, const Dims& d, const std::string& what, double rows,

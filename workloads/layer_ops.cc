@@ -367,7 +367,7 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     AppendMoeBackward(b, fwd, model, layout, d, &dws, &expert_dws);
   } else {
     SpGather(b, d, "mlp.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws, "mlp");
+    AppendMlpCoreBackward(b, fwd, d, DenseMlp(model, d), &dws, /*tp_reduced=*/true);
   }
   elementwise_bwd("mlp.norm");
   elementwise_bwd("attn.residual");

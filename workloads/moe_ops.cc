@@ -125,7 +125,8 @@ void AppendMoeBackward(Builder& b, const OpList& fwd, const ModelSpec& model, co
   std::vector<int> grads;  // Gradients of the block's input, summed at the end.
   if (model.shared_ffn > 0) {
     SpGather(b, d, "moe.shared.dx", Phase::kBackwardInput);
-    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws, "moe.shared");
+    AppendMlpCoreBackward(b, fwd, d, SharedExperts(model, layout, d), dense_dws,
+                          /*tp_reduced=*/true);
     grads.push_back(b.last());
     b.set_last(dy);
   }
