@@ -376,6 +376,8 @@ nlohmann::ordered_json SimulationJson(const workloads::StepResult& step) {
           {"ops", step.ops_executed},
           {"collectives", step.collectives},
           {"rehearsals", step.rehearsals},
+          {"replayed_collectives", step.replayed_collectives},
+          {"discarded_runs", step.discarded_runs},
           {"events", step.events + step.rehearsal_events}};
 }
 

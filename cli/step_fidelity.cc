@@ -23,9 +23,14 @@ std::string StepFidelity(const workloads::StepResult& step, std::string_view exa
 }
 
 std::string SimulationSummary(const workloads::StepResult& step) {
+  std::string replays;
+  if (step.replayed_collectives > 0) {
+    replays = ", " + std::to_string(step.replayed_collectives) + " replayed";
+  }
+  if (step.discarded_runs > 0) replays += ", " + CountOf(step.discarded_runs, "run") + " discarded";
   return CountOf(step.simulated_chips, "chip") + ", " + std::to_string(step.ops_executed) +
          " ops, " + std::to_string(step.collectives) + " collectives (" +
-         std::to_string(step.rehearsals) + " distinct), " +
+         std::to_string(step.rehearsals) + " distinct" + replays + "), " +
          std::to_string(step.events + step.rehearsal_events) + " events";
 }
 

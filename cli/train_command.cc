@@ -123,6 +123,8 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
           {"collectives", step.collectives},
           {"overlapped_collectives", step.overlapped_collectives},
           {"rehearsals", step.rehearsals},
+          {"replayed_collectives", step.replayed_collectives},
+          {"discarded_runs", step.discarded_runs},
           {"events", step.events + step.rehearsal_events}};
 }
 

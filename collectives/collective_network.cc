@@ -42,6 +42,29 @@ class LinkBytesRecorder : public sim::FlowObserver {
   std::vector<uint32_t> touched_;
 };
 
+// Records a rehearsal's changes of link usage (resources below `link_count`), relative to the
+// start given to Begin, while it has somewhere to put them.
+class UsageRecorder : public sim::FlowObserver {
+ public:
+  explicit UsageRecorder(size_t link_count) : link_count_(link_count) {}
+  void Begin(sim::Time start, std::vector<LinkUsageChange>* changes) {
+    start_ = start;
+    changes_ = changes;
+  }
+  void End() { changes_ = nullptr; }
+  void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
+                              double used_bytes_per_s) override {
+    if (changes_ != nullptr && resource.value < link_count_) {
+      changes_->push_back({now - start_, resource, used_bytes_per_s});
+    }
+  }
+
+ private:
+  size_t link_count_;
+  sim::Time start_;
+  std::vector<LinkUsageChange>* changes_ = nullptr;
+};
+
 // A collective's bottleneck links: those within this fraction of the largest bytes / bandwidth,
 // and those carrying within this fraction of the largest bytes (a chip's PCIe link may be the
 // slowest alone while the host NIC it feeds, with the same bytes, is what its neighbours share).
@@ -66,17 +89,59 @@ std::string KeyOf(const CollectiveRequest& request) {
 
 // The private, idle copy of the network on which each distinct request is first simulated.
 struct CollectiveNetwork::Rehearsal {
-  Rehearsal(const topology::Fabric* fabric, const FabricEfficiency& efficiency)
-      : model(&engine), recorder(fabric->links().size()) {
+  Rehearsal(const topology::Fabric* fabric, const FabricEfficiency& efficiency,
+            const LinkOrbits* orbits = nullptr)
+      : model(&engine), recorder(fabric->links().size()), usage(fabric->links().size()) {
     InstallEfficientLinks(*fabric, efficiency, &model);
     model.AddObserver(&recorder);
+    model.AddObserver(&usage);
     executor = std::make_unique<TransferExecutor>(fabric, &engine, &model,
-                                                  efficiency.per_message_overhead);
+                                                  efficiency.per_message_overhead, orbits);
   }
   sim::Engine engine;
   sim::FlowModel model;
   LinkBytesRecorder recorder;
+  UsageRecorder usage;  // Records where a replay's observers need it.
   std::unique_ptr<TransferExecutor> executor;
+
+  // What running a request alone gave.
+  struct Alone {
+    sim::Time duration;    // From the launch (its latency included) to the collective's end.
+    sim::Time last_event;  // From the launch to the last event it caused (>= duration).
+    uint64_t transfers = 0;
+    AlgorithmChoice choice;
+  };
+  // Runs `request` alone from now: its launch latency, then its transfers, as Launch does, so
+  // that the arithmetic is a launch's (the clock runs on from one request to the next; times are
+  // differences). `recorder` then holds the bytes it moved; its links' usage changes go to
+  // `changes` when not null.
+  sim::StatusOr<Alone> Run(const topology::Fabric& fabric, const CollectiveRequest& request,
+                           const FabricEfficiency& efficiency, CollectiveCache* cache,
+                           std::vector<LinkUsageChange>* changes) {
+    CollectiveRequest alone = request;
+    alone.efficiency = efficiency;
+    Alone out;
+    PODSIM_ASSIGN_OR_RETURN(
+        std::unique_ptr<Collective> collective,
+        BuildCollective(fabric, alone, efficiency, executor.get(), &out.choice, cache));
+    const sim::Time start = engine.now();
+    const uint64_t transfers_before = executor->transfers();
+    sim::Time end = sim::Time::Max();
+    recorder.Clear();
+    if (changes != nullptr) usage.Begin(start, changes);
+    engine.Schedule(LaunchLatency(efficiency, request.launched),
+                    [&] { collective->Start([&] { end = engine.now(); }); });
+    engine.Run();
+    usage.End();
+    if (engine.passed_horizon()) {
+      return sim::PassedHorizonError("the " + std::string(CollectiveOpName(request.op)));
+    }
+    PODSIM_CHECK(end != sim::Time::Max()) << "a collective never completed in rehearsal";
+    out.duration = end - start;
+    out.last_event = engine.now() - start;
+    out.transfers = executor->transfers() - transfers_before;
+    return out;
+  }
 };
 
 struct CollectiveNetwork::Running {
@@ -112,12 +177,120 @@ CollectiveNetwork::~CollectiveNetwork() = default;
 uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
 uint64_t CollectiveNetwork::all_transfers() const {
+  // A replay is charged its rehearsal's transfers, as if it had run them, and a rehearsal for
+  // replays is not charged: the work bound counts what the run without replays would do.
   return transfers() + cached_transfers_ +
-         (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers());
+         (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers()) + replayed_transfers_;
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
-  return rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events();
+  return (rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events()) +
+         (alone_ == nullptr ? 0 : alone_->engine.executed_events());
+}
+
+void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
+                                      std::function<void()> on_intrusion) {
+  PODSIM_CHECK(mode_ == NetworkMode::kFlows) << "replays stand for transfers";
+  replays_ = true;
+  excluded_ = std::move(excluded);
+  on_intrusion_ = std::move(on_intrusion);
+  model_->SetIntrusionHandler([this](uint32_t owner) {
+    PODSIM_CHECK(owner >= 1 && owner <= owners_.size()) << "a hold of no launch";
+    if (!intruded_) intruded_ = owners_[owner - 1]->first;
+    if (on_intrusion_) on_intrusion_();
+  });
+  // Links a replay may not hold (RehearseAlone) make every launch that crosses them contended, so
+  // its request is never rehearsed.
+  const uint32_t chips = fabric_->chip_count();
+  for (topology::LinkIndex l = 0; l < fabric_->link_count(); ++l) {
+    const topology::Link& link = fabric_->link(l);
+    if ((link.src < chips) == (link.dst < chips)) model_->MarkShared(sim::ResourceId{l});
+  }
+}
+
+std::string CollectiveNetwork::ReplayKey(const CollectiveRequest& request) {
+  std::string key = KeyOf(request) + '|';
+  for (topology::VertexId rep : request.rank_reps) key += std::to_string(rep) + ',';
+  return key;
+}
+
+sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, Replay* replay) {
+  if (alone_ == nullptr) alone_ = std::make_unique<Rehearsal>(fabric_, efficiency_, orbits_);
+  Rehearsal& r = *alone_;
+  PODSIM_ASSIGN_OR_RETURN(Rehearsal::Alone alone,
+                          r.Run(*fabric_, request, efficiency_, &cache_,
+                                model_->observed() ? &replay->usage : nullptr));
+  replay->rehearsed = true;
+  replay->duration = alone.duration;
+  // Until the last event (a flow may outlive the collective's end), not only until its end.
+  replay->hold = alone.last_event;
+  replay->transfers = alone.transfers;
+  replay->estimated_transfers = alone.choice.estimated_transfers;
+  replay->algorithm = std::move(alone.choice.algorithm);
+  for (uint32_t link : r.recorder.touched()) replay->resources.push_back(sim::ResourceId{link});
+  std::sort(replay->resources.begin(), replay->resources.end());
+  // A zero-byte flow leaves its links at 0 bytes, so the recorder may list them twice.
+  replay->resources.erase(std::unique(replay->resources.begin(), replay->resources.end()),
+                          replay->resources.end());
+  // Only collectives on links between a chip and a switch (NVLink to NVSwitches, a chip's link
+  // to its NIC) are replayed. Links between switches (a fat tree's leaves and spines) carry
+  // other chips' traffic, and a torus's links between chips every axis's collectives: a replay
+  // there is intruded upon too often to pay, each intrusion costing a discarded run.
+  const uint32_t chips = fabric_->chip_count();
+  replay->replayable =
+      std::all_of(replay->resources.begin(), replay->resources.end(), [&](sim::ResourceId r) {
+        const topology::Link& link = fabric_->link(r.value);
+        return (link.src < chips) != (link.dst < chips);
+      });
+  ++alone_rehearsals_;
+  return sim::Status::Ok();
+}
+
+sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& request, uint32_t channel,
+                                                 sim::EventHandler* on_done, std::string* algorithm,
+                                                 uint32_t* owner) {
+  auto it = replay_of_.try_emplace(ReplayKey(request)).first;
+  Replay& replay = it->second;
+  if (replay.group == 0) replay.group = ++groups_;
+  owners_.push_back(it);
+  *owner = static_cast<uint32_t>(owners_.size());
+  model_->SetOwner(*owner, replay.group, channel);
+  // A request launched once costs its transfers; a rehearsal pays off from the second launch, and
+  // only where the launches so far had their links to themselves.
+  if (++replay.launches < 2 || model_->GroupContended(replay.group) ||
+      excluded_.contains(it->first)) {
+    return false;
+  }
+  // A launch its work bound would refuse runs as transfers, which refuse it the same way.
+  if (replay.rehearsed && replay.estimated_transfers > static_cast<double>(request.max_transfers)) {
+    return false;
+  }
+  if (!replay.rehearsed) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
+  if (!replay.replayable || !model_->Unused(replay.resources) ||
+      !model_->UsedOnlyBy(replay.resources, channel)) {
+    return false;
+  }
+  if (!replay.resources.empty() && replay.hold > sim::Time::Zero()) {
+    model_->Hold(replay.resources, engine_->now() + replay.hold, *owner);
+  }
+  engine_->Schedule(replay.duration, std::move(*on_done));
+  ++replayed_;
+  replayed_transfers_ += replay.transfers;
+  // Observers see the links loaded: one event per instant the rehearsal changed a link's usage.
+  const std::vector<LinkUsageChange>& changes = replay.usage;
+  for (size_t first = 0; first < changes.size();) {
+    size_t last = first;
+    while (last < changes.size() && changes[last].offset == changes[first].offset) ++last;
+    engine_->Schedule(changes[first].offset, [this, &changes, first, last] {
+      for (size_t i = first; i < last; ++i) {
+        model_->EchoUsage(changes[i].resource, changes[i].used_bytes_per_s);
+      }
+    });
+    ++echo_events_;
+    first = last;
+  }
+  if (algorithm != nullptr) *algorithm = replay.algorithm;
+  return true;
 }
 
 sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::RecordOf(
@@ -173,29 +346,13 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   }
   if (rehearsal_ == nullptr) rehearsal_ = std::make_unique<Rehearsal>(fabric_, efficiency_);
   Rehearsal& r = *rehearsal_;
-  CollectiveRequest alone = request;
-  alone.efficiency = efficiency_;
-  AlgorithmChoice choice;
-  PODSIM_ASSIGN_OR_RETURN(
-      std::unique_ptr<Collective> collective,
-      BuildCollective(*fabric_, alone, efficiency_, r.executor.get(), &choice, &cache_));
-  // The rehearsal's clock runs on from one request to the next; durations are differences.
-  const sim::Time start = r.engine.now();
-  const uint64_t transfers_before = r.executor->transfers();
-  sim::Time end = sim::Time::Max();
-  r.recorder.Clear();
-  r.engine.Schedule(LaunchLatency(efficiency_, request.launched),
-                    [&] { collective->Start([&] { end = r.engine.now(); }); });
-  r.engine.Run();
-  if (r.engine.passed_horizon()) {
-    return sim::PassedHorizonError("the " + std::string(CollectiveOpName(request.op)));
-  }
-  PODSIM_CHECK(end != sim::Time::Max()) << "a collective never completed in rehearsal";
+  PODSIM_ASSIGN_OR_RETURN(Rehearsal::Alone alone,
+                          r.Run(*fabric_, request, efficiency_, &cache_, nullptr));
   const LinkBytesRecorder& recorder = r.recorder;
   Record record;
-  record.transfers = r.executor->transfers() - transfers_before;
-  record.duration = end - start;
-  record.algorithm = std::move(choice.algorithm);
+  record.transfers = alone.transfers;
+  record.duration = alone.duration;
+  record.algorithm = std::move(alone.choice.algorithm);
   double slowest = 0;  // Largest bytes / bandwidth over the links.
   double most = 0;     // Largest bytes.
   for (uint32_t link : recorder.touched()) {
@@ -231,7 +388,7 @@ sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest
 }
 
 sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                                      std::string* algorithm) {
+                                      std::string* algorithm, uint32_t channel) {
   if (request.per_message_overhead != sim::Time::Zero()) {
     return sim::Status::InvalidArgument(
         "a collective network applies its own per-message overhead; the request's must be 0");
@@ -264,6 +421,12 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
     PODSIM_CHECK(started.ok()) << started.status();
     return sim::Status::Ok();
   }
+  uint32_t owner = 0;
+  if (replays_) {
+    PODSIM_ASSIGN_OR_RETURN(bool replayed,
+                            TryReplay(request, channel, &on_done, algorithm, &owner));
+    if (replayed) return sim::Status::Ok();
+  }
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
   AlgorithmChoice choice;
@@ -275,12 +438,15 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   Running* running = running_.back().get();
   running->collective = std::move(collective);
   engine_->Schedule(LaunchLatency(efficiency_, request.launched),
-                    [running, done = std::move(on_done)]() mutable {
+                    [this, running, owner, done = std::move(on_done)]() mutable {
+                      const uint32_t outer = model_->owner();
+                      model_->set_owner(owner);
                       running->collective->Start([running, done = std::move(done)]() mutable {
                         done();
                         // Freed by a later Launch, after this callback has returned.
                         running->done = true;
                       });
+                      model_->set_owner(outer);
                     });
   return sim::Status::Ok();
 }

@@ -25,13 +25,38 @@
 // transfers (CollectiveRequest::rank_reps), stand for their images under the group
 // (transfer_executor.h): the network then carries exactly the load of the full simulation of every
 // image (workloads/ step_simulator.h, SimulatedChips::kOrbits).
+//
+// Replays (kFlows, after EnableReplays): a collective's flows share max-min only with flows on
+// their resources, so a collective that starts on resources no flow uses or waits for, and during
+// which no other flow becomes active on them, takes exactly the time it takes alone on an idle
+// network, and changes nothing for any other flow. Every launch is an owner of the flow model
+// (sim/flow_model.h, "Owners"), which tells which launches' flows met another's. From its second
+// launch on, a request none of whose launches met another is rehearsed once on a private idle
+// copy of the network (with the same link orbits, so the same arithmetic), which gives its
+// duration and the resources its flows cross; a launch that finds those unused then runs as that
+// delay, holding the resources until its rehearsal's last event (sim/flow_model.h, "Holds"),
+// instead of as its transfers, and is charged those transfers against the work bound. Only links
+// between a chip and a switch are replayed on (NVLink to an NVSwitch, a chip's link to its NIC;
+// a launch crossing any other link counts as contended), and only those no other channel
+// (Launch) has used yet: elsewhere other traffic comes too often. A flow that becomes active on a
+// held resource before the hold ends means the premise failed: intruded() names the request and
+// the intrusion handler runs; the caller discards the run and runs again without replaying that
+// request (step_simulator.cc). Flow observers see a replay's links' usage change as its
+// rehearsal changed it, at the same times (usage only: no flow of a replay starts or ends). A
+// tensor-parallel all-reduce in a node, launched hundreds of times a step on links nothing else
+// crosses, is then one rehearsal and hundreds of delays instead of hundreds of thousands of
+// transfers. What the argument leaves out is the order of events due at one picosecond (a
+// replay ends in an event of its own): docs/architecture.md, "Replays".
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +79,13 @@ class TransferExecutor;
 
 enum class NetworkMode { kFlows, kWholeCollective };
 
+// A link's usage from a time on, relative to a collective's launch (a replay's rehearsal).
+struct LinkUsageChange {
+  sim::Time offset;
+  sim::ResourceId resource;
+  double used_bytes_per_s = 0;
+};
+
 class CollectiveNetwork {
  public:
   // Adds the fabric's links to `model` (which must have no resources yet) at the bandwidth
@@ -73,8 +105,11 @@ class CollectiveNetwork {
   // transfers. `on_done` runs when every rank has finished, never within this call. `algorithm`,
   // when not null, receives the algorithm the collective runs (AlgorithmNames()), for traces;
   // asking changes nothing.
+  // `channel` (> 0 with replays) names what launches it, such that two launches of one channel
+  // never run at once on a chip (a stream of one axes set): a request is replayed only on links
+  // its channel alone has used so far (header comment, "Replays").
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                     std::string* algorithm = nullptr);
+                     std::string* algorithm = nullptr, uint32_t channel = 0);
 
   // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);
@@ -90,17 +125,51 @@ class CollectiveNetwork {
   uint64_t all_transfers() const;
   // Distinct requests simulated on the idle copy, and the events that took (records found in
   // the shared cache count as rehearsals, without events).
-  uint64_t rehearsals() const { return records_.size() - translated_; }
+  uint64_t rehearsals() const { return records_.size() - translated_ + alone_rehearsals_; }
   uint64_t rehearsal_events() const;
+
+  // Replays (header comment; kFlows only): launches of requests other than `excluded` (their
+  // ReplayKeys) may run as the delay they take alone. `on_intrusion` runs when a replay's premise
+  // fails (intruded() then names its request); the run must then be discarded.
+  void EnableReplays(std::set<std::string> excluded, std::function<void()> on_intrusion);
+  // What identifies a request for replays (its transfers, ranks and their representatives).
+  static std::string ReplayKey(const CollectiveRequest& request);
+  const std::optional<std::string>& intruded() const { return intruded_; }
+  uint64_t replayed() const { return replayed_; }
+  // Events that only tell observers of a replay's link usage (no part of the simulation).
+  uint64_t echo_events() const { return echo_events_; }
 
  private:
   using Record = RehearsalRecord;
   struct Running;
   struct Rehearsal;
+  // A request's replay state (header comment, "Replays").
+  struct Replay {
+    uint32_t group = 0;  // Its launches' group in the flow model (1 + its index in groups_).
+    uint32_t launches = 0;
+    bool rehearsed = false;
+    sim::Time duration;              // Alone, launch latency included.
+    sim::Time hold;                  // From the launch to its rehearsal's last event (>= duration).
+    uint64_t transfers = 0;          // What its rehearsal ran.
+    double estimated_transfers = 0;  // What its work bound is checked against.
+    std::vector<sim::ResourceId> resources;  // Link resources its flows cross, ascending.
+    std::string algorithm;
+    bool replayable = false;  // Every resource a link between a chip and a switch.
+    // When the network is observed: the rehearsal's changes of its links' usage, in order, for
+    // the observers to see a replay's links loaded as the transfers would have loaded them.
+    std::vector<LinkUsageChange> usage;
+  };
 
   // The record of `request`: rehearsed, or moved from the record of its canonical translate.
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
   sim::StatusOr<const Record*> Rehearse(const CollectiveRequest& request);
+  // Fills `replay` from a rehearsal of `request` alone on a copy of this network (its orbits).
+  sim::Status RehearseAlone(const CollectiveRequest& request, Replay* replay);
+  // Runs `request` as its replay when it may (header comment); whether it did. Otherwise
+  // `*owner` is the flow-model owner its transfers take.
+  sim::StatusOr<bool> TryReplay(const CollectiveRequest& request, uint32_t channel,
+                                sim::EventHandler* on_done, std::string* algorithm,
+                                uint32_t* owner);
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
@@ -123,6 +192,20 @@ class CollectiveNetwork {
   uint64_t launched_ = 0;
   uint64_t whole_ = 0;
   uint64_t overlapped_ = 0;
+
+  bool replays_ = false;
+  std::set<std::string> excluded_;
+  std::map<std::string, Replay> replay_of_;  // By ReplayKey.
+  // Per flow-model owner - 1: the launch's request.
+  std::vector<std::map<std::string, Replay>::iterator> owners_;
+  uint32_t groups_ = 0;
+  std::unique_ptr<Rehearsal> alone_;  // The idle copy with this network's orbits.
+  uint64_t alone_rehearsals_ = 0;
+  uint64_t replayed_ = 0;
+  uint64_t replayed_transfers_ = 0;
+  uint64_t echo_events_ = 0;
+  std::optional<std::string> intruded_;
+  std::function<void()> on_intrusion_;
 };
 
 }  // namespace podsim::collectives

@@ -706,6 +706,9 @@ struct Plan {
   // When set (a lone collective whose groups the translations map onto each other), phased
   // collectives simulate one member per orbit (SimulateConcurrentCollectives).
   const TranslationGroup* symmetry = nullptr;
+  // The estimate the work bound was checked against (CheckTransfers), for BuildCollective's
+  // caller; 0 where none was.
+  mutable double estimated_transfers = 0;
 };
 
 sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& request,
@@ -844,6 +847,7 @@ double EstimatedTransfers(const GroupPlan& groups, double chunks, double per_ran
 }
 
 sim::Status CheckTransfers(const CollectiveRequest& request, const Plan& plan, double estimate) {
+  plan.estimated_transfers = estimate;
   if (estimate <= static_cast<double>(request.max_transfers)) return sim::Status::Ok();
   return TooManyTransfers("the " + std::string(CollectiveOpName(request.op)) + " (" +
                               plan.choice.algorithm + " over " +
@@ -1097,7 +1101,10 @@ sim::StatusOr<std::unique_ptr<Collective>> BuildCollective(
     TransferExecutor* executor, AlgorithmChoice* choice, CollectiveCache* cache) {
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request, cache));
   if (choice != nullptr) *choice = AlgorithmChoice{plan.choice.algorithm, plan.choice.reason};
-  return Build(fabric, request, plan, efficiency, executor, cache);
+  sim::StatusOr<std::unique_ptr<Collective>> built =
+      Build(fabric, request, plan, efficiency, executor, cache);
+  if (choice != nullptr) choice->estimated_transfers = plan.estimated_transfers;
+  return built;
 }
 
 std::string_view AlgorithmSummary(std::string_view name) {

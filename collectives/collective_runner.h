@@ -153,6 +153,8 @@ struct CollectiveResult {
 struct AlgorithmChoice {
   std::string algorithm;
   std::string reason;
+  // BuildCollective: the estimate its work bound was checked against (0 where none was).
+  double estimated_transfers = 0;
 };
 sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const topology::Fabric& fabric,
                                                const CollectiveRequest& request);

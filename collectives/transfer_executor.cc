@@ -96,7 +96,14 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
                                   sim::EventHandler&& on_done, SendTiming timing,
                                   RouteChoice routes) {
   if (src == dst) {
-    engine_->Schedule(per_message_overhead_, std::move(on_done));
+    // What the callback starts is this transfer's owner's (sim/flow_model.h, "Owners").
+    engine_->Schedule(per_message_overhead_, [model = model_, owner = model_->owner(),
+                                              done = std::move(on_done)]() mutable {
+      const uint32_t outer = model->owner();
+      model->set_owner(owner);
+      done();
+      model->set_owner(outer);
+    });
     return;
   }
   // Nothing below re-enters Send or StripesOf: flow completions always arrive as later events.

@@ -39,6 +39,7 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
                                    Describe(capacity_bytes_per_s) + ")");
   }
   resources_.push_back(Resource{capacity_bytes_per_s, 0, 0, {}});
+  tags_.emplace_back();
   resource_dirty_.push_back(0);
   resource_solving_.push_back(0);
   residual_.push_back(0);
@@ -75,6 +76,61 @@ double FlowModel::rate(FlowId flow) const {
 void FlowModel::AddObserver(FlowObserver* observer) {
   PODSIM_CHECK(observer != nullptr) << "null observer";
   observers_.push_back(observer);
+}
+
+void FlowModel::EchoUsage(ResourceId resource, double used_bytes_per_s) {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  PODSIM_CHECK(tags_[resource.value].held_until_ps >= Now().picoseconds())
+      << "usage echoed on resource " << resource.value << ", which is not held";
+  for (FlowObserver* observer : observers_) {
+    observer->OnResourceUsageChanged(Now(), resource, used_bytes_per_s);
+  }
+}
+
+bool FlowModel::Unused(std::span<const ResourceId> resources) const {
+  const int64_t now_ps = Now().picoseconds();
+  for (ResourceId r : resources) {
+    PODSIM_CHECK(r.value < resources_.size()) << "unknown resource " << r.value;
+    const Tags& tags = tags_[r.value];
+    if (!resources_[r.value].flows.empty() || tags.waiting > 0 || tags.held_until_ps > now_ps) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void FlowModel::Hold(std::span<const ResourceId> resources, Time until, uint32_t owner) {
+  PODSIM_CHECK(until > Now()) << "a hold must end after now";
+  PODSIM_CHECK(Unused(resources)) << "holding resources in use";
+  const uint32_t cls = InfoOf(owner).cls;
+  for (ResourceId r : resources) {
+    tags_[r.value].held_until_ps = until.picoseconds();
+    tags_[r.value].hold_owner = owner;
+    NoteUse(tags_[r.value], cls);
+  }
+}
+
+void FlowModel::SetOwner(uint32_t owner, uint32_t group, uint32_t cls) {
+  PODSIM_CHECK(owner > 0 && group > 0) << "owners and groups are > 0";
+  if (owner >= owners_.size()) owners_.resize(owner + 1);
+  owners_[owner] = OwnerInfo{group, cls};
+  if (group >= group_contended_.size()) group_contended_.resize(group + 1, 0);
+}
+
+void FlowModel::MarkShared(ResourceId resource) {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  tags_[resource.value].shared = true;
+}
+
+bool FlowModel::UsedOnlyBy(std::span<const ResourceId> resources, uint32_t cls) const {
+  for (ResourceId r : resources) {
+    PODSIM_CHECK(r.value < resources_.size()) << "unknown resource " << r.value;
+    const Tags& tags = tags_[r.value];
+    if (tags.shared || tags.mixed_use || (tags.used_by != 0 && tags.used_by != cls + 1)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_done) {
@@ -133,6 +189,8 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
   flow.live = true;
   flow.active = false;
   flow.sharing = false;
+  flow.waiting = spec.latency != Time::Zero();
+  flow.owner = owner_;
   flow.remaining_bytes = spec.bytes;
   flow.rate = 0;
   flow.bound = spec.max_rate_bytes_per_s;
@@ -142,6 +200,9 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
     flow.hops.push_back(Hop{spec.route[i].value, 0, spec.weights.empty() ? 1.0 : spec.weights[i]});
   }
   flow.completion = EventId{};
+  if (flow.waiting) {
+    for (ResourceId r : spec.route) ++tags_[r.value].waiting;
+  }
   callbacks_[slot] = std::move(on_done);
   ++live_flows_;
 
@@ -161,6 +222,10 @@ void FlowModel::Activate(uint32_t slot) {
   Flow& flow = flows_[slot];
   flow.active = true;
   flow.last_update_ps = Now().picoseconds();
+  if (flow.waiting) {
+    flow.waiting = false;
+    for (const Hop& hop : flow.hops) --tags_[hop.resource].waiting;
+  }
   if (flow.remaining_bytes == 0) {
     // Completion is always an event, never a call from inside StartFlow.
     flow.completion = engine_->Schedule(Time::Zero(), [this, slot] { Complete(slot); });
@@ -174,13 +239,33 @@ void FlowModel::Activate(uint32_t slot) {
     return;
   }
   flow.sharing = true;
+  const uint32_t cls = InfoOf(flow.owner).cls;
+  bool crosses_shared = false;
   for (uint32_t h = 0; h < flow.hops.size(); ++h) {
     Hop& hop = flow.hops[h];
     Resource& resource = resources_[hop.resource];
+    Tags& tags = tags_[hop.resource];
+    if (tags.held_until_ps > flow.last_update_ps && on_intrusion_) on_intrusion_(tags.hold_owner);
+    if (tags.shared) {
+      // Never held nor replayed on: who uses it does not matter, only that this flow does.
+      crosses_shared = true;
+    } else if (resource.flows.empty()) {
+      NoteUse(tags, cls);
+      tags.owner = flow.owner;
+      tags.owner_flows = 1;
+    } else {
+      NoteUse(tags, cls);
+      if (tags.owner != flow.owner || flow.owner == 0) {
+        Contend(flow.owner);
+        Contend(tags.owner);
+      }
+      if (tags.owner == flow.owner) ++tags.owner_flows;
+    }
     hop.position = static_cast<uint32_t>(resource.flows.size());
     resource.flows.push_back(FlowRef{slot, h, hop.weight});
     MarkDirty(hop.resource);
   }
+  if (crosses_shared) Contend(flow.owner);
   AddToSolveSet(slot);
   RequestReallocation();
 }
@@ -196,6 +281,15 @@ void FlowModel::Complete(uint32_t slot) {
       resource.flows[hop.position] = moved;
       flows_[moved.flow].hops[moved.hop].position = hop.position;
       resource.flows.pop_back();
+      Tags& tags = tags_[hop.resource];
+      if (!tags.shared && flow.owner == tags.owner && --tags.owner_flows == 0 &&
+          !resource.flows.empty()) {
+        // The others' owners were reported when they came; count the first one's flows.
+        tags.owner = flows_[resource.flows.front().flow].owner;
+        for (const FlowRef& ref : resource.flows) {
+          tags.owner_flows += flows_[ref.flow].owner == tags.owner ? 1 : 0;
+        }
+      }
       MarkDirty(hop.resource);
     }
     RequestReallocation();
@@ -214,7 +308,12 @@ void FlowModel::Complete(uint32_t slot) {
   // The callback runs in place and the slot is freed after it, so flows it starts take other
   // slots and cannot overwrite the running callback.
   FlowCallback& callback = callbacks_[slot];  // Stays put while the callback grows the deque.
-  if (callback) callback();
+  if (callback) {
+    const uint32_t outer = owner_;
+    owner_ = flow.owner;  // The flows the callback starts are its owner's.
+    callback();
+    owner_ = outer;
+  }
   callback = nullptr;
   free_flows_.push_back(slot);
 }

@@ -19,6 +19,21 @@
 // the allocation equals a from-scratch solve (a property test compares the two), yet idle
 // resources and unaffected flows cost nothing.
 //
+// Owners. Each flow has the owner that was current when it started (set_owner; 0: none), and a
+// flow's callback runs with its owner current, so the flows a callback starts are its owner's
+// too. An owner belongs to a group and a class (SetOwner; a collective request and its stream,
+// say). A flow that becomes active on a resource where a flow of another owner is active (or
+// either has none), or on a resource marked shared, makes the owners' groups contended. A group
+// never contended had each owner's flows share every resource only with each other: they got
+// the rates they would have got alone on an idle model. The model also remembers, per resource,
+// whether flows (or holds) of more than one class ever used it.
+//
+// Holds. A caller that stands in for flows it does not start (collective_network.h, "Replays":
+// a collective alone on its links, run as the delay it took alone) holds their resources for the
+// time they would have taken. Those flows would have been the only ones on the resources, so a
+// flow that becomes active on a held resource before the hold ends breaks the premise: the model
+// then calls the intrusion handler with the hold's owner, and the caller must discard the run.
+//
 // Determinism: iteration orders are insertion orders and resource ids; no hashing, no addresses.
 // Thread safety: none (single-threaded, like the engine).
 
@@ -28,6 +43,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <span>
 #include <vector>
@@ -93,6 +109,34 @@ class FlowModel {
 
   // Attaches an observer (not owned; it must outlive the model's use).
   void AddObserver(FlowObserver* observer);
+  bool observed() const { return !observers_.empty(); }
+  // Tells the observers that `resource` carries `used_bytes_per_s` from now on, for a caller
+  // that stands in for flows on a held resource (header comment, "Holds").
+  void EchoUsage(ResourceId resource, double used_bytes_per_s);
+
+  // The owner of the flows started from now on (header comment, "Owners").
+  void set_owner(uint32_t owner) { owner_ = owner; }
+  uint32_t owner() const { return owner_; }
+  // Puts `owner` (> 0) in `group` (> 0) and class `cls`; owners never put have both 0.
+  void SetOwner(uint32_t owner, uint32_t group, uint32_t cls);
+  bool GroupContended(uint32_t group) const {
+    return group < group_contended_.size() && group_contended_[group] != 0;
+  }
+  // Every flow that becomes active on `resource` contends, as with a flow of no owner.
+  void MarkShared(ResourceId resource);
+  // Whether every flow and hold on `resources` so far was of class `cls` (or none was), and none
+  // of them is marked shared.
+  bool UsedOnlyBy(std::span<const ResourceId> resources, uint32_t cls) const;
+
+  // Whether no flow is active on any of `resources`, none waits its latency to cross one, and no
+  // hold on one lasts past now. REQUIRES: the resources exist.
+  bool Unused(std::span<const ResourceId> resources) const;
+  // Holds `resources` until `until` (> now) for `owner`. REQUIRES: Unused(resources).
+  void Hold(std::span<const ResourceId> resources, Time until, uint32_t owner);
+  // Runs, with the hold's owner, when a flow becomes active on a held resource before the hold
+  // ends (the header comment). Called from within the flow's activation; may stop the engine.
+  using IntrusionHandler = std::function<void(uint32_t owner)>;
+  void SetIntrusionHandler(IntrusionHandler handler) { on_intrusion_ = std::move(handler); }
 
  private:
   struct Hop {
@@ -137,6 +181,8 @@ class FlowModel {
     bool live = false;
     bool active = false;   // Latency paid; moving bytes.
     bool sharing = false;  // Registered on its resources (active, bytes > 0, non-empty route).
+    bool waiting = false;  // Counted in its resources' `waiting` (started with a latency).
+    uint32_t owner = 0;
     double remaining_bytes = 0;  // As of last_update_ps.
     double rate = 0;             // bytes/s
     double bound = 0;            // bytes/s, infinity if none
@@ -155,6 +201,27 @@ class FlowModel {
     double max_rate = 0;  // Largest active flow rate.
     std::vector<FlowRef> flows;
   };
+  // A resource's owners, classes and hold (header comment), apart from the state the solver
+  // reads, which they would spread over more cache lines.
+  struct Tags {
+    // The owner of the first active flow, and how many active flows it has here (flows of other
+    // owners were reported contended when they came); not kept on a shared resource.
+    uint32_t owner = 0;
+    uint32_t owner_flows = 0;
+    uint32_t used_by = 0;    // 1 + the class of the first flow or hold on it (0: none yet).
+    bool mixed_use = false;  // Flows or holds of another class followed.
+    bool shared = false;     // MarkShared.
+    uint32_t waiting = 0;    // Flows waiting their latency to cross it.
+    uint32_t hold_owner = 0;
+    int64_t held_until_ps = 0;  // The end of its hold (0: none).
+  };
+  static void NoteUse(Tags& resource, uint32_t cls) {
+    if (resource.used_by == 0) {
+      resource.used_by = cls + 1;
+    } else if (resource.used_by != cls + 1) {
+      resource.mixed_use = true;
+    }
+  }
 
   void Activate(uint32_t flow);
   void Complete(uint32_t flow);
@@ -191,12 +258,29 @@ class FlowModel {
 
   Engine* engine_;
   std::vector<Resource> resources_;
+  std::vector<Tags> tags_;  // Per resource.
   std::vector<Flow> flows_;
   // Per flow slot; cold, so kept apart from flows_. A deque: a callback runs in place while it
   // may start flows that grow the container.
   std::deque<FlowCallback> callbacks_;
   std::vector<uint32_t> free_flows_;
   std::vector<FlowObserver*> observers_;
+  IntrusionHandler on_intrusion_;
+  uint32_t owner_ = 0;
+  struct OwnerInfo {
+    uint32_t group = 0;
+    uint32_t cls = 0;
+  };
+  std::vector<OwnerInfo> owners_;         // By owner.
+  std::vector<uint8_t> group_contended_;  // By group.
+  const OwnerInfo& InfoOf(uint32_t owner) const {
+    static const OwnerInfo kNone;
+    return owner < owners_.size() ? owners_[owner] : kNone;
+  }
+  void Contend(uint32_t owner) {
+    const uint32_t group = InfoOf(owner).group;
+    if (group != 0) group_contended_[group] = 1;
+  }
   size_t live_flows_ = 0;
   uint64_t completed_flows_ = 0;
   uint64_t reallocations_ = 0;

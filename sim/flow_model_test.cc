@@ -40,6 +40,84 @@ TEST_F(FlowModelTest, SingleFlowTakesLatencyPlusBytesOverCapacity) {
   EXPECT_EQ(model_.usage(link), 0.0);
 }
 
+// Owners (flow_model.h): flows of one owner sharing a resource do not contend; flows of two
+// owners, or any flow on a resource marked shared, make their groups contended; a flow's callback
+// starts flows of its own owner.
+TEST_F(FlowModelTest, OwnersContendOnlyWithOtherOwnersOrOnSharedResources) {
+  ResourceId a = Link(1 * kGBps), b = Link(1 * kGBps), c = Link(1 * kGBps);
+  model_.MarkShared(c);
+  model_.SetOwner(1, 1, 7);
+  model_.SetOwner(2, 2, 7);
+  model_.SetOwner(3, 3, 8);
+  model_.SetOwner(4, 4, 9);
+  Time t;
+  model_.set_owner(1);
+  Start(1e6, {a}, &t);
+  Start(1e6, {a}, &t);  // Owner 1 twice on a: not contended.
+  model_.set_owner(2);
+  Start(1e6, {b}, &t);
+  model_.set_owner(1);  // Owner 1 on b meets owner 2: both contended; owner 3 has no flow.
+  FlowSpec spec{1e6, {b}};
+  ASSERT_TRUE(model_.StartFlow(spec, [] {}).ok());
+  model_.set_owner(4);
+  Start(1, {c}, &t);  // Alone on a shared resource: contended all the same.
+  model_.set_owner(0);
+  engine_.Run();
+  EXPECT_TRUE(model_.GroupContended(1));
+  EXPECT_TRUE(model_.GroupContended(2));
+  EXPECT_FALSE(model_.GroupContended(3));
+  EXPECT_TRUE(model_.GroupContended(4));
+  EXPECT_TRUE(model_.UsedOnlyBy(std::vector<ResourceId>{a, b}, 7));
+  EXPECT_FALSE(model_.UsedOnlyBy(std::vector<ResourceId>{a, c}, 7));
+}
+
+TEST_F(FlowModelTest, CallbacksStartFlowsOfTheirOwner) {
+  ResourceId a = Link(1 * kGBps), b = Link(1 * kGBps);
+  model_.SetOwner(1, 1, 1);
+  model_.SetOwner(2, 2, 1);
+  model_.set_owner(2);
+  Time t;
+  Start(4e6, {b}, &t);  // Owner 2 on b until 4 ms.
+  model_.set_owner(1);
+  FlowSpec first{1e6, {a}};
+  ASSERT_TRUE(model_
+                  .StartFlow(first,
+                             [this, b] {
+                               EXPECT_EQ(model_.owner(), 1u);
+                               FlowSpec next{1e6, {b}};  // Owner 1's, on b with owner 2's flow.
+                               ASSERT_TRUE(model_.StartFlow(next, [] {}).ok());
+                             })
+                  .ok());
+  model_.set_owner(0);
+  engine_.Run();
+  EXPECT_EQ(model_.owner(), 0u);
+  EXPECT_TRUE(model_.GroupContended(1));
+  EXPECT_TRUE(model_.GroupContended(2));
+}
+
+// Holds (flow_model.h): held resources are not unused; a flow that becomes active on one before
+// the hold ends calls the intrusion handler with the hold's owner; flows waiting their latency
+// make a resource used; after the hold a flow is no intrusion.
+TEST_F(FlowModelTest, HoldsReportIntrusionsUntilTheyEnd) {
+  ResourceId a = Link(1 * kGBps), b = Link(1 * kGBps);
+  std::vector<uint32_t> intruders;
+  model_.SetIntrusionHandler([&](uint32_t owner) { intruders.push_back(owner); });
+  EXPECT_TRUE(model_.Unused(std::vector<ResourceId>{a, b}));
+  model_.Hold(std::vector<ResourceId>{a}, Time::Microseconds(10), 5);
+  EXPECT_FALSE(model_.Unused(std::vector<ResourceId>{a}));
+  Time t;
+  Start(1e3, {b}, &t, Time::Microseconds(2));  // Waiting on b: b is not unused.
+  EXPECT_FALSE(model_.Unused(std::vector<ResourceId>{b}));
+  Start(1e3, {a, b}, &t, Time::Microseconds(3));  // Active on a at 3 us: an intrusion.
+  engine_.Schedule(Time::Microseconds(10), [&] {
+    FlowSpec late{1e3, {a}};  // At the hold's end: none.
+    ASSERT_TRUE(model_.StartFlow(late, [] {}).ok());
+  });
+  engine_.Run();
+  EXPECT_EQ(intruders, std::vector<uint32_t>{5});
+  EXPECT_TRUE(model_.Unused(std::vector<ResourceId>{a, b}));
+}
+
 TEST_F(FlowModelTest, RouteIsLimitedByItsSlowestResource) {
   ResourceId fast = Link(10 * kGBps);
   ResourceId slow = Link(2 * kGBps);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -122,9 +124,12 @@ struct Instance {
 class Simulation {
  public:
   // `group` (kOrbits) maps the step onto itself (step_symmetry.h).
+  // `replays_excluded`, when not null with kOrbits, turns replays on for every collective but
+  // those (collective_network.h, "Replays").
   Simulation(const topology::System& system, const schedule::Schedule& schedule,
              const CheckedSchedule& checked, const StepOptions& options,
-             collectives::TranslationGroup group)
+             collectives::TranslationGroup group,
+             const std::set<std::string>* replays_excluded = nullptr)
       : system_(system),
         schedule_(schedule),
         checked_(checked),
@@ -149,9 +154,20 @@ class Simulation {
     }
     if (!options.free_communication) overlap_slowdown_ = compute_.efficiency().overlap_slowdown;
     PODSIM_CHECK(options.chips != SimulatedChips::kAuto) << "kAuto reached a simulation";
+    if (Orbits() && replays_excluded != nullptr) {
+      network_.EnableReplays(*replays_excluded, [this] {
+        Fail(sim::Status::InvalidArgument("a replayed collective's links were shared"));
+      });
+    }
   }
 
   sim::StatusOr<StepResult> Run();
+  // The request of the replay whose premise failed (collective_network.h): the run is void.
+  const std::optional<std::string>& intruded() const { return network_.intruded(); }
+  // The events run so far, rehearsals included (echoes of replays' link usage not).
+  uint64_t events() const {
+    return engine_.executed_events() - network_.echo_events() + network_.rehearsal_events();
+  }
 
  private:
   sim::Status Plan();
@@ -180,6 +196,12 @@ class Simulation {
     std::vector<uint32_t> rank_reps;
   };
   const CanonicalGroup& CanonicalGroupOf(int set, uint32_t chip);
+  // The replay channel (collective_network.h) of the collectives of an axes set (>= 0) or the
+  // sends along an axis (-1 - axis) on a stream: one stream runs one op at a time.
+  uint32_t ChannelOf(int set, const std::string& stream) {
+    return channels_.try_emplace({set, stream}, static_cast<uint32_t>(channels_.size() + 1))
+        .first->second;
+  }
   void StartCollective(int inst, int op);
   // Send `op` of instance `inst` has arrived at instance `peer_inst`: ends it, and the Recv of
   // `tag` there if that is waiting.
@@ -229,6 +251,7 @@ class Simulation {
   // The flow observer, told of the NVSwitch copies' load the quotient leaves out.
   std::optional<collectives::LinkCopyEcho> copy_echo_;
   std::map<std::pair<int, uint32_t>, CanonicalGroup> canonical_;  // (set, chip)
+  std::map<std::pair<int, std::string>, uint32_t> channels_;      // (set, stream)
   ComputeModel compute_;
   sim::Engine engine_;
   sim::FlowModel model_;
@@ -629,7 +652,7 @@ void Simulation::StartCollective(int inst, int op) {
       [this, waiters = std::move(waiters)]() mutable {
         for (const auto& [i, o] : waiters) Finish(i, o);
       },
-      options_.observer != nullptr ? &algorithm : nullptr);
+      options_.observer != nullptr ? &algorithm : nullptr, ChannelOf(set, spec.stream()));
   if (status.ok()) {
     for (const auto& [i, o] : observed) {
       options_.observer->OnCollectiveAlgorithm(instances_[i].chip, instances_[i].program, o,
@@ -676,7 +699,8 @@ void Simulation::StartSend(int inst, int op) {
     return;
   }
   sim::Status status = network_.Launch(
-      request, [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); });
+      request, [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); }, nullptr,
+      ChannelOf(-1 - axis, spec.stream()));
   if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
     for (const Shadow& shadow :
          SendShadowsOf(instance.program, axis, spec.peer_offset(), {instance.chip, peer})) {
@@ -842,10 +866,12 @@ StepResult Simulation::Collect() {
   result.ops_executed = ops_executed_;
   result.collectives = network_.launched();
   result.overlapped_collectives = network_.overlapped();
-  result.events = engine_.executed_events();
+  // Events that only tell a flow observer of replays' link usage are not the simulation's.
+  result.events = engine_.executed_events() - network_.echo_events();
   result.rehearsals = network_.rehearsals();
   result.shadow_collectives = shadow_launches_;
   result.rehearsal_events = network_.rehearsal_events();
+  result.replayed_collectives = network_.replayed();
   return result;
 }
 
@@ -921,6 +947,72 @@ OpCost ScheduleOpCost(const ComputeModel& compute, const schedule::Op& op) {
 
 namespace {
 
+// Runs before replays stop: each discarded run takes one collective out of them, and the last
+// run has none, so a step costs at most this many runs.
+constexpr uint64_t kReplayRuns = 3;
+
+// What the discarded runs of a quotient left (RunQuotient).
+struct Discarded {
+  std::set<std::string> excluded;  // The collectives not to replay.
+  uint64_t runs = 0;
+  uint64_t events = 0;  // Theirs, rehearsals included: work done, though no part of the answer.
+};
+
+// A kOrbits simulation, with replays where StepOptions::replays asks for them: a run whose
+// replay's premise failed is discarded and run again without replaying that collective, and
+// after kReplayRuns - 1 discarded runs without any. Each run has the whole work bound. An
+// observed run is never discarded: run it after an unobserved one has learnt what to exclude
+// (the same run, so no intrusion).
+sim::StatusOr<StepResult> RunQuotient(const topology::System& system,
+                                      const schedule::Schedule& schedule,
+                                      const CheckedSchedule& checked, const StepOptions& options,
+                                      const collectives::TranslationGroup& group,
+                                      Discarded* discarded) {
+  while (true) {
+    const bool replaying = options.replays && discarded->runs + 1 < kReplayRuns;
+    Simulation simulation(system, schedule, checked, options, group,
+                          replaying ? &discarded->excluded : nullptr);
+    sim::StatusOr<StepResult> step = simulation.Run();
+    if (!simulation.intruded()) {
+      if (step.ok()) {
+        step->discarded_runs = discarded->runs;
+        step->events += discarded->events;
+      }
+      return step;
+    }
+    PODSIM_CHECK(options.observer == nullptr && options.flow_observer == nullptr)
+        << "an observed run repeated an unobserved one, yet a replay in it was intruded upon";
+    discarded->excluded.insert(*simulation.intruded());
+    ++discarded->runs;
+    discarded->events += simulation.events();
+  }
+}
+
+StepOptions Unobserved(const StepOptions& options) {
+  StepOptions unobserved = options;
+  unobserved.observer = nullptr;
+  unobserved.flow_observer = nullptr;
+  return unobserved;
+}
+
+bool Observed(const StepOptions& options) {
+  return options.observer != nullptr || options.flow_observer != nullptr;
+}
+
+// kOrbits: with observers, the quotient is run first without them, so that they see one run.
+sim::StatusOr<StepResult> SimulateQuotient(const topology::System& system,
+                                           const schedule::Schedule& schedule,
+                                           const CheckedSchedule& checked,
+                                           const StepOptions& options,
+                                           const collectives::TranslationGroup& group) {
+  Discarded discarded;
+  if (Observed(options)) {
+    PODSIM_RETURN_IF_ERROR(
+        RunQuotient(system, schedule, checked, Unobserved(options), group, &discarded).status());
+  }
+  return RunQuotient(system, schedule, checked, options, group, &discarded);
+}
+
 // kAuto (step_simulator.h): the quotient where it is cheap, else one chip per program with the
 // reason. A quotient that runs past the work bound falls back too (its work is lost, bounded by
 // the bound); with observers attached the quotient is first run without them, so that they see
@@ -948,16 +1040,14 @@ sim::StatusOr<StepResult> SimulateAuto(const topology::System& system,
   }
   StepOptions exact = options;
   exact.chips = SimulatedChips::kOrbits;
-  const bool observed = options.observer != nullptr || options.flow_observer != nullptr;
-  StepOptions unobserved = exact;
-  unobserved.observer = nullptr;
-  unobserved.flow_observer = nullptr;
-  sim::StatusOr<StepResult> step = Simulation(system, schedule, checked, unobserved, *group).Run();
+  Discarded discarded;
+  sim::StatusOr<StepResult> step =
+      RunQuotient(system, schedule, checked, Unobserved(exact), *group, &discarded);
   if (!step.ok() && step.status().code() == sim::Status::Code::kOutOfRange) {
     return fall_back("the quotient is beyond a limit (" + step.status().message() + ")");
   }
-  if (!step.ok() || !observed) return step;
-  return Simulation(system, schedule, checked, exact, std::move(*group)).Run();
+  if (!step.ok() || !Observed(options)) return step;
+  return RunQuotient(system, schedule, checked, exact, *group, &discarded);
 }
 
 }  // namespace
@@ -989,8 +1079,9 @@ sim::StatusOr<StepResult> SimulateStep(const topology::System& system,
     PODSIM_ASSIGN_OR_RETURN(group, FindStepSymmetry(system, schedule, checked));
   }
   sim::StatusOr<StepResult> result =
-      options.chips == SimulatedChips::kAuto
-          ? SimulateAuto(system, schedule, checked, options)
+      options.chips == SimulatedChips::kAuto ? SimulateAuto(system, schedule, checked, options)
+      : options.chips == SimulatedChips::kOrbits
+          ? SimulateQuotient(system, schedule, checked, options, group)
           : Simulation(system, schedule, checked, options, std::move(group)).Run();
   if (result.ok()) {
     spdlog::info(

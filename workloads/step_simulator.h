@@ -121,6 +121,11 @@ struct StepOptions {
   // Work bound of the whole step, in point-to-point transfers (rehearsals and flows together):
   // each collective is checked against what is left before its transfers are built.
   uint64_t max_transfers = collectives::kDefaultMaxTransfers;
+  // kOrbits (and kAuto's quotient): a collective alone on its links runs as the delay it takes
+  // alone, rehearsed once (collectives/collective_network.h, "Replays"): the same step, to the
+  // picosecond, in less work; a flow observer sees its links loaded as its rehearsal loaded
+  // them. false: every launch runs its transfers (tests compare the two).
+  bool replays = true;
 };
 
 // Where one chip's step time went; the parts add up to the step time.
@@ -179,6 +184,10 @@ struct StepResult {
   // Distinct collectives simulated alone first (collective_network.h), and their events.
   uint64_t rehearsals = 0;
   uint64_t rehearsal_events = 0;
+  // Launches run as their rehearsal's delay (StepOptions::replays), and runs discarded because a
+  // replay's links turned out shared (each then run again without replaying that collective).
+  uint64_t replayed_collectives = 0;
+  uint64_t discarded_runs = 0;
 };
 
 // A compute op's time on the compute stream, as the step simulation takes it: its `duration_s`,

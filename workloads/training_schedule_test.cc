@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "sim/flow_observer.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
 #include "workloads/memory.h"
@@ -312,6 +313,55 @@ TEST(TrainingScheduleTest, EpCommOverlapNeedsExpertsAndOneFOneB) {
   EXPECT_NE(interleaved.message().find("1F1B schedule without virtual stages"), std::string::npos)
       << interleaved;
   EXPECT_TRUE(ValidateOpOptions(overlap, ParseLayout("dp=8,ep=8").value()).ok());
+}
+
+// Replays (collectives/collective_network.h): the quotient with replays gives the step without
+// them to the picosecond, here with a run discarded (a tensor-parallel all-reduce replayed while
+// a data-parallel reduction comes onto its NIC links), and with a flow observer attached.
+class UsageCount : public sim::FlowObserver {
+ public:
+  void OnResourceUsageChanged(sim::Time, sim::ResourceId, double) override { ++changes; }
+  uint64_t changes = 0;
+};
+
+TEST(TrainingScheduleTest, ReplaysChangeNothingEvenWhenARunIsDiscarded) {
+  for (const char* system : {"h100:32,oversub=4", "h100:64"}) {
+    const bool discards = std::string(system) == "h100:32,oversub=4";
+    const std::string model = std::string("custom:layers=") + (discards ? "2" : "8") +
+                              ",d_model=512,ffn=2048,heads=8,kv_heads=4,head_dim=64";
+    const std::string layout = discards ? "dp=8,tp=2,pp=2,sp=1,microbatches=4,order=pp/tp/dp"
+                                        : "dp=2,tp=8,pp=4,microbatches=4,order=tp/pp/dp";
+    StepOptions options;
+    options.chips = SimulatedChips::kOrbits;
+    StepOptions plain = options;
+    plain.replays = false;
+    UsageCount usage;
+    StepOptions observed = options;
+    observed.flow_observer = &usage;
+    const StepResult with =
+        Simulate(system, model + ",vocab=4096", layout, 32, 256, options).result;
+    const StepResult without =
+        Simulate(system, model + ",vocab=4096", layout, 32, 256, plain).result;
+    const StepResult traced =
+        Simulate(system, model + ",vocab=4096", layout, 32, 256, observed).result;
+    EXPECT_GT(with.replayed_collectives, 0u) << system;
+    EXPECT_EQ(without.replayed_collectives, 0u) << system;
+    EXPECT_EQ(with.step_time, without.step_time) << system;
+    EXPECT_EQ(with.mean_compute_s, without.mean_compute_s) << system;
+    EXPECT_EQ(with.mean_bubble_s, without.mean_bubble_s) << system;
+    EXPECT_EQ(with.mean_exposed_s, without.mean_exposed_s) << system;
+    // The observed run is the same run, with the same work, and sees links loaded.
+    EXPECT_EQ(traced.step_time, with.step_time) << system;
+    EXPECT_EQ(traced.replayed_collectives, with.replayed_collectives) << system;
+    EXPECT_EQ(traced.discarded_runs, with.discarded_runs) << system;
+    EXPECT_EQ(traced.events, with.events) << system;
+    EXPECT_GT(usage.changes, 0u) << system;
+    if (discards) {
+      EXPECT_GE(with.discarded_runs, 1u);
+    } else {
+      EXPECT_EQ(with.discarded_runs, 0u);
+    }
+  }
 }
 
 }  // namespace
