@@ -88,6 +88,7 @@ void FlowModel::EchoUsage(ResourceId resource, double used_bytes_per_s) {
 }
 
 bool FlowModel::Unused(std::span<const ResourceId> resources) const {
+  PODSIM_CHECK(tracking_) << "waiting flows are counted only once holds are in use";
   const int64_t now_ps = Now().picoseconds();
   for (ResourceId r : resources) {
     PODSIM_CHECK(r.value < resources_.size()) << "unknown resource " << r.value;
@@ -101,6 +102,7 @@ bool FlowModel::Unused(std::span<const ResourceId> resources) const {
 
 void FlowModel::Hold(std::span<const ResourceId> resources, Time until, uint32_t owner) {
   PODSIM_CHECK(until > Now()) << "a hold must end after now";
+  PODSIM_CHECK(tracking_) << "a hold without an intrusion handler";
   PODSIM_CHECK(Unused(resources)) << "holding resources in use";
   const uint32_t cls = InfoOf(owner).cls;
   for (ResourceId r : resources) {
@@ -110,8 +112,15 @@ void FlowModel::Hold(std::span<const ResourceId> resources, Time until, uint32_t
   }
 }
 
+void FlowModel::Track() {
+  if (tracking_) return;
+  PODSIM_CHECK(flows_.empty()) << "owners, holds and shared resources come before any flow";
+  tracking_ = true;
+}
+
 void FlowModel::SetOwner(uint32_t owner, uint32_t group, uint32_t cls) {
   PODSIM_CHECK(owner > 0 && group > 0) << "owners and groups are > 0";
+  Track();
   if (owner >= owners_.size()) owners_.resize(owner + 1);
   owners_[owner] = OwnerInfo{group, cls};
   if (group >= group_contended_.size()) group_contended_.resize(group + 1, 0);
@@ -119,6 +128,7 @@ void FlowModel::SetOwner(uint32_t owner, uint32_t group, uint32_t cls) {
 
 void FlowModel::MarkShared(ResourceId resource) {
   PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  Track();
   tags_[resource.value].shared = true;
 }
 
@@ -189,7 +199,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
   flow.live = true;
   flow.active = false;
   flow.sharing = false;
-  flow.waiting = spec.latency != Time::Zero();
+  flow.waiting = tracking_ && spec.latency != Time::Zero();
   flow.owner = owner_;
   flow.remaining_bytes = spec.bytes;
   flow.rate = 0;
@@ -244,6 +254,12 @@ void FlowModel::Activate(uint32_t slot) {
   for (uint32_t h = 0; h < flow.hops.size(); ++h) {
     Hop& hop = flow.hops[h];
     Resource& resource = resources_[hop.resource];
+    hop.position = static_cast<uint32_t>(resource.flows.size());
+    MarkDirty(hop.resource);
+    if (!tracking_) {
+      resource.flows.push_back(FlowRef{slot, h, hop.weight});
+      continue;
+    }
     Tags& tags = tags_[hop.resource];
     if (tags.held_until_ps > flow.last_update_ps && on_intrusion_) on_intrusion_(tags.hold_owner);
     if (tags.shared) {
@@ -261,9 +277,7 @@ void FlowModel::Activate(uint32_t slot) {
       }
       if (tags.owner == flow.owner) ++tags.owner_flows;
     }
-    hop.position = static_cast<uint32_t>(resource.flows.size());
     resource.flows.push_back(FlowRef{slot, h, hop.weight});
-    MarkDirty(hop.resource);
   }
   if (crosses_shared) Contend(flow.owner);
   AddToSolveSet(slot);
@@ -281,6 +295,8 @@ void FlowModel::Complete(uint32_t slot) {
       resource.flows[hop.position] = moved;
       flows_[moved.flow].hops[moved.hop].position = hop.position;
       resource.flows.pop_back();
+      MarkDirty(hop.resource);
+      if (!tracking_) continue;
       Tags& tags = tags_[hop.resource];
       if (!tags.shared && flow.owner == tags.owner && --tags.owner_flows == 0 &&
           !resource.flows.empty()) {
@@ -290,7 +306,6 @@ void FlowModel::Complete(uint32_t slot) {
           tags.owner_flows += flows_[ref.flow].owner == tags.owner ? 1 : 0;
         }
       }
-      MarkDirty(hop.resource);
     }
     RequestReallocation();
   }

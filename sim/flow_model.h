@@ -129,14 +129,17 @@ class FlowModel {
   bool UsedOnlyBy(std::span<const ResourceId> resources, uint32_t cls) const;
 
   // Whether no flow is active on any of `resources`, none waits its latency to cross one, and no
-  // hold on one lasts past now. REQUIRES: the resources exist.
+  // hold on one lasts past now. REQUIRES: the resources exist; an intrusion handler is set.
   bool Unused(std::span<const ResourceId> resources) const;
   // Holds `resources` until `until` (> now) for `owner`. REQUIRES: Unused(resources).
   void Hold(std::span<const ResourceId> resources, Time until, uint32_t owner);
   // Runs, with the hold's owner, when a flow becomes active on a held resource before the hold
   // ends (the header comment). Called from within the flow's activation; may stop the engine.
   using IntrusionHandler = std::function<void(uint32_t owner)>;
-  void SetIntrusionHandler(IntrusionHandler handler) { on_intrusion_ = std::move(handler); }
+  void SetIntrusionHandler(IntrusionHandler handler) {
+    Track();
+    on_intrusion_ = std::move(handler);
+  }
 
  private:
   struct Hop {
@@ -267,6 +270,10 @@ class FlowModel {
   std::vector<FlowObserver*> observers_;
   IntrusionHandler on_intrusion_;
   uint32_t owner_ = 0;
+  // Owners, classes, holds and waiting counts are kept only once a caller uses them (Track, on
+  // their first use, before any flow): a model without replays pays nothing for them.
+  bool tracking_ = false;
+  void Track();
   struct OwnerInfo {
     uint32_t group = 0;
     uint32_t cls = 0;
