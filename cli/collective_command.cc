@@ -15,6 +15,7 @@
 #include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
+#include "cli/validation_record.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "reports/link_cells.h"
@@ -478,6 +479,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   if (outputs.json()) {
     nlohmann::ordered_json j{
         {"system", system.name}, {"op", op_name}, {"model", ModelName(system.fabric, c.ideal())}};
+    if (!c.ideal()) j["validation"] = ValidationJson(system.chip, "collectives");
     if (system.fabric.torus() != nullptr) {
       nlohmann::ordered_json wraps = nlohmann::ordered_json::object();
       const std::vector<std::string> names = system.fabric.AxisNames();
@@ -518,6 +520,8 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "\n";
   io.out << "algorithm   " << first.algorithm << ": " << first.reason << "\n";
   io.out << "model       " << ModelName(system.fabric, c.ideal()) << "\n";
+  // The record is the calibrated model's; --ideal runs another.
+  if (!c.ideal()) io.out << "validation  " << ValidationLine(system.chip, "collectives") << "\n";
   if (system.fabric.torus() != nullptr) {
     io.out << "torus       " << WrapsText(system.fabric, request.axes) << "\n";
   }

@@ -19,6 +19,7 @@
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
+#include "cli/validation_record.h"
 #include "collectives/collective_runner.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
@@ -480,7 +481,8 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
         {"bottleneck", r.bottleneck + ", " + FormatPercent(r.bottleneck_share) + " of the step"},
         {"roofline", RooflineText(r.roofline, r.step_time_s, "; ")},
         {"memory per chip", FormatByteSize(r.memory.total_bytes) + ", fits " + FitsText(r.memory)},
-        {"accuracy", StepFidelity(r.step)}};
+        {"accuracy", StepFidelity(r.step)},
+        {"validation", ValidationLine(in.system.chip, "inference")}};
     for (const auto& [name, seconds] : Breakdown(r)) input.breakdown.push_back({name, seconds});
     input.breakdown_caption =
         "The step's time on the simulated chip; the parts add up to the step time. compute_hbm: "
@@ -515,6 +517,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
                              {"bottleneck", BottleneckJson(r)},
                              {"roofline", RooflineJson(r.roofline)}};
     if (cost) j["usd_per_million_tokens"] = *cost;
+    j["validation"] = ValidationJson(in.system.chip, "inference");
     j["simulation"] = SimulationJson(r.step);
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -548,6 +551,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
            << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
   }
   io.out << "accuracy    " << StepFidelity(r.step) << "\n";
+  io.out << "validation  " << ValidationLine(in.system.chip, "inference") << "\n";
   io.out << "simulated   " << SimulationSummary(r.step) << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";
   if (trace) io.out << "trace       " << outputs.trace() << " (" << trace->Summary() << ")\n";
@@ -722,6 +726,7 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
         {"generated_tokens_per_s_per_chip", s.generated_tokens_per_s_per_chip},
         {"generated_tokens_per_s", s.generated_tokens_per_s_per_chip * Chips(in)}};
     if (cost) j["usd_per_million_tokens"] = *cost;
+    j["validation"] = ValidationJson(in.system.chip, "inference");
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
@@ -748,6 +753,7 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
     io.out << "cost        " << Dollars(*cost) << " per million generated tokens at "
            << Dollars(*in.usd_per_chip_hour) << " per chip-hour\n";
   }
+  io.out << "validation  " << ValidationLine(in.system.chip, "inference") << "\n";
   return sim::Status::Ok();
 }
 

@@ -24,6 +24,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/task_runner.h"
 #include "cli/training_flags.h"
+#include "cli/validation_record.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
 #include "reports/charts.h"
@@ -515,6 +516,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       report.AddFact("best", ranked.front()->candidate.Name() + ": " +
                                  FormatSeconds(ranked.front()->result->step_time_s));
       report.AddFact("accuracy", ranked.front()->result->fidelity);
+      report.AddFact("validation", ValidationLine(system.chip, "training"));
     }
     report.AddChart(reports::ParetoChart(
         points, system.chip.hbm_bytes,
@@ -559,6 +561,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"skipped_by_lower_bound", skipped},
                              {"beyond_limits", beyond_limits},
                              {"exact", !ranked.empty() && ranked.front()->result->exact},
+                             {"validation", ValidationJson(system.chip, "training")},
                              {"layouts", layouts}};
     if (!whole_system.empty()) j["slice_of"] = whole_system;
     shown.out << j.dump(2) << "\n";
@@ -615,6 +618,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   if (!ranked.empty()) {
     shown.out << "accuracy    " << ranked.front()->result->fidelity << "\n";
+    shown.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
     // The default is exact only where the quotient is cheap: say when the ranking mixes methods.
     size_t exact = 0;
     for (const Entry* e : ranked) exact += e->result->exact ? 1 : 0;

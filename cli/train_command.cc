@@ -23,6 +23,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
 #include "cli/training_flags.h"
+#include "cli/validation_record.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"
@@ -353,7 +354,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         {"memory per chip", FormatByteSize(memory.total_bytes) + " of " +
                                 FormatByteSize(memory.hbm_bytes) +
                                 (memory.fits ? ", fits" : ", does NOT fit")},
-        {"accuracy", StepFidelity(result.step)}};
+        {"accuracy", StepFidelity(result.step)},
+        {"validation", ValidationLine(system.chip, "training")}};
     for (const auto& [name, seconds] : result.breakdown) input.breakdown.push_back({name, seconds});
     input.breakdown_caption =
         "Mean per chip over the step; the parts add up to the step time. compute: the compute "
@@ -431,6 +433,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                {"hbm_bytes", memory.hbm_bytes},
                                {"headroom_bytes", memory.headroom_bytes}}},
                              {"fits", memory.fits},
+                             {"validation", ValidationJson(system.chip, "training")},
                              {"simulation", StepJson(result.step)}};
     if (outputs.layer_times()) j["layer_times"] = layer_times;
     io.out << j.dump(2) << "\n";
@@ -534,6 +537,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                FormatByteSize(memory.hbm_bytes) + " of HBM")
          << "\n";
   io.out << "accuracy    " << StepFidelity(result.step) << "\n";
+  io.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
   io.out << "simulated   " << SimulationSummary(result.step) << "\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";

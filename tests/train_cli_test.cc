@@ -12,6 +12,7 @@
 
 #include "cli/main_command.h"
 #include "tests/testing/run_podsim.h"
+#include "workloads/measured_accuracy.h"
 
 namespace podsim::cli {
 namespace {
@@ -181,6 +182,56 @@ TEST(TrainCliTest, OutputIsDeterministic) {
   Outcome b = Podsim(With(kTrain, {"--json"}));
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
+}
+
+// Each prediction states the record of its chip family on the validation rows
+// (workloads/measured_accuracy.h): a family with one (hopper) gives its figures, in text and JSON
+// (fractions), with the memory record under training; one without (the uncalibrated v5p) says so.
+// Collectives state the calibrated model's record, and none under --ideal.
+TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
+  const workloads::MeasuredAccuracy* hopper = workloads::FindMeasuredAccuracy("hopper", "training");
+  ASSERT_NE(hopper, nullptr);
+  const std::vector<std::string> h100 = {"train",     "--system",       "h100:8", "--model",
+                                         "llama3-8b", "--layout",       "fsdp=8", "--seq",
+                                         "4096",      "--batch-tokens", "32Ki"};
+  Outcome json = Podsim(With(h100, {"--json"}));
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json v = nlohmann::json::parse(json.out)["validation"];
+  EXPECT_EQ(v["family"], "hopper");
+  EXPECT_EQ(v["workload"], "training");
+  EXPECT_EQ(v["rows"].get<int>(), hopper->rows);
+  EXPECT_DOUBLE_EQ(v["bias"].get<double>(), hopper->bias_pct / 100);
+  EXPECT_DOUBLE_EQ(v["mean_abs_error"].get<double>(), hopper->mean_abs_error_pct / 100);
+  EXPECT_DOUBLE_EQ(v["worst"].get<double>(), hopper->worst_pct / 100);
+  ASSERT_NE(workloads::FindMeasuredAccuracy("hopper", "memory"), nullptr);
+  EXPECT_EQ(v["memory"]["rows"].get<int>(),
+            workloads::FindMeasuredAccuracy("hopper", "memory")->rows);
+  Outcome text = Podsim(h100);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("\nvalidation  " +
+                          workloads::DescribeMeasuredAccuracy("hopper", "training") + "\n"),
+            std::string::npos)
+      << text.out;
+
+  Outcome v5p = Podsim(With(kTrain, {"--json"}));
+  ASSERT_EQ(v5p.code, 0) << v5p.err;
+  const nlohmann::json none = nlohmann::json::parse(v5p.out)["validation"];
+  EXPECT_EQ(none["family"], "tpu");
+  EXPECT_EQ(none["rows"].get<int>(), 0);
+  EXPECT_FALSE(none.contains("bias"));
+  EXPECT_NE(Podsim(kTrain).out.find("\nvalidation  none: "), std::string::npos);
+
+  const std::vector<std::string> collective = {"collective", "--system", "h100:16", "--op",
+                                               "all-reduce", "--bytes",  "64MiB"};
+  Outcome c = Podsim(With(collective, {"--json"}));
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(nlohmann::json::parse(c.out)["validation"]["workload"], "collectives");
+  EXPECT_EQ(nlohmann::json::parse(c.out)["validation"]["rows"].get<int>(),
+            workloads::FindMeasuredAccuracy("hopper", "collectives")->rows);
+  Outcome ideal = Podsim(With(collective, {"--ideal", "--json"}));
+  ASSERT_EQ(ideal.code, 0) << ideal.err;
+  EXPECT_FALSE(nlohmann::json::parse(ideal.out).contains("validation"));
+  EXPECT_EQ(Podsim(With(collective, {"--ideal"})).out.find("validation"), std::string::npos);
 }
 
 // A written schedule replays to the same step, in binary and text form.
