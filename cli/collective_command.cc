@@ -15,7 +15,7 @@
 #include "cli/report_file.h"
 #include "cli/report_format.h"
 #include "cli/run_command.h"
-#include "cli/validation_record.h"
+#include "cli/validation_line.h"
 #include "collectives/collective_runner.h"
 #include "collectives/efficiency_model.h"
 #include "reports/link_cells.h"
@@ -189,12 +189,17 @@ int GroupSize(const topology::Fabric& fabric, const std::vector<std::string>& ax
   return size;
 }
 
+// Whether the fabric has a calibrated efficiency model (generic fabrics have none).
+bool Calibrated(const topology::Fabric& fabric) {
+  return collectives::CalibratedEfficiency(fabric).family != "none";
+}
+
 // "ideal fabric", or the calibrated family ("calibrated for gpu"): which efficiency model ran.
 std::string ModelName(const topology::Fabric& fabric, bool ideal) {
   if (ideal) return "ideal fabric (line rate, hop latencies only)";
-  const collectives::FabricEfficiency efficiency = collectives::CalibratedEfficiency(fabric);
-  if (efficiency.family == "none") return "ideal fabric (generic fabrics have no calibration)";
-  return "calibrated for " + efficiency.family + " (collectives/efficiency_model.h)";
+  if (!Calibrated(fabric)) return "ideal fabric (generic fabrics have no calibration)";
+  return "calibrated for " + collectives::CalibratedEfficiency(fabric).family +
+         " (collectives/efficiency_model.h)";
 }
 
 std::string Rate(double bytes_per_s) {
@@ -476,10 +481,11 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
         outputs.report(), CollectiveReport(system, op_name, request, sizes, results, io), source));
   }
 
+  // The validation record is of the calibrated model; --ideal and generic fabrics run another.
+  const bool calibrated = !c.ideal() && Calibrated(system.fabric);
   if (outputs.json()) {
     nlohmann::ordered_json j{
         {"system", system.name}, {"op", op_name}, {"model", ModelName(system.fabric, c.ideal())}};
-    if (!c.ideal()) j["validation"] = ValidationJson(system.chip, "collectives");
     if (system.fabric.torus() != nullptr) {
       nlohmann::ordered_json wraps = nlohmann::ordered_json::object();
       const std::vector<std::string> names = system.fabric.AxisNames();
@@ -493,6 +499,8 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     } else {
       for (auto& [key, value] : rows[0].items()) j[key] = value;
     }
+    j["validation"] =
+        calibrated ? ValidationJson(system.chip, "collectives") : nlohmann::ordered_json(nullptr);
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
@@ -520,8 +528,7 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
   io.out << "\n";
   io.out << "algorithm   " << first.algorithm << ": " << first.reason << "\n";
   io.out << "model       " << ModelName(system.fabric, c.ideal()) << "\n";
-  // The record is the calibrated model's; --ideal runs another.
-  if (!c.ideal()) io.out << "validation  " << ValidationLine(system.chip, "collectives") << "\n";
+  if (calibrated) io.out << "validation  " << ValidationLine(system.chip, "collectives") << "\n";
   if (system.fabric.torus() != nullptr) {
     io.out << "torus       " << WrapsText(system.fabric, request.axes) << "\n";
   }

@@ -19,7 +19,7 @@
 #include "cli/run_command.h"
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
-#include "cli/validation_record.h"
+#include "cli/validation_line.h"
 #include "collectives/collective_runner.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
@@ -616,7 +616,8 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
                              {"context", in.options.context},
                              {"weights", workloads::DTypeName(in.options.weights)},
                              {"kv", workloads::DTypeName(in.options.kv_cache)},
-                             {"points", points}};
+                             {"points", points},
+                             {"validation", ValidationJson(in.system.chip, "inference")}};
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
   }
@@ -639,6 +640,7 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
                   bottleneck.c_str(), usd ? Number(*usd).c_str() : "", optimal[i] ? "*" : "");
     io.out << line;
   }
+  io.out << "validation  " << ValidationLine(in.system.chip, "inference") << "\n";
   return sim::Status::Ok();
 }
 

@@ -24,7 +24,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/task_runner.h"
 #include "cli/training_flags.h"
-#include "cli/validation_record.h"
+#include "cli/validation_line.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
 #include "reports/charts.h"
@@ -618,7 +618,6 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   if (!ranked.empty()) {
     shown.out << "accuracy    " << ranked.front()->result->fidelity << "\n";
-    shown.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
     // The default is exact only where the quotient is cheap: say when the ranking mixes methods.
     size_t exact = 0;
     for (const Entry* e : ranked) exact += e->result->exact ? 1 : 0;
@@ -628,6 +627,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                    "other is not the full simulation's\n";
     }
   }
+  shown.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
   shown.out << "\n";
   int width = 6;
   for (const Entry* e : ranked) {

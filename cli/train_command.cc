@@ -23,7 +23,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
 #include "cli/training_flags.h"
-#include "cli/validation_record.h"
+#include "cli/validation_line.h"
 #include "scenario/scenario_build.h"
 #include "topology/names.h"
 #include "topology/system.h"

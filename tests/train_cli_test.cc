@@ -185,9 +185,10 @@ TEST(TrainCliTest, OutputIsDeterministic) {
 }
 
 // Each prediction states the record of its chip family on the validation rows
-// (workloads/measured_accuracy.h): a family with one (hopper) gives its figures, in text and JSON
-// (fractions), with the memory record under training; one without (the uncalibrated v5p) says so.
-// Collectives state the calibrated model's record, and none under --ideal.
+// (workloads/measured_accuracy.h): a family with one gives its figures, in text and JSON
+// (fractions), with the memory record under training; one without (the uncalibrated v5p) says
+// so; a custom chip has no record. Inference (a step, a batch list) and collectives state their
+// workload's; collectives on the ideal model (--ideal, generic fabrics) none.
 TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
   const workloads::MeasuredAccuracy* hopper = workloads::FindMeasuredAccuracy("hopper", "training");
   ASSERT_NE(hopper, nullptr);
@@ -200,16 +201,17 @@ TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
   EXPECT_EQ(v["family"], "hopper");
   EXPECT_EQ(v["workload"], "training");
   EXPECT_EQ(v["rows"].get<int>(), hopper->rows);
-  EXPECT_DOUBLE_EQ(v["bias"].get<double>(), hopper->bias_pct / 100);
-  EXPECT_DOUBLE_EQ(v["mean_abs_error"].get<double>(), hopper->mean_abs_error_pct / 100);
-  EXPECT_DOUBLE_EQ(v["worst"].get<double>(), hopper->worst_pct / 100);
+  EXPECT_EQ(v["bias"].get<double>(), hopper->bias);
+  EXPECT_EQ(v["mean_abs_error"].get<double>(), hopper->mean_abs_error);
+  EXPECT_EQ(v["worst"].get<double>(), hopper->worst);
   ASSERT_NE(workloads::FindMeasuredAccuracy("hopper", "memory"), nullptr);
   EXPECT_EQ(v["memory"]["rows"].get<int>(),
             workloads::FindMeasuredAccuracy("hopper", "memory")->rows);
   Outcome text = Podsim(h100);
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_NE(text.out.find("\nvalidation  " +
-                          workloads::DescribeMeasuredAccuracy("hopper", "training") + "\n"),
+  EXPECT_NE(text.out.find("\nvalidation  on " + std::to_string(hopper->rows) +
+                          " published H100 / H200 training measurements podsim was not fitted "
+                          "to: mean |error| "),
             std::string::npos)
       << text.out;
 
@@ -219,7 +221,40 @@ TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
   EXPECT_EQ(none["family"], "tpu");
   EXPECT_EQ(none["rows"].get<int>(), 0);
   EXPECT_FALSE(none.contains("bias"));
-  EXPECT_NE(Podsim(kTrain).out.find("\nvalidation  none: "), std::string::npos);
+  EXPECT_NE(Podsim(kTrain).out.find("\nvalidation  none: no validation row measures other TPUs"),
+            std::string::npos);
+
+  // A custom chip: none, in text and JSON; the same preset renamed keeps its record.
+  const std::string custom =
+      "system { custom { chip { base: 'a100' name: 'big' %s } fabric { kind: SWITCH shape: 8 } } "
+      "}\ntrain { model { preset: 'llama3-8b' } layout { fsdp: 8 } batch_tokens: 32768 "
+      "seq: 4096 }\n";
+  for (const char* change : {"hbm_bytes: 160e9", ""}) {
+    char text[512];
+    std::snprintf(text, sizeof text, custom.c_str(), change);
+    const std::string path = ::testing::TempDir() + "/custom_chip.textproto";
+    std::ofstream(path) << text;
+    Outcome out = Podsim({"run", path});
+    ASSERT_EQ(out.code, 0) << out.err;
+    const bool changed = *change != 0;
+    EXPECT_EQ(
+        out.out.find("\nvalidation  none: a custom chip built from a100") != std::string::npos,
+        changed)
+        << out.out;
+    EXPECT_EQ(out.out.find("\nvalidation  on ") != std::string::npos, !changed) << out.out;
+    Outcome j = Podsim({"run", path, "--json"});
+    ASSERT_EQ(j.code, 0) << j.err;
+    EXPECT_EQ(nlohmann::json::parse(j.out)["validation"].is_null(), changed);
+  }
+
+  const std::vector<std::string> infer = {"infer",     "--system",  "h100:8", "--model",
+                                          "llama3-8b", "--layout",  "tp=8",   "--phase",
+                                          "decode",    "--context", "1024"};
+  Outcome batches = Podsim(With(infer, {"--batch", "1,8", "--json"}));
+  ASSERT_EQ(batches.code, 0) << batches.err;
+  EXPECT_EQ(nlohmann::json::parse(batches.out)["validation"]["workload"], "inference");
+  EXPECT_NE(Podsim(With(infer, {"--batch", "1,8"})).out.find("\nvalidation  on "),
+            std::string::npos);
 
   const std::vector<std::string> collective = {"collective", "--system", "h100:16", "--op",
                                                "all-reduce", "--bytes",  "64MiB"};
@@ -228,10 +263,15 @@ TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
   EXPECT_EQ(nlohmann::json::parse(c.out)["validation"]["workload"], "collectives");
   EXPECT_EQ(nlohmann::json::parse(c.out)["validation"]["rows"].get<int>(),
             workloads::FindMeasuredAccuracy("hopper", "collectives")->rows);
-  Outcome ideal = Podsim(With(collective, {"--ideal", "--json"}));
-  ASSERT_EQ(ideal.code, 0) << ideal.err;
-  EXPECT_FALSE(nlohmann::json::parse(ideal.out).contains("validation"));
-  EXPECT_EQ(Podsim(With(collective, {"--ideal"})).out.find("validation"), std::string::npos);
+  for (const std::vector<std::string>& ideal :
+       {With(collective, {"--ideal"}),
+        std::vector<std::string>{"collective", "--system", "ring:8", "--op", "all-reduce",
+                                 "--bytes", "64MiB"}}) {
+    Outcome j = Podsim(With(ideal, {"--json"}));
+    ASSERT_EQ(j.code, 0) << j.err;
+    EXPECT_TRUE(nlohmann::json::parse(j.out)["validation"].is_null());
+    EXPECT_EQ(Podsim(ideal).out.find("validation"), std::string::npos);
+  }
 }
 
 // A written schedule replays to the same step, in binary and text form.

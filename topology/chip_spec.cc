@@ -1,5 +1,6 @@
 #include "topology/chip_spec.h"
 
+#include <optional>
 #include <string>
 
 #include "topology/names.h"
@@ -209,7 +210,10 @@ const std::vector<std::string_view>& ChipPresetNames() {
   return kNames;
 }
 
-sim::StatusOr<ChipSpec> ChipPreset(std::string_view name) {
+namespace {
+
+// The preset named `name`, without its `preset` field; none for an unknown name.
+std::optional<ChipSpec> PresetNamed(std::string_view name) {
   if (name == "tpu-v4p") return TpuV4p();
   if (name == "tpu-v5e") return TpuV5e();
   if (name == "tpu-v5p") return TpuV5p();
@@ -220,6 +224,17 @@ sim::StatusOr<ChipSpec> ChipPreset(std::string_view name) {
   if (name == "h200") return H200();
   if (name == "b200") return B200();
   if (name == "gb200") return GB200();
+  return std::nullopt;
+}
+
+}  // namespace
+
+sim::StatusOr<ChipSpec> ChipPreset(std::string_view name) {
+  std::optional<ChipSpec> chip = PresetNamed(name);
+  if (chip) {
+    chip->preset = name;
+    return *std::move(chip);
+  }
   std::string known;
   for (std::string_view n : ChipPresetNames()) {
     if (!known.empty()) known += ", ";

@@ -21,6 +21,10 @@ enum class ChipFamily { kTpu, kGpu, kGeneric };
 
 struct ChipSpec {
   std::string name;  // Preset name ("tpu-v5p", "h100") or a user-chosen one.
+  // The preset this chip is, or was built from (a scenario's `base`), whatever its name: what
+  // picks its compute calibration (workloads/compute_model.h) and a TPU's default wraparounds.
+  // Empty for a chip of no preset.
+  std::string preset;
   ChipFamily family = ChipFamily::kGeneric;
   // Where a preset's figures come from (chip_spec.cc cites each one); empty for other chips.
   std::string source;
@@ -59,6 +63,8 @@ struct ChipSpec {
   // other axes.
   int chips_per_host = 1;
   std::vector<int> host_shape;
+
+  friend bool operator==(const ChipSpec&, const ChipSpec&) = default;
 };
 
 // Returns the preset with this name: tpu-v4p, tpu-v5e, tpu-v5p, tpu-v6e, tpu7x, a100, h100, h200,

@@ -181,7 +181,7 @@ Fabric BuildTorus(const TorusOptions& o) {
 
 std::vector<bool> DefaultTpuWraps(const ChipSpec& chip, const std::vector<int>& shape) {
   std::vector<bool> wraps;
-  if (chip.name == "tpu-v5e" || chip.name == "tpu-v6e") {
+  if (chip.preset == "tpu-v5e" || chip.preset == "tpu-v6e") {
     // "wraparounds along any axis of size 16 (meaning an 8x16 has a wraparound on the long
     // axis)" (hardware.md 1.1).
     for (int extent : shape) wraps.push_back(extent == 16);

@@ -193,7 +193,7 @@ double SaturatingEfficiency(const MatmulShape& shape, double plateau, double mn_
 bool HasShape(const MatmulShape& shape) { return shape.m > 0 && shape.k > 0 && shape.n > 0; }
 
 int MxuWidth(const topology::ChipSpec& chip) {
-  return chip.name == "tpu-v6e" || chip.name == "tpu7x" ? 256 : 128;
+  return chip.preset == "tpu-v6e" || chip.preset == "tpu7x" ? 256 : 128;
 }
 
 ComputeEfficiency Gpu(std::string family, double plateau, double mn_half, double k_half,
@@ -281,13 +281,13 @@ std::string_view CalibrationSource(std::string_view family) {
 ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
   switch (chip.family) {
     case topology::ChipFamily::kGpu:
-      if (chip.name == "b200" || chip.name == "gb200") {
+      if (chip.preset == "b200" || chip.preset == "gb200") {
         return Gpu("blackwell", kBlackwellMatmulPeakFraction, kBlackwellMnHalf, kBlackwellKHalf,
                    kBlackwellMatmulOverhead, kBlackwellAttention, kBlackwellFp8Matmul);
       }
-      if (chip.name == "a100") return A100();
+      if (chip.preset == "a100") return A100();
       {
-        // h100, h200 and any other GPU preset.
+        // h100, h200, and a GPU of no preset (a custom chip of family GPU).
         ComputeEfficiency hopper = Gpu(
             "hopper", kHopperMatmulPeakFraction, kHopperMnHalf, kHopperKHalf, kHopperMatmulOverhead,
             AtCap(kHopperAttention, kHopperAttentionAtCap), kHopperFp8Matmul);
@@ -309,7 +309,7 @@ ComputeEfficiency DefaultComputeEfficiency(const topology::ChipSpec& chip) {
     case topology::ChipFamily::kTpu: {
       const double scale = MxuWidth(chip) / kMxuReferenceWidth;
       ComputeEfficiency efficiency;
-      efficiency.family = chip.name == "tpu-v5e" ? "tpu-v5e" : "tpu";
+      efficiency.family = chip.preset == "tpu-v5e" ? "tpu-v5e" : "tpu";
       efficiency.matmul_peak_fraction = kTpuV5eMatmulPeakFraction;
       efficiency.mn_half = kA100MnHalf * scale;
       efficiency.k_half = kA100KHalf * scale;

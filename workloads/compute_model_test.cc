@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/chip_spec.h"
@@ -66,6 +67,24 @@ const std::vector<V13Row> kV13 = {
 // Tolerance: 10% on every row (the fit's worst is 4.5%, M = 2048), 3% on the mean absolute error
 // (the fit's is 1.9%). The tiny rows (N = K <= 256, ~30 us) are within it too, because V13's
 // per-call time is a fitted parameter of the calibration.
+// The calibration follows the preset a chip is or was built from, not its name: a renamed or
+// changed a100 keeps the A100's (it took hopper's, every GPU not named a100 or b200 did), a
+// tpu-v5e its own; a GPU of no preset takes hopper's.
+TEST(ComputeModelTest, CalibrationFollowsThePresetNotTheName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"a100", "a100"},   {"b200", "blackwell"},  {"gb200", "blackwell"},
+      {"h200", "hopper"}, {"tpu-v5e", "tpu-v5e"}, {"tpu-v5p", "tpu"}};
+  for (const auto& [preset, family] : cases) {
+    topology::ChipSpec chip = *topology::ChipPreset(preset);
+    chip.name = std::string(preset) + "-custom";
+    chip.hbm_bytes *= 2;
+    EXPECT_EQ(DefaultComputeEfficiency(chip).family, family) << preset;
+  }
+  topology::ChipSpec gpu = *topology::ChipPreset("a100");
+  gpu.preset.clear();
+  EXPECT_EQ(DefaultComputeEfficiency(gpu).family, "hopper");
+}
+
 TEST(ComputeModelTest, V13MeasuredA100GemmRowsWithinTenPercent) {
   const ComputeModel model(Chip("a100"), V13Calibration());
   double sum_abs_error = 0;

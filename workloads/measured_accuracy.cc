@@ -1,6 +1,7 @@
 #include "workloads/measured_accuracy.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace podsim::workloads {
 
@@ -10,13 +11,33 @@ constexpr MeasuredAccuracy kRecords[] = {
 #include "workloads/measured_accuracy.inc"
 };
 
-std::string Percent(double pct, bool sign) {
+// The summary's names (tools/validation.py FAMILY_NAMES).
+constexpr std::pair<std::string_view, std::string_view> kFamilyNames[] = {
+    {"a100", "A100"},
+    {"hopper", "H100 / H200"},
+    {"blackwell", "B200 / GB200"},
+    {"tpu-v5e", "TPU v5e"},
+    {"tpu", "other TPUs (uncalibrated)"},
+};
+
+std::string Percent(double fraction, bool sign) {
   char text[32];
-  std::snprintf(text, sizeof text, sign ? "%+.1f%%" : "%.1f%%", pct);
+  std::snprintf(text, sizeof text, sign ? "%+.1f%%" : "%.1f%%", 100 * fraction);
   return text;
 }
 
+// "mean |error| 16.9%, bias -16.9% (optimistic), worst 24.8%"
+std::string Figures(const MeasuredAccuracy& r, std::string_view optimistic) {
+  return "mean |error| " + Percent(r.mean_abs_error, false) + ", bias " + Percent(r.bias, true) +
+         (r.bias < 0   ? " (" + std::string(optimistic) + ")"
+          : r.bias > 0 ? std::string(" (pessimistic)")
+                       : std::string()) +
+         ", worst " + Percent(r.worst, false);
+}
+
 }  // namespace
+
+std::span<const MeasuredAccuracy> MeasuredAccuracyRecords() { return kRecords; }
 
 const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::string_view workload) {
   for (const MeasuredAccuracy& record : kRecords) {
@@ -25,27 +46,28 @@ const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::strin
   return nullptr;
 }
 
+std::string_view MeasuredFamilyName(std::string_view family) {
+  for (const auto& [id, name] : kFamilyNames) {
+    if (id == family) return name;
+  }
+  return family;
+}
+
 std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view workload) {
+  const std::string name(MeasuredFamilyName(family));
   const MeasuredAccuracy* record = FindMeasuredAccuracy(family, workload);
   if (record == nullptr) {
-    if (family == "ideal") return "none: a generic chip at its roofline, which no run measures";
-    return "none: no published " + std::string(workload) + " run of the " + std::string(family) +
-           " family was compared (docs/validation.md)";
+    return "none: no validation row measures " + name + " " + std::string(workload) +
+           " (docs/validation.md)";
   }
-  std::string text =
-      "on " + std::to_string(record->rows) + " published " + std::string(record->name) + " " +
-      std::string(workload) + (record->rows == 1 ? " run" : " runs") +
-      " podsim was not fitted to: mean error " + Percent(record->mean_abs_error_pct, false) +
-      ", bias " + Percent(record->bias_pct, true) +
-      (record->bias_pct < 0   ? " (too fast)"
-       : record->bias_pct > 0 ? " (too slow)"
-                              : "") +
-      ", worst " + Percent(record->worst_pct, false);
+  std::string text = "on " + std::to_string(record->rows) + " published " + name + " " +
+                     std::string(workload) +
+                     (record->rows == 1 ? " measurement" : " measurements") +
+                     " podsim was not fitted to: " + Figures(*record, "optimistic");
   if (workload == "training") {
     if (const MeasuredAccuracy* memory = FindMeasuredAccuracy(family, "memory")) {
-      text += "; memory per chip, on " + std::to_string(memory->rows) + " of them: mean error " +
-              Percent(memory->mean_abs_error_pct, false) + ", bias " +
-              Percent(memory->bias_pct, true) + (memory->bias_pct < 0 ? " (too little)" : "");
+      text += "; memory per chip, on " + std::to_string(memory->rows) +
+              " of them: " + Figures(*memory, "below the measured peaks: fits may be optimistic");
     }
   }
   return text + " (docs/validation.md)";
