@@ -49,6 +49,9 @@ TEST(SweepCliTest, RankingDoesNotDependOnJobs) {
     EXPECT_GE(layout["step_time_s"].get<double>(), previous);
     previous = layout["step_time_s"].get<double>();
   }
+  // The family's validation record (workloads/measured_accuracy.h): v5e training has one.
+  EXPECT_EQ(j["validation"]["family"], "tpu-v5e");
+  EXPECT_GT(j["validation"]["rows"].get<int>(), 0);
 }
 
 // The top 5 with layouts skipped by the lower bound equal the top 5 of simulating every one.
