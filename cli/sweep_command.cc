@@ -516,7 +516,8 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       report.AddFact("best", ranked.front()->candidate.Name() + ": " +
                                  FormatSeconds(ranked.front()->result->step_time_s));
       report.AddFact("accuracy", ranked.front()->result->fidelity);
-      report.AddFact("validation", ValidationLine(system.chip, "training"));
+      report.AddFact("validation", ValidationLine(system.chip, "training",
+                                                  workloads::FrameworkName(base.framework)));
     }
     report.AddChart(reports::ParetoChart(
         points, system.chip.hbm_bytes,
@@ -537,32 +538,34 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                          {"fits", e->fits},
                          {"bottleneck", e->result->bottleneck}});
     }
-    nlohmann::ordered_json j{{"system", system.name},
-                             {"model", model.name},
-                             {"batch_tokens", batch.tokens()},
-                             {"seq", batch.seq},
-                             {"precision", base.precision.name},
-                             {"grad_reduce_in_bf16", base.precision.bf16_gradients},
-                             {"distributed_optimizer", base.distributed_optimizer},
-                             {"tp_comm_overlap", base.tp_comm_overlap},
-                             {"ep_comm_overlap", base.ep_comm_overlap},
-                             {"fp8", base.fp8},
-                             {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
-                             {"fp8_recipe", workloads::Fp8RecipeName(base.fp8_recipe)},
-                             {"framework", workloads::FrameworkName(base.framework)},
-                             {"kernels", workloads::KernelLibraryName(base.kernels)},
-                             {"reshard_after_forward", base.fsdp_reshard_after_forward},
-                             {"fp8_all_gather", base.fp8_all_gather},
-                             {"fp8_dispatch", base.fp8_dispatch},
-                             {"loss", workloads::LossKernelName(base.loss)},
-                             {"candidates", candidates.size()},
-                             {"do_not_fit", too_big},
-                             {"simulated", simulated},
-                             {"skipped_by_lower_bound", skipped},
-                             {"beyond_limits", beyond_limits},
-                             {"exact", !ranked.empty() && ranked.front()->result->exact},
-                             {"validation", ValidationJson(system.chip, "training")},
-                             {"layouts", layouts}};
+    nlohmann::ordered_json j{
+        {"system", system.name},
+        {"model", model.name},
+        {"batch_tokens", batch.tokens()},
+        {"seq", batch.seq},
+        {"precision", base.precision.name},
+        {"grad_reduce_in_bf16", base.precision.bf16_gradients},
+        {"distributed_optimizer", base.distributed_optimizer},
+        {"tp_comm_overlap", base.tp_comm_overlap},
+        {"ep_comm_overlap", base.ep_comm_overlap},
+        {"fp8", base.fp8},
+        {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
+        {"fp8_recipe", workloads::Fp8RecipeName(base.fp8_recipe)},
+        {"framework", workloads::FrameworkName(base.framework)},
+        {"kernels", workloads::KernelLibraryName(base.kernels)},
+        {"reshard_after_forward", base.fsdp_reshard_after_forward},
+        {"fp8_all_gather", base.fp8_all_gather},
+        {"fp8_dispatch", base.fp8_dispatch},
+        {"loss", workloads::LossKernelName(base.loss)},
+        {"candidates", candidates.size()},
+        {"do_not_fit", too_big},
+        {"simulated", simulated},
+        {"skipped_by_lower_bound", skipped},
+        {"beyond_limits", beyond_limits},
+        {"exact", !ranked.empty() && ranked.front()->result->exact},
+        {"validation",
+         ValidationJson(system.chip, "training", workloads::FrameworkName(base.framework))},
+        {"layouts", layouts}};
     if (!whole_system.empty()) j["slice_of"] = whole_system;
     shown.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -627,7 +630,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                    "other is not the full simulation's\n";
     }
   }
-  shown.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
+  shown.out << "validation  "
+            << ValidationLine(system.chip, "training", workloads::FrameworkName(base.framework))
+            << "\n";
   shown.out << "\n";
   int width = 6;
   for (const Entry* e : ranked) {

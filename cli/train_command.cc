@@ -355,7 +355,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                 FormatByteSize(memory.hbm_bytes) +
                                 (memory.fits ? ", fits" : ", does NOT fit")},
         {"accuracy", StepFidelity(result.step)},
-        {"validation", ValidationLine(system.chip, "training")}};
+        {"validation",
+         ValidationLine(system.chip, "training", workloads::FrameworkName(options.framework))}};
     for (const auto& [name, seconds] : result.breakdown) input.breakdown.push_back({name, seconds});
     input.breakdown_caption =
         "Mean per chip over the step; the parts add up to the step time. compute: the compute "
@@ -391,50 +392,52 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
       layer_times.push_back(
           {{"layer", t.layer}, {"forward_s", t.forward_s}, {"backward_s", t.backward_s}});
     }
-    nlohmann::ordered_json j{{"system", system.name},
-                             {"model", model.name},
-                             {"layout", layout.ToString()},
-                             {"batch_tokens", batch.tokens()},
-                             {"seq", batch.seq},
-                             {"step_time_s", result.step_time_s},
-                             {"tokens_per_s", result.tokens_per_s},
-                             {"mfu", result.mfu},
-                             {"hfu", result.hfu},
-                             {"flops_convention", ConventionName(options)},
-                             {"precision", options.precision.name},
-                             {"grad_reduce_in_bf16", options.precision.bf16_gradients},
-                             {"distributed_optimizer", options.distributed_optimizer},
-                             {"tp_comm_overlap", options.tp_comm_overlap},
-                             {"ep_comm_overlap", options.ep_comm_overlap},
-                             {"fp8", options.fp8},
-                             {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
-                             {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
-                             {"framework", workloads::FrameworkName(options.framework)},
-                             {"kernels", workloads::KernelLibraryName(options.kernels)},
-                             {"reshard_after_forward", options.fsdp_reshard_after_forward},
-                             {"fp8_all_gather", options.fp8_all_gather},
-                             {"fp8_dispatch", options.fp8_dispatch},
-                             {"loss", workloads::LossKernelName(options.loss)},
-                             {"breakdown", breakdown},
-                             {"memory_per_chip_bytes", memory.total_bytes},
-                             {"memory",
-                              {{"stage", memory.stage},
-                               {"params_bytes", memory.param_bytes},
-                               {"grads_bytes", memory.grad_bytes},
-                               {"optimizer_bytes", memory.optimizer_bytes},
-                               {"activations_bytes", memory.activation_bytes},
-                               {"buffers_bytes", memory.buffer_bytes},
-                               {"host_offload_bytes", memory.host_offload_bytes},
-                               {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
-                               {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
-                               {"loss_peak_bytes", memory.loss_peak_bytes},
-                               {"recompute_peak_bytes", memory.recompute_peak_bytes},
-                               {"optimizer_step_bytes", memory.optimizer_step_bytes},
-                               {"hbm_bytes", memory.hbm_bytes},
-                               {"headroom_bytes", memory.headroom_bytes}}},
-                             {"fits", memory.fits},
-                             {"validation", ValidationJson(system.chip, "training")},
-                             {"simulation", StepJson(result.step)}};
+    nlohmann::ordered_json j{
+        {"system", system.name},
+        {"model", model.name},
+        {"layout", layout.ToString()},
+        {"batch_tokens", batch.tokens()},
+        {"seq", batch.seq},
+        {"step_time_s", result.step_time_s},
+        {"tokens_per_s", result.tokens_per_s},
+        {"mfu", result.mfu},
+        {"hfu", result.hfu},
+        {"flops_convention", ConventionName(options)},
+        {"precision", options.precision.name},
+        {"grad_reduce_in_bf16", options.precision.bf16_gradients},
+        {"distributed_optimizer", options.distributed_optimizer},
+        {"tp_comm_overlap", options.tp_comm_overlap},
+        {"ep_comm_overlap", options.ep_comm_overlap},
+        {"fp8", options.fp8},
+        {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
+        {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
+        {"framework", workloads::FrameworkName(options.framework)},
+        {"kernels", workloads::KernelLibraryName(options.kernels)},
+        {"reshard_after_forward", options.fsdp_reshard_after_forward},
+        {"fp8_all_gather", options.fp8_all_gather},
+        {"fp8_dispatch", options.fp8_dispatch},
+        {"loss", workloads::LossKernelName(options.loss)},
+        {"breakdown", breakdown},
+        {"memory_per_chip_bytes", memory.total_bytes},
+        {"memory",
+         {{"stage", memory.stage},
+          {"params_bytes", memory.param_bytes},
+          {"grads_bytes", memory.grad_bytes},
+          {"optimizer_bytes", memory.optimizer_bytes},
+          {"activations_bytes", memory.activation_bytes},
+          {"buffers_bytes", memory.buffer_bytes},
+          {"host_offload_bytes", memory.host_offload_bytes},
+          {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
+          {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
+          {"loss_peak_bytes", memory.loss_peak_bytes},
+          {"recompute_peak_bytes", memory.recompute_peak_bytes},
+          {"optimizer_step_bytes", memory.optimizer_step_bytes},
+          {"hbm_bytes", memory.hbm_bytes},
+          {"headroom_bytes", memory.headroom_bytes}}},
+        {"fits", memory.fits},
+        {"validation",
+         ValidationJson(system.chip, "training", workloads::FrameworkName(options.framework))},
+        {"simulation", StepJson(result.step)}};
     if (outputs.layer_times()) j["layer_times"] = layer_times;
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -537,7 +540,9 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                                FormatByteSize(memory.hbm_bytes) + " of HBM")
          << "\n";
   io.out << "accuracy    " << StepFidelity(result.step) << "\n";
-  io.out << "validation  " << ValidationLine(system.chip, "training") << "\n";
+  io.out << "validation  "
+         << ValidationLine(system.chip, "training", workloads::FrameworkName(options.framework))
+         << "\n";
   io.out << "simulated   " << SimulationSummary(result.step) << "\n";
   if (outputs.has_write_schedule()) io.out << "schedule    " << outputs.write_schedule() << "\n";
   if (!chakra.empty()) io.out << "chakra      " << chakra << "\n";

@@ -16,8 +16,10 @@ bool IsPreset(const topology::ChipSpec& chip) {
   return *preset == chip;
 }
 
-nlohmann::ordered_json RecordJson(std::string_view family, std::string_view workload) {
-  const workloads::MeasuredAccuracy* r = workloads::FindMeasuredAccuracy(family, workload);
+nlohmann::ordered_json RecordJson(std::string_view family, std::string_view workload,
+                                  std::string_view framework = "") {
+  const workloads::MeasuredAccuracy* r =
+      workloads::FindMeasuredAccuracy(family, workload, framework);
   if (r == nullptr) return {{"rows", 0}};
   return {{"rows", r->rows},
           {"mean_abs_error", r->mean_abs_error},
@@ -27,21 +29,28 @@ nlohmann::ordered_json RecordJson(std::string_view family, std::string_view work
 
 }  // namespace
 
-std::string ValidationLine(const topology::ChipSpec& chip, std::string_view workload) {
+std::string ValidationLine(const topology::ChipSpec& chip, std::string_view workload,
+                           std::string_view framework) {
   if (chip.preset.empty()) return "none: a chip of no preset, which no measured run describes";
   if (!IsPreset(chip)) {
     return "none: a custom chip built from " + chip.preset +
            ", whose changed figures no measured run describes";
   }
   return workloads::DescribeMeasuredAccuracy(workloads::DefaultComputeEfficiency(chip).family,
-                                             workload);
+                                             workload, framework);
 }
 
-nlohmann::ordered_json ValidationJson(const topology::ChipSpec& chip, std::string_view workload) {
+nlohmann::ordered_json ValidationJson(const topology::ChipSpec& chip, std::string_view workload,
+                                      std::string_view framework) {
   if (!IsPreset(chip)) return nullptr;
   const std::string family = workloads::DefaultComputeEfficiency(chip).family;
   nlohmann::ordered_json j{{"family", family}, {"workload", workload}};
   j.update(RecordJson(family, workload));
+  if (workload == "training" && !framework.empty()) {
+    nlohmann::ordered_json f{{"name", framework}};
+    f.update(RecordJson(family, workload, framework));
+    j["framework"] = f;
+  }
   if (workload == "training") j["memory"] = RecordJson(family, "memory");
   return j;
 }

@@ -207,6 +207,16 @@ TEST(TrainCliTest, PredictionsStateTheirFamilysValidationRecord) {
   ASSERT_NE(workloads::FindMeasuredAccuracy("hopper", "memory"), nullptr);
   EXPECT_EQ(v["memory"]["rows"].get<int>(),
             workloads::FindMeasuredAccuracy("hopper", "memory")->rows);
+  // The step's framework (here the default, the book's) has its own record among the family's.
+  EXPECT_EQ(v["framework"]["name"], "book");
+  const workloads::MeasuredAccuracy* book =
+      workloads::FindMeasuredAccuracy("hopper", "training", "book");
+  EXPECT_EQ(v["framework"]["rows"].get<int>(), book == nullptr ? 0 : book->rows);
+  Outcome megatron = Podsim(With(h100, {"--framework", "megatron", "--json"}));
+  ASSERT_EQ(megatron.code, 0) << megatron.err;
+  ASSERT_NE(workloads::FindMeasuredAccuracy("hopper", "training", "megatron"), nullptr);
+  EXPECT_EQ(nlohmann::json::parse(megatron.out)["validation"]["framework"]["rows"].get<int>(),
+            workloads::FindMeasuredAccuracy("hopper", "training", "megatron")->rows);
   Outcome text = Podsim(h100);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("\nvalidation  on " + std::to_string(hopper->rows) +

@@ -39,9 +39,12 @@ std::string Figures(const MeasuredAccuracy& r, std::string_view optimistic) {
 
 std::span<const MeasuredAccuracy> MeasuredAccuracyRecords() { return kRecords; }
 
-const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::string_view workload) {
+const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::string_view workload,
+                                             std::string_view framework) {
   for (const MeasuredAccuracy& record : kRecords) {
-    if (record.family == family && record.workload == workload) return &record;
+    if (record.family == family && record.workload == workload && record.framework == framework) {
+      return &record;
+    }
   }
   return nullptr;
 }
@@ -53,7 +56,8 @@ std::string_view MeasuredFamilyName(std::string_view family) {
   return family;
 }
 
-std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view workload) {
+std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view workload,
+                                     std::string_view framework) {
   const std::string name(MeasuredFamilyName(family));
   const MeasuredAccuracy* record = FindMeasuredAccuracy(family, workload);
   if (record == nullptr) {
@@ -64,10 +68,21 @@ std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view w
                      std::string(workload) +
                      (record->rows == 1 ? " measurement" : " measurements") +
                      " podsim was not fitted to: " + Figures(*record, "optimistic");
+  if (workload == "training" && !framework.empty()) {
+    const std::string as = framework == "book" ? std::string("the book's (no --framework)")
+                                               : "--framework " + std::string(framework);
+    if (const MeasuredAccuracy* f = FindMeasuredAccuracy(family, workload, framework)) {
+      text += "; the " + std::to_string(f->rows) + " of them run as " + as + ": " +
+              Figures(*f, "optimistic");
+    } else {
+      text += "; none of them run as " + as;
+    }
+  }
   if (workload == "training") {
     if (const MeasuredAccuracy* memory = FindMeasuredAccuracy(family, "memory")) {
       text += "; memory per chip, on " + std::to_string(memory->rows) +
-              " of them: " + Figures(*memory, "below the measured peaks: fits may be optimistic");
+              " published measurements: " +
+              Figures(*memory, "below the measured peaks: fits may be optimistic");
     }
   }
   return text + " (docs/validation.md)";

@@ -22,6 +22,9 @@ struct MeasuredAccuracy {
   // "training", "inference", "collectives" (times and rates: a rate's error is that of the time
   // it implies) or "memory" (training memory per chip against a run's stated peak).
   std::string_view workload;
+  // Training records per framework the rows' commands name (workloads/framework.h
+  // FrameworkName: "book" where none); "" for the record of every row.
+  std::string_view framework;
   int rows = 0;
   // Fractions, as rounded in the summary (0.169: 16.9%). Bias is the mean signed error: negative,
   // podsim optimistic (too fast, too high a rate, too little memory).
@@ -33,8 +36,10 @@ struct MeasuredAccuracy {
 // Every record, in the summary's order.
 std::span<const MeasuredAccuracy> MeasuredAccuracyRecords();
 
-// The record of `family` for `workload`; nullptr where no validation row measures it.
-const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::string_view workload);
+// The record of `family` for `workload` (of its rows run as `framework`, or of every row for "");
+// nullptr where no validation row measures it.
+const MeasuredAccuracy* FindMeasuredAccuracy(std::string_view family, std::string_view workload,
+                                             std::string_view framework = "");
 
 // A calibration family as the summary names it ("hopper": "H100 / H200"); `family` itself for one
 // it does not know.
@@ -42,9 +47,11 @@ std::string_view MeasuredFamilyName(std::string_view family);
 
 // One line for a prediction of `workload` ("training", "inference" or "collectives") on a preset
 // chip of `family`: "on 37 published A100 training measurements podsim was not fitted to: mean
-// |error| 16.9%, bias -16.9% (optimistic), worst 24.8% (docs/validation.md)", under training with
-// the family's memory record where it has one; or "none: ..." where no validation row measures it.
-std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view workload);
+// |error| 16.9%, bias -16.9% (optimistic), worst 24.8% (docs/validation.md)", or "none: ..."
+// where no validation row measures it. Under training, with a `framework` the record of the rows
+// run as that framework (or that none was), then the family's memory record where it has one.
+std::string DescribeMeasuredAccuracy(std::string_view family, std::string_view workload,
+                                     std::string_view framework = "");
 
 }  // namespace podsim::workloads
 

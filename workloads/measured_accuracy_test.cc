@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,23 +30,37 @@ std::vector<std::string> Cells(const std::string& line) {
   return cells;
 }
 
+using Key = std::tuple<std::string, std::string, std::string>;  // Family name, workload, framework.
+
 // The summary's rows per family name and workload ("memory" for the memory table's training
-// rows): the cells rows, mean absolute error, bias and worst, as printed.
-std::map<std::pair<std::string, std::string>, std::vector<std::string>> SummaryOfTheDoc() {
+// rows), framework "", and the table per chip family and framework's (workload "training"): the
+// cells rows, mean absolute error, bias and worst, as printed.
+std::map<Key, std::vector<std::string>> SummaryOfTheDoc() {
   std::ifstream doc(PODSIM_VALIDATION_DOC);
   EXPECT_TRUE(doc.good()) << PODSIM_VALIDATION_DOC;
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> summary;
+  std::map<Key, std::vector<std::string>> summary;
   std::string line;
-  bool in_summary = false, memory = false;
+  bool in_summary = false, memory = false, per_framework = false;
   while (std::getline(doc, line)) {
-    if (line.starts_with("## ")) in_summary = line.starts_with("## Summary");
-    if (!in_summary) continue;
+    if (line.starts_with("## ")) {
+      in_summary = line.starts_with("## Summary");
+      per_framework = false;
+    }
+    if (line.starts_with("Per chip family and framework")) per_framework = true;
     if (line.starts_with("Memory per chip")) memory = true;
-    if (!line.starts_with("| ") || line.starts_with("| chip family")) continue;
+    if (!(in_summary || per_framework) || !line.starts_with("| ") ||
+        line.starts_with("| chip family")) {
+      continue;
+    }
     const std::vector<std::string> cells = Cells(line);
     if (cells.size() < 6 || cells[0] == "all" || cells[1] == "all") continue;
+    if (per_framework) {
+      summary[{cells[0], "training", cells[1]}] = {cells[2], cells[3], cells[4], cells[5]};
+      continue;
+    }
     if (memory && cells[1] != "training") continue;
-    summary[{cells[0], memory ? "memory" : cells[1]}] = {cells[2], cells[3], cells[4], cells[5]};
+    summary[{cells[0], memory ? "memory" : cells[1], ""}] = {cells[2], cells[3], cells[4],
+                                                             cells[5]};
   }
   return summary;
 }
@@ -62,8 +77,9 @@ TEST(MeasuredAccuracyTest, RecordsAreTheSummaryOfDocsValidation) {
   ASSERT_FALSE(summary.empty());
   for (const MeasuredAccuracy& record : MeasuredAccuracyRecords()) {
     const std::string name(MeasuredFamilyName(record.family));
-    const auto row = summary.find({name, std::string(record.workload)});
-    ASSERT_NE(row, summary.end()) << name << " " << record.workload;
+    const auto row =
+        summary.find({name, std::string(record.workload), std::string(record.framework)});
+    ASSERT_NE(row, summary.end()) << name << " " << record.workload << " " << record.framework;
     const std::vector<std::string>& cells = row->second;
     EXPECT_EQ(std::to_string(record.rows), cells[0]) << name << " " << record.workload;
     EXPECT_EQ(AsPrinted(record.mean_abs_error, false), cells[1]) << name << " " << record.workload;
@@ -72,7 +88,9 @@ TEST(MeasuredAccuracyTest, RecordsAreTheSummaryOfDocsValidation) {
     summary.erase(row);
   }
   // What is left belongs to no chip family podsim runs (the book's unstated chip).
-  for (const auto& [key, cells] : summary) EXPECT_EQ(key.first, "generic fabrics") << key.second;
+  for (const auto& [key, cells] : summary) {
+    EXPECT_EQ(std::get<0>(key), "generic fabrics") << std::get<1>(key) << " " << std::get<2>(key);
+  }
 }
 
 TEST(MeasuredAccuracyTest, TheLineStatesTheRecordOrItsAbsence) {
@@ -86,12 +104,27 @@ TEST(MeasuredAccuracyTest, TheLineStatesTheRecordOrItsAbsence) {
                       AsPrinted(a100->mean_abs_error, false) + ", bias " +
                       AsPrinted(a100->bias, true) + " (optimistic), worst " +
                       AsPrinted(a100->worst, false) + " (docs/validation.md)");
+  // With a framework, the record of the family's rows run as it, or that none was.
+  const MeasuredAccuracy* megatron = FindMeasuredAccuracy("a100", "training", "megatron");
+  ASSERT_NE(megatron, nullptr);
+  EXPECT_EQ(DescribeMeasuredAccuracy("a100", "training", "megatron"),
+            line.substr(0, line.size() - std::string(" (docs/validation.md)").size()) + "; the " +
+                std::to_string(megatron->rows) +
+                " of them run as --framework megatron: mean |error| " +
+                AsPrinted(megatron->mean_abs_error, false) + ", bias " +
+                AsPrinted(megatron->bias, true) + (megatron->bias < 0 ? " (optimistic)" : "") +
+                ", worst " + AsPrinted(megatron->worst, false) + " (docs/validation.md)");
+  EXPECT_EQ(FindMeasuredAccuracy("tpu-v5e", "training", "torchtitan"), nullptr);
+  EXPECT_NE(DescribeMeasuredAccuracy("tpu-v5e", "training", "torchtitan")
+                .find("; none of them run as --framework torchtitan"),
+            std::string::npos);
   // Training lines carry the family's memory record where it has one, other workloads never.
   const MeasuredAccuracy* memory = FindMeasuredAccuracy("hopper", "memory");
   ASSERT_NE(memory, nullptr);
   EXPECT_NE(DescribeMeasuredAccuracy("hopper", "training")
                 .find("; memory per chip, on " + std::to_string(memory->rows) +
-                      " of them: mean |error| " + AsPrinted(memory->mean_abs_error, false)),
+                      " published measurements: mean |error| " +
+                      AsPrinted(memory->mean_abs_error, false)),
             std::string::npos);
   EXPECT_EQ(DescribeMeasuredAccuracy("hopper", "collectives").find("memory"), std::string::npos);
   // Families and workloads no validation row measures say so, by the summary's names.
