@@ -390,9 +390,10 @@ TEST(BookCaseTest, NvlinkGenerationsCalibratedBusBandwidth) {
 // GTC25 S72583 (calibration.md G5.2): B200's 8-GPU NVLS all-reduce, "B200 SHARP 850" GB/s, the
 // calibration row of the Blackwell NVSwitch reduction engine; then other measurements of 8-GPU
 // NVLS all-reduces (calibration.md G5.2: nccl-tests on H200 and on AWS p6-b200 at 8 GiB,
-// PyTorch's all_reduce_bench at 16 GiB). The H200 rows validate H100's constant on another GPU;
-// the B200 rows measure again, with other harnesses, the quantity the B200 constant was set from,
-// so they agree by construction and are calibration rows that set nothing.
+// PyTorch's all_reduce_bench at 16 GiB). Each measures again, with other harnesses, the quantity
+// its family's constant was set from (the H200's NVSwitches and NVLinks are the H100's, whose
+// G18-measured row set hopper's 480 GB/s for both; the B200 rows GTC25's), so they agree by
+// construction and are calibration rows that set nothing, not independent validation.
 TEST(BookCaseTest, NvlsBusBandwidthPerGeneration) {
   topology::System b200 = Sys("b200:8");
   const CollectiveResult calibrated =
@@ -409,22 +410,29 @@ TEST(BookCaseTest, NvlsBusBandwidthPerGeneration) {
        .family = "blackwell",
        .command = "collective --system b200:8 --op all-reduce --bytes 8GiB --algorithm in-switch",
        .sets = "the Blackwell NVLS bus bandwidth, 850 GB/s (collectives/efficiency_model.h)"});
+  // The calibration row each measures again.
+  constexpr char kHopper[] =
+      "nothing: it measures again the quantity G18-measured's h100:8 row set the Hopper NVLS bus "
+      "bandwidth from (the same NVSwitches and NVLinks)";
+  constexpr char kBlackwell[] =
+      "nothing: it measures again the quantity GTC25 S72583's b200:8 row set the Blackwell NVLS "
+      "bus bandwidth from";
   struct Row {
     const char* id;
     const char* system;
     const char* size;
     double bytes, busbw;
     const char* family;
-    bool validates;  // An independent measurement; else the calibration row's quantity again.
+    const char* sets;
   };
   for (const Row& row :
-       {Row{"G5.2 nccl-tests H200 NVLS", "h200:8", "8GiB", 8 * kGiB, 473.1e9, "hopper", true},
+       {Row{"G5.2 nccl-tests H200 NVLS", "h200:8", "8GiB", 8 * kGiB, 473.1e9, "hopper", kHopper},
         Row{"G5.2 all_reduce_bench H200 NVLS", "h200:8", "16GiB", 16 * kGiB, 482.26e9, "hopper",
-            true},
+            kHopper},
         Row{"G5.2 nccl-tests p6-b200 NVLS", "b200:8", "8GiB", 8 * kGiB, 838.0e9, "blackwell",
-            false},
+            kBlackwell},
         Row{"G5.2 all_reduce_bench B200 NVLS", "b200:8", "16GiB", 16 * kGiB, 845.67e9, "blackwell",
-            false}}) {
+            kBlackwell}}) {
     SCOPED_TRACE(row.id);
     topology::System system = Sys(row.system);
     // podsim's own choice, NVLS on a Hopper or Blackwell node, as NCCL's at these sizes.
@@ -439,14 +447,11 @@ TEST(BookCaseTest, NvlsBusBandwidthPerGeneration) {
          .published = row.busbw,
          .unit = "B/s",
          .tolerance = kEmpirical,
-         .kind = row.validates ? podsim::testing::RowKind::kValidation
-                               : podsim::testing::RowKind::kCalibration,
+         .kind = podsim::testing::RowKind::kCalibration,
          .family = row.family,
          .command = std::string("collective --system ") + row.system + " --op all-reduce --bytes " +
                     row.size,
-         .sets = row.validates ? ""
-                               : "nothing: it measures again the quantity GTC25 S72583's "
-                                 "b200:8 row set the Blackwell NVLS bus bandwidth from"});
+         .sets = row.sets});
   }
 }
 
