@@ -7,18 +7,8 @@ namespace podsim::workloads {
 
 namespace {
 
-constexpr MeasuredAccuracy kRecords[] = {
+// kFamilyNames and kRecords.
 #include "workloads/measured_accuracy.inc"
-};
-
-// The summary's names (tools/validation.py FAMILY_NAMES).
-constexpr std::pair<std::string_view, std::string_view> kFamilyNames[] = {
-    {"a100", "A100"},
-    {"hopper", "H100 / H200"},
-    {"blackwell", "B200 / GB200"},
-    {"tpu-v5e", "TPU v5e"},
-    {"tpu", "other TPUs (uncalibrated)"},
-};
 
 std::string Percent(double fraction, bool sign) {
   char text[32];
