@@ -24,14 +24,22 @@ uint32_t EventQueue::AcquireSlot() {
 }
 
 int EventQueue::BucketOf(int64_t time_ps, int64_t last_ps) {
-  return std::bit_width(static_cast<uint64_t>(time_ps ^ last_ps));
+  const auto differ = static_cast<uint64_t>(time_ps ^ last_ps);
+  if (differ == 0) return 0;
+  const int level = (std::bit_width(differ) - 1) / kDigitBits;
+  const auto digit =
+      static_cast<int>((static_cast<uint64_t>(time_ps) >> (level * kDigitBits)) & (kDigits - 1));
+  return 1 + level * kDigits + digit;
 }
 
 void EventQueue::File(const Item& item) {
   const int index = BucketOf(item.time_ps, last_ps_);
-  Bucket& bucket = buckets_[index];
-  bucket.items.push_back(item);
-  if (index > 0) nonempty_ |= uint64_t{1} << (index - 1);
+  buckets_[index].items.push_back(item);
+  if (index > 0) {
+    const int level = (index - 1) / kDigits;
+    digits_nonempty_[level] |= uint32_t{1} << ((index - 1) % kDigits);
+    levels_nonempty_ |= uint32_t{1} << level;
+  }
 }
 
 EventId EventQueue::Enqueue(Time time, uint32_t slot) {
@@ -56,7 +64,8 @@ void EventQueue::Refile(int64_t last_ps) {
     }
     bucket = Bucket{};
   }
-  nonempty_ = 0;
+  digits_nonempty_ = {};
+  levels_nonempty_ = 0;
   // Filing in sequence order keeps every bucket in sequence order (header comment).
   std::sort(pending.begin(), pending.end(), [this](const Item& a, const Item& b) {
     return sequences_[a.slot] < sequences_[b.slot];
@@ -94,13 +103,15 @@ void EventQueue::SettleFront() {
     if (front.head < front.items.size()) return;
     front.items.clear();
     front.head = 0;
-    PODSIM_CHECK(nonempty_ != 0) << "event queue lost track of a live event";
-    const int index = std::countr_zero(nonempty_) + 1;
+    PODSIM_CHECK(levels_nonempty_ != 0) << "event queue lost track of a live event";
+    const int level = std::countr_zero(levels_nonempty_);
+    const int digit = std::countr_zero(digits_nonempty_[level]);
     // Cancelled items count in the bucket's range and move too (checking each one's generation
-    // costs more than carrying it); bucket 0 drops them. Either way no live item is earlier than
+    // costs more than carrying it); the front drops them. Either way no live item is earlier than
     // last_.
-    Bucket& lowest = buckets_[index];
-    nonempty_ &= ~(uint64_t{1} << (index - 1));
+    Bucket& lowest = buckets_[1 + level * kDigits + digit];
+    digits_nonempty_[level] &= ~(uint32_t{1} << digit);
+    if (digits_nonempty_[level] == 0) levels_nonempty_ &= ~(uint32_t{1} << level);
     std::vector<Item>& source = lowest.items;
     // The bucket's time range, in one pass over its items (cheaper than keeping it on every
     // insert and move: the items are contiguous, the bucket headers written per item were not).
@@ -111,11 +122,11 @@ void EventQueue::SettleFront() {
     }
     last_ps_ = earliest;
     const bool one_instant = earliest == latest;
-    if (one_instant) {  // As a lock-step burst: the bucket becomes bucket 0.
+    if (one_instant) {  // As a lock-step burst: the bucket becomes the front.
       std::swap(front.items, source);
       continue;
     }
-    // Every item moves to a lower bucket: it differs from `earliest` below bit index-1.
+    // Every item moves to a lower level: it differs from `earliest` below digit `level`.
     for (const Item& item : source) File(item);
     source.clear();
   }
@@ -135,7 +146,7 @@ EventQueue::Event EventQueue::PopNext() {
   // The next event's handler slot, likely out of cache with many events pending: fetched while
   // this one runs.
   if (front.head < front.items.size()) __builtin_prefetch(&Handler(front.items[front.head].slot));
-  // Bucket 0 keeps its storage: a zero-delay insert from the handler about to run appends to it.
+  // The front keeps its storage: a zero-delay insert from the handler about to run appends to it.
   RetireId(item.slot);
   --live_;
   popped_ps_ = item.time_ps;

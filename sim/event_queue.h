@@ -6,17 +6,20 @@
 // addresses, hashing or the handler itself, so two runs of the same input pop the same events
 // in the same order.
 //
-// Structure: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which relies on the engine's
-// monotonicity: no event is inserted before the last one popped. Bucket 0 holds the events due at
-// `last_`, the time of the earliest pending event once the front is settled; bucket b >= 1 holds
-// those whose time differs from last_ first in bit b-1 (counting from the least significant). An
-// insert is a bit scan and an append. When bucket 0 runs out, the lowest non-empty bucket is
-// scanned for its earliest time, which becomes last_, and its events move to lower buckets; an
-// event only ever moves down, at most 64 times, and in practice a few times, since events are
-// scheduled a few orders of magnitude of delay ahead. Every bucket stays in sequence order: an
-// insert appends the largest sequence number so far, and a bucket is refilled only while empty,
-// from one bucket in that bucket's order. So events due at one instant leave bucket 0 in FIFO
-// order, with no comparisons of sequence numbers.
+// Structure: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990) of radix 16, which relies on
+// the engine's monotonicity: no event is inserted before the last one popped. The front bucket
+// holds the events due at `last_`, the time of the earliest pending event once the front is
+// settled; bucket (l, d) holds those whose time differs from last_ first in hexadecimal digit l
+// (counting from the least significant) and has digit d there (d is then above last_'s digit).
+// An insert is a bit scan and an append. When the front runs out, the lowest non-empty level's
+// smallest digit holds the earliest events: that bucket is scanned for its earliest time, which
+// becomes last_, and its events move to lower levels; an event only ever moves down, at most 16
+// times, and in practice once or twice, since events are scheduled a few orders of magnitude of
+// delay ahead (with one bit a level, as the heap first was, an event moved about four times as
+// often). Every bucket stays in sequence order: an insert appends the largest sequence number so
+// far, and a bucket is refilled only while empty (every level below the one settled is), from one
+// bucket in that bucket's order. So events due at one instant leave the front in FIFO order, with
+// no comparisons of sequence numbers.
 //
 // A peek (NextTime) may settle last_ on an event that is not popped (Engine::RunUntil stops before
 // it); an insert earlier than that re-files the pending events around the new time, in O(n log n).
@@ -106,16 +109,19 @@ class EventQueue {
     uint32_t slot;
     uint32_t generation;
   };
-  // Bucket 0 and the 64 bit positions of a non-negative 64-bit time (bit 63 is always 0, so 64
-  // is never used; it keeps the index arithmetic free of a special case).
-  static constexpr int kBuckets = 65;
+  // The front bucket (index 0), then kDigits buckets for each of the kLevels hexadecimal digits
+  // of a non-negative 64-bit time: bucket (l, d) is 1 + l * kDigits + d.
+  static constexpr int kDigitBits = 4;
+  static constexpr int kDigits = 1 << kDigitBits;
+  static constexpr int kLevels = (64 + kDigitBits - 1) / kDigitBits;
+  static constexpr int kBuckets = 1 + kLevels * kDigits;
   struct Bucket {
-    size_t head = 0;  // First item not yet popped (bucket 0 only; 0 elsewhere).
+    size_t head = 0;  // First item not yet popped (the front only; 0 elsewhere).
     std::vector<Item> items;
   };
   static int BucketOf(int64_t time_ps, int64_t last_ps);
   void File(const Item& item);
-  // Makes bucket 0's first item live, refilling bucket 0 from the lowest non-empty bucket as
+  // Makes the front's first item live, refilling the front from the lowest non-empty bucket as
   // needed. REQUIRES: !empty().
   void SettleFront();
   // Re-files every pending event around `last_ps` (an insert before a peeked front).
@@ -135,7 +141,10 @@ class EventQueue {
   void FreeSlot(uint32_t slot);
 
   std::array<Bucket, kBuckets> buckets_;
-  uint64_t nonempty_ = 0;  // Bit b - 1 set when bucket b >= 1 may hold items.
+  // Bit d of digits_nonempty_[l] set when bucket (l, d) may hold items; bit l of levels_nonempty_
+  // when any of level l's does.
+  std::array<uint32_t, kLevels> digits_nonempty_ = {};
+  uint32_t levels_nonempty_ = 0;
   int64_t last_ps_ = 0;    // The time bucket indices are relative to.
   int64_t popped_ps_ = 0;  // Time of the last event popped: no insert may be earlier.
   // Per slot: the handler, in fixed blocks so a running handler never moves, the generation that
