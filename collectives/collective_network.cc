@@ -177,10 +177,12 @@ CollectiveNetwork::~CollectiveNetwork() = default;
 uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
 uint64_t CollectiveNetwork::all_transfers() const {
-  // A replay is charged its rehearsal's transfers, as if it had run them, and a rehearsal for
-  // replays is not charged: the work bound counts what the run without replays would do.
+  // The work done: transfers run, rehearsed (for replays too) or found rehearsed in the shared
+  // cache (charged as if rehearsed, so that a sweep's steps decide alike whatever their order),
+  // and one per replay, which is one event where its launch would have run its transfers.
   return transfers() + cached_transfers_ +
-         (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers()) + replayed_transfers_;
+         (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers()) +
+         (alone_ == nullptr ? 0 : alone_->executor->transfers()) + replayed_;
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
@@ -224,8 +226,6 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   replay->duration = alone.duration;
   // Until the last event (a flow may outlive the collective's end), not only until its end.
   replay->hold = alone.last_event;
-  replay->transfers = alone.transfers;
-  replay->estimated_transfers = alone.choice.estimated_transfers;
   replay->algorithm = std::move(alone.choice.algorithm);
   for (uint32_t link : r.recorder.touched()) replay->resources.push_back(sim::ResourceId{link});
   std::sort(replay->resources.begin(), replay->resources.end());
@@ -261,10 +261,10 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
       excluded_.contains(it->first)) {
     return false;
   }
-  // A launch its work bound would refuse runs as transfers, which refuse it the same way.
-  if (replay.rehearsed && replay.estimated_transfers > static_cast<double>(request.max_transfers)) {
-    return false;
-  }
+  // A replay costs one transfer of the work bound (all_transfers); with none left the launch runs
+  // as transfers, which the bound refuses. A rehearsal its estimate puts past what is left is
+  // refused by the bound as the launch would be.
+  if (request.max_transfers < 1) return false;
   if (!replay.rehearsed) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
   if (!replay.replayable || !model_->Unused(replay.resources) ||
       !model_->UsedOnlyBy(replay.resources, channel)) {
@@ -275,7 +275,6 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   }
   engine_->Schedule(replay.duration, std::move(*on_done));
   ++replayed_;
-  replayed_transfers_ += replay.transfers;
   // Observers see the links loaded: one event per instant the rehearsal changed a link's usage.
   const std::vector<LinkUsageChange>& changes = replay.usage;
   for (size_t first = 0; first < changes.size();) {

@@ -148,10 +148,8 @@ class CollectiveNetwork {
     uint32_t group = 0;  // Its launches' group in the flow model (1 + its index in groups_).
     uint32_t launches = 0;
     bool rehearsed = false;
-    sim::Time duration;              // Alone, launch latency included.
-    sim::Time hold;                  // From the launch to its rehearsal's last event (>= duration).
-    uint64_t transfers = 0;          // What its rehearsal ran.
-    double estimated_transfers = 0;  // What its work bound is checked against.
+    sim::Time duration;  // Alone, launch latency included.
+    sim::Time hold;      // From the launch to its rehearsal's last event (>= duration).
     std::vector<sim::ResourceId> resources;  // Link resources its flows cross, ascending.
     std::string algorithm;
     bool replayable = false;  // Every resource a link between a chip and a switch.
@@ -202,7 +200,6 @@ class CollectiveNetwork {
   std::unique_ptr<Rehearsal> alone_;  // The idle copy with this network's orbits.
   uint64_t alone_rehearsals_ = 0;
   uint64_t replayed_ = 0;
-  uint64_t replayed_transfers_ = 0;
   uint64_t echo_events_ = 0;
   std::optional<std::string> intruded_;
   std::function<void()> on_intrusion_;

@@ -51,9 +51,12 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
       << "slot digits of " << slots << " slots, not " << g->gpus_per_node;
   lengths_ = radix_;
   const int spp = g->spines_per_pod;
-  // Whole pods whose spines are the nodes of a scalable unit: the node splits into its digits.
-  pod_digits_ = g->levels == 3 && g->pods > 1 && spp == g->nodes_per_su &&
-                g->nodes == g->pods * g->sus_per_pod * g->nodes_per_su;
+  // Whole pods whose spines are the nodes of a scalable unit, or two levels of whole scalable
+  // units (one pod) whose spines divide their nodes: the node splits into its digits.
+  pod_digits_ = (g->levels == 3 && g->pods > 1 && spp == g->nodes_per_su &&
+                 g->nodes == g->pods * g->sus_per_pod * g->nodes_per_su) ||
+                (g->levels == 2 && g->sus > 1 && spp > 0 && g->nodes_per_su % spp == 0 &&
+                 g->nodes == g->sus * g->nodes_per_su);
   if (pod_digits_) {
     lengths_.insert(lengths_.end(), {g->nodes_per_su, g->sus_per_pod, g->pods});
   } else {
@@ -222,7 +225,13 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
   int node = g.NodeOf(chips.front());
   for (VertexId chip : chips) node = std::min(node, g.NodeOf(chip));
   Shift shift{std::vector<int>(lengths_.size(), 0)};
-  shift.delta.back() = pod_digits_ ? -(node / unit_nodes_) : -(node / unit_nodes_) * unit_nodes_;
+  if (!pod_digits_) {
+    shift.delta.back() = -(node / unit_nodes_) * unit_nodes_;
+  } else if (g.levels == 2) {
+    shift.delta[radix_.size() + 1] = -(node / g.nodes_per_su);  // The first chip's SU to SU 0.
+  } else {
+    shift.delta.back() = -(node / unit_nodes_);  // Its pod to pod 0.
+  }
   return shift;
 }
 
@@ -282,8 +291,9 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
       return g.leaves[static_cast<size_t>(su) * g.gpus_per_node + rail];
     }
     case Role::kSpine: {
-      // d-mod-k: spine j of a pod serves the destination nodes j mod spp (spp = nodes per SU),
-      // so it moves with the node digit within the SU, and with the pod.
+      // d-mod-k: spine j of a pod serves the destination nodes j mod spp (spp = nodes per SU, or
+      // with two levels a divisor of them), so it moves with the node digit within the SU, and
+      // with the pod.
       const int pod = Mod(i / spp + shift.delta[r + 2], g.pods);
       const int j = Mod(i % spp + shift.delta[r], spp);
       return g.spines[static_cast<size_t>(pod) * spp + j];

@@ -29,10 +29,15 @@
 //         pod's spines and the cores as a shift by whole pods does below. A ring over a pod's
 //         nodes turns under u, one within each SU under n: both then simulate one node in 4 or
 //         in 32 where whole-pod shifts left every node of a pod apart.
+//       - With 2 levels of two or more whole SUs (one pod; its 16 spines divide the 32 nodes of
+//         an SU), the same digits with one pod: n carries spine j to j + n mod 16 (d-mod-k picks
+//         spine dst % 16, and dst's SU adds a multiple of 32), u moves the SU's leaves and no
+//         spine. A pipeline whose stages are SUs, each stage's data-parallel ring over its SU's
+//         nodes, turns under n: one node in 32 where whole-SU shifts, which move a stage onto
+//         another, left every node apart.
 //       - Otherwise nodes shift by whole translation units, cyclically: whole pods (3 levels),
-//       whole
-//         scalable units whose node count the spines per pod divide (2 levels), or single nodes
-//         when the fabric is one scalable unit (every node under the same rail leaves) whose
+//         whole scalable units whose node count the spines per pod divide (2 levels), or single
+//         nodes when the fabric is one scalable unit (every node under the same rail leaves) whose
 //         node count the spines divide or is below it. d-mod-k picks spine
 //         dst_node % spines_per_pod, which the shift permutes (spine j serves the nodes that
 //         j + shift serves afterwards; unchanged by shifts of whole units), and core

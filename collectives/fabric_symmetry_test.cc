@@ -83,15 +83,20 @@ TEST(FabricSymmetryTest, GpuFatTreeShiftsByPods) {
   EXPECT_EQ(symmetry.ChipAt({4, 27, 1, 1}), 1500u);
 }
 
-// 2 levels: whole scalable units (32 nodes) when the 16 spines divide them.
+// 2 levels of whole scalable units (32 nodes, which the 16 spines divide): the node's digits as
+// with pods, in one pod; the canonical shift moves the first chip's SU to SU 0.
 TEST(FabricSymmetryTest, GpuFatTreeShiftsByScalableUnits) {
   topology::System system = System("h100:1024");
   FabricSymmetry symmetry(&system.fabric);
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 32, 4, 1}));
   const std::vector<topology::VertexId> chips = {256, 263, 300, 511, 700};
   std::optional<FabricSymmetry::Shift> shift = symmetry.ToCanonical(chips);
   ASSERT_TRUE(shift);
-  EXPECT_EQ(shift->delta, (std::vector<int>{0, -32}));
+  EXPECT_EQ(shift->delta, (std::vector<int>{0, 0, -1, 0}));
   ExpectRoutesMap(system.fabric, symmetry, chips, *shift);
+  // GPU 700 is slot 4 of node 87: node 23 of SU 2.
+  EXPECT_EQ(symmetry.Coord(700), (std::vector<int>{4, 23, 2, 0}));
+  EXPECT_EQ(symmetry.ChipAt({4, 23, 2, 0}), 700u);
 }
 
 // Slices over DCN: shifts by whole host tiles in every slice at once and of the slices map every
@@ -261,8 +266,19 @@ TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {
   ExpectGpuGenerators("h100:256", {true});  // A whole scalable unit: 32 nodes, 2 per spine.
 }
 
-TEST(FabricSymmetryTest, GpuNodesTranslateByWholeUnits) {
-  ExpectGpuGenerators("h100:512", {true});  // 2 scalable units, 2 levels.
+// 2 levels of whole scalable units: the node within its SU and the SU rotate separately (the
+// pod axis is of length 1), on 2 and 3 SUs, oversubscribed or not.
+TEST(FabricSymmetryTest, GpuScalableUnitsOfTwoLevelsRotateTheirNodeDigits) {
+  ExpectGpuGenerators("h100:512", {true, true, false});
+  ExpectGpuGenerators("a100:768,oversub=2", {true, true, false});
+}
+
+// 2 levels with a partial last scalable unit: one node axis, shifts by whole units only where
+// they stay inside the fabric.
+TEST(FabricSymmetryTest, GpuNodesOfAPartialScalableUnitDoNotRotate) {
+  topology::System system = System("h100:520");
+  FabricSymmetry symmetry(&system.fabric);
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 65}));
 }
 
 // 3 levels of whole pods: the node's digits rotate separately. The node within its SU and the

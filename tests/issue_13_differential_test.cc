@@ -445,16 +445,54 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shards, Issue13DifferentialTest, ::testing::Range(0u, kShards));
 
+// One fixed training step (the tests below) as the quotient, the reference and the quotient
+// without replays, compared by ExpectSame; `ran` false after a failure. `quotient` gets the
+// quotient's result. The step has dp x fsdp x microbatches sequences of 256 tokens.
+Outcome RunFixedStep(const std::string& system_text, const std::string& model_text,
+                     const std::string& layout_text, const workloads::OpOptions& ops,
+                     const std::string& flags, workloads::TrainingResult* quotient) {
+  Outcome out;
+  sim::StatusOr<topology::System> system = topology::ParseSystem(system_text);
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(model_text);
+  sim::StatusOr<workloads::Layout> layout = workloads::ParseLayout(layout_text);
+  if (!system.ok() || !model.ok() || !layout.ok()) {
+    ADD_FAILURE() << system.status() << " / " << model.status() << " / " << layout.status();
+    return out;
+  }
+  const workloads::BatchSpec batch{int64_t{layout->dp} * layout->fsdp * layout->microbatch_count(),
+                                   256};
+  out.what = "train --system " + system_text + " --model " + model_text + " --layout " +
+             layout_text + " --batch-tokens " + std::to_string(batch.tokens()) + " --seq 256" +
+             flags;
+  auto run = [&](const StepOptions& options) {
+    return workloads::SimulateTraining(*system, *model, *layout, batch, ops, options);
+  };
+  sim::StatusOr<workloads::TrainingResult> q = run(Options(SimulatedChips::kOrbits));
+  sim::StatusOr<workloads::TrainingResult> r = run(Options(SimulatedChips::kEveryChip));
+  StepOptions unreplayed = Options(SimulatedChips::kOrbits);
+  unreplayed.replays = false;
+  sim::StatusOr<workloads::TrainingResult> u = run(unreplayed);
+  if (!q.ok() || !r.ok() || !u.ok()) {
+    ADD_FAILURE() << out.what << ": " << q.status() << " / " << r.status() << " / " << u.status();
+    return out;
+  }
+  out.ran = true;
+  out.quotient = q->step;
+  out.reference = r->step;
+  out.unreplayed = u->step;
+  ExpectSame(out);
+  *quotient = *std::move(q);
+  return out;
+}
+
 // The generated cases rarely pipeline a model with experts (their models have one or two
 // layers), so expert all-to-all overlap (OpOptions::ep_comm_overlap) gets cases of its own:
 // pipelines of a four-layer MoE model whose ep spans nodes or stays inside one, with and without
 // fp8 dispatch, on fat trees with and without oversubscription.
 TEST(Issue13DifferentialTest, EpCommOverlapQuotientEqualsTheReference) {
-  const std::string model_text =
+  const std::string model =
       "custom:layers=4,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096,"
       "experts=8,top_k=2,expert_ffn=256,shared_ffn=512,dense_layers=1";
-  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(model_text);
-  ASSERT_TRUE(model.ok()) << model.status();
   struct Case {
     const char* system;
     const char* layout;
@@ -466,44 +504,59 @@ TEST(Issue13DifferentialTest, EpCommOverlapQuotientEqualsTheReference) {
                         Case{"h100:32,oversub=2", "dp=8,pp=4,ep=8,microbatches=8", false},
                         Case{"h100:32", "fsdp=16,pp=2,ep=8,microbatches=4", true},
                         Case{"h100:16", "dp=2,tp=2,sp=1,pp=4,ep=2,microbatches=6", false}}) {
-    sim::StatusOr<topology::System> system = topology::ParseSystem(c.system);
-    ASSERT_TRUE(system.ok()) << system.status();
-    const workloads::Layout layout = workloads::ParseLayout(c.layout).value();
-    const workloads::BatchSpec batch{int64_t{layout.dp} * layout.fsdp * layout.microbatch_count(),
-                                     256};
     workloads::OpOptions ops;
     ops.ep_comm_overlap = true;
     ops.fp8 = ops.fp8_dispatch = c.fp8_dispatch;
-    Outcome out;
-    out.what = std::string("train --system ") + c.system + " --model " + model_text + " --layout " +
-               c.layout + " --batch-tokens " + std::to_string(batch.tokens()) +
-               " --seq 256 --ep-comm-overlap" + (c.fp8_dispatch ? " --fp8 --fp8-dispatch" : "");
-    auto run = [&](SimulatedChips mode) {
-      return workloads::SimulateTraining(*system, *model, layout, batch, ops, Options(mode));
-    };
-    sim::StatusOr<workloads::TrainingResult> q = run(SimulatedChips::kOrbits);
-    sim::StatusOr<workloads::TrainingResult> r = run(SimulatedChips::kEveryChip);
-    StepOptions unreplayed = Options(SimulatedChips::kOrbits);
-    unreplayed.replays = false;
-    sim::StatusOr<workloads::TrainingResult> u =
-        workloads::SimulateTraining(*system, *model, layout, batch, ops, unreplayed);
-    ASSERT_TRUE(q.ok() && r.ok() && u.ok())
-        << out.what << ": " << q.status() << " / " << r.status() << " / " << u.status();
-    out.ran = true;
-    out.quotient = q->step;
-    out.reference = r->step;
-    out.unreplayed = u->step;
-    ExpectSame(out);
+    const std::string flags =
+        std::string(" --ep-comm-overlap") + (c.fp8_dispatch ? " --fp8 --fp8-dispatch" : "");
+    workloads::TrainingResult overlapped, plain;
+    const Outcome out = RunFixedStep(c.system, model, c.layout, ops, flags, &overlapped);
+    ASSERT_TRUE(out.ran);
     reduced += out.quotient.simulated_chips < out.reference.simulated_chips ? 1 : 0;
     // The overlap is exercised: the step has exposed ep below what it has without it.
-    workloads::OpOptions plain = ops;
-    plain.ep_comm_overlap = false;
-    sim::StatusOr<workloads::TrainingResult> p = workloads::SimulateTraining(
-        *system, *model, layout, batch, plain, Options(SimulatedChips::kOrbits));
-    ASSERT_TRUE(p.ok()) << p.status();
-    EXPECT_LE(q->breakdown["exposed_ep"], p->breakdown["exposed_ep"]) << out.what;
+    workloads::OpOptions without = ops;
+    without.ep_comm_overlap = false;
+    ASSERT_TRUE(RunFixedStep(c.system, model, c.layout, without, "", &plain).ran);
+    EXPECT_LE(overlapped.breakdown["exposed_ep"], plain.breakdown["exposed_ep"]) << out.what;
   }
   EXPECT_GE(reduced, 1);  // At least one case where the quotient drops chips.
+}
+
+// Two-level fat trees of several whole scalable units (h100:512, a100:768): the node rotates
+// within its SU (collectives/fabric_symmetry.h), which leaves pipelines whose stages are SUs, or
+// lie within one, few orbits where whole-SU shifts (which move a stage onto another) left every
+// node apart. The generated cases draw single-SU fabrics only; the reference here simulates
+// every one of the 512 or 768 chips.
+TEST(Issue13DifferentialTest, ScalableUnitRotationsQuotientEqualsTheReference) {
+  const std::string model =
+      "custom:layers=12,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096";
+  struct Case {
+    const char* system;
+    const char* layout;
+    uint64_t most_orbits;  // What the quotient may simulate at most.
+  };
+  for (const Case& c : {Case{"h100:512", "tp=8,pp=2,dp=32,microbatches=4", 2},
+                        Case{"h100:512", "tp=4,pp=2,fsdp=64,microbatches=2", 4},
+                        Case{"a100:768,oversub=2", "tp=8,pp=3,dp=32,microbatches=3", 3},
+                        // Stages of half an SU: only the slots rotate (64 orbits), which the
+                        // default still takes, its replays charged as the work they are.
+                        Case{"h100:512", "tp=8,pp=4,dp=16,microbatches=4", 64}}) {
+    workloads::TrainingResult quotient;
+    const Outcome out = RunFixedStep(c.system, model, c.layout, {}, "", &quotient);
+    ASSERT_TRUE(out.ran);
+    EXPECT_LE(out.quotient.simulated_chips, c.most_orbits) << out.what;
+    // The default takes the quotient: exact, with its answer.
+    const topology::System system = topology::ParseSystem(c.system).value();
+    const workloads::Layout layout = workloads::ParseLayout(c.layout).value();
+    sim::StatusOr<workloads::TrainingResult> by_default = workloads::SimulateTraining(
+        system, workloads::ParseModel(model).value(), layout,
+        {int64_t{layout.dp} * layout.fsdp * layout.microbatch_count(), 256}, {}, StepOptions{});
+    ASSERT_TRUE(by_default.ok()) << by_default.status();
+    EXPECT_TRUE(by_default->step.exact) << out.what << ": " << by_default->step.approximate_reason;
+    EXPECT_NEAR(by_default->step.step_time.ToSeconds(), out.reference.step_time.ToSeconds(),
+                kTolerance * out.reference.step_time.ToSeconds())
+        << out.what;
+  }
 }
 
 }  // namespace

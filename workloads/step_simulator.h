@@ -90,12 +90,14 @@ enum class SimulatedChips { kAuto, kOnePerProgram, kEveryChip, kOrbits };
 inline constexpr uint64_t kAutoExactOrbits = 64;
 
 // The default approximation's step time against the full simulation, relative, over the
-// generated steps of tests/issue_13_differential_test.cc, which fails if any of its cases falls
-// outside: a measurement on those steps (small models, so communication weighs more than in most
-// real steps), not a bound for others. The output's accuracy line quotes it. Measured
-// 2026-12-04: -50.9% to +10.2%.
-inline constexpr double kApproximationErrorLow = -0.60;
-inline constexpr double kApproximationErrorHigh = 0.11;
+// generated steps of tests/issue_13_differential_test.cc, whose CI cases (seeds 1-320) fail if
+// any falls outside: a measurement on those steps (small models, so communication weighs more
+// than in most real steps), not a bound for others. The output's accuracy line quotes it.
+// Measured 2026-12-06 over seeds 1-32,320 (31,502 valid steps, PODSIM_DIFFERENTIAL_FIRST_SEED):
+// -73.7% to +16.9% (seeds 1-320 alone: -50.9% to +10.2% on 2026-12-04).
+inline constexpr double kApproximationErrorLow = -0.74;
+inline constexpr double kApproximationErrorHigh = 0.17;
+inline constexpr int kApproximationMeasuredSteps = 31'502;
 
 struct StepOptions {
   // kAuto: exact where the quotient is cheap, the approximation elsewhere (StepResult::exact
