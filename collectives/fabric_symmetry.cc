@@ -18,10 +18,11 @@ int Mod(int64_t value, int64_t n) { return static_cast<int>(((value % n) + n) % 
 
 }  // namespace
 
-FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix)
-    : fabric_(fabric), radix_(std::move(slot_radix)) {
-  PODSIM_CHECK(radix_.empty() || fabric->gpu() != nullptr)
-      << "slot digits of a fabric without slots";
+FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix,
+                               std::vector<int> node_radix)
+    : fabric_(fabric), radix_(std::move(slot_radix)), node_radix_(std::move(node_radix)) {
+  PODSIM_CHECK((radix_.empty() && node_radix_.empty()) || fabric->gpu() != nullptr)
+      << "slot or node digits of a fabric without GPU nodes";
   if (const topology::TorusLayout* t = fabric->torus(); t != nullptr) {
     bool wraps = true;
     for (size_t a = 0; a < fabric->shape().size() && wraps; ++a) {
@@ -58,8 +59,19 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
                 (g->levels == 2 && g->sus > 1 && spp > 0 && g->nodes_per_su % spp == 0 &&
                  g->nodes == g->sus * g->nodes_per_su);
   if (pod_digits_) {
-    lengths_.insert(lengths_.end(), {g->nodes_per_su, g->sus_per_pod, g->pods});
+    if (node_radix_.empty()) node_radix_ = {g->nodes_per_su};
+    int nodes = 1;
+    for (int digit : node_radix_) {
+      PODSIM_CHECK(digit >= 1 && g->nodes_per_su % digit == 0)
+          << "node digit of length " << digit << " in an SU of " << g->nodes_per_su;
+      nodes *= digit;
+    }
+    PODSIM_CHECK(nodes == g->nodes_per_su)
+        << "node digits of " << nodes << " nodes, not " << g->nodes_per_su;
+    lengths_.insert(lengths_.end(), node_radix_.begin(), node_radix_.end());
+    lengths_.insert(lengths_.end(), {g->sus_per_pod, g->pods});
   } else {
+    node_radix_.clear();
     lengths_.push_back(g->nodes);
   }
   if (g->levels == 3) {
@@ -141,10 +153,10 @@ bool FabricSymmetry::AllowsStep(size_t axis, int step) const {
   if (pod_digits_) {
     const topology::GpuLayout& g = *fabric_->gpu();
     const int cores = g.cores_per_group, sus = g.sus_per_pod;
-    if (axis == radix_.size()) return true;  // Nodes of a scalable unit: spines rotate along.
+    if (axis < su_axis()) return true;  // Node-in-SU digits: spines rotate along.
     // Scalable units of a pod: the core a route takes, (destination's SU) % cores_per_group,
     // moves alike from every SU of one residue only when one count divides the other.
-    if (axis == radix_.size() + 1) return cores % sus == 0 || sus % cores == 0;
+    if (axis == su_axis()) return cores % sus == 0 || sus % cores == 0;
     return node_wraps_;  // Pods.
   }
   return node_wraps_ && step % unit_nodes_ == 0;  // GPU nodes: whole units.
@@ -168,8 +180,13 @@ std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
   const int node = static_cast<int>(chip / per_node);
   if (pod_digits_) {
     const topology::GpuLayout& g = *fabric_->gpu();
-    coord.insert(coord.end(), {node % g.nodes_per_su, node / g.nodes_per_su % g.sus_per_pod,
-                               node / (g.nodes_per_su * g.sus_per_pod)});
+    int local = node % g.nodes_per_su;
+    for (int digit : node_radix_) {
+      coord.push_back(local % digit);
+      local /= digit;
+    }
+    coord.insert(coord.end(),
+                 {node / g.nodes_per_su % g.sus_per_pod, node / (g.nodes_per_su * g.sus_per_pod)});
   } else {
     coord.push_back(node);
   }
@@ -188,9 +205,14 @@ VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
   int64_t node = coord.back();
   if (pod_digits_) {
     const topology::GpuLayout& g = *fabric_->gpu();
-    const size_t r = radix_.size();
-    node = (static_cast<int64_t>(coord[r + 2]) * g.sus_per_pod + coord[r + 1]) * g.nodes_per_su +
-           coord[r];
+    int local = 0, node_place = 1;
+    for (size_t d = 0; d < node_radix_.size(); ++d) {
+      local += coord[radix_.size() + d] * node_place;
+      node_place *= node_radix_[d];
+    }
+    node = (static_cast<int64_t>(coord[pod_axis()]) * g.sus_per_pod + coord[su_axis()]) *
+               g.nodes_per_su +
+           local;
   }
   return static_cast<VertexId>(node * place + slot);
 }
@@ -228,7 +250,7 @@ std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
   if (!pod_digits_) {
     shift.delta.back() = -(node / unit_nodes_) * unit_nodes_;
   } else if (g.levels == 2) {
-    shift.delta[radix_.size() + 1] = -(node / g.nodes_per_su);  // The first chip's SU to SU 0.
+    shift.delta[su_axis()] = -(node / g.nodes_per_su);  // The first chip's SU to SU 0.
   } else {
     shift.delta.back() = -(node / unit_nodes_);  // Its pod to pod 0.
   }
@@ -268,19 +290,27 @@ VertexId FabricSymmetry::ApplyAcrossSlices(VertexId vertex, const Shift& shift) 
   return t.hosts[static_cast<size_t>(slice) * hosts_per_slice + moved];
 }
 
+int FabricSymmetry::MovedLocalNode(int local, const Shift& shift) const {
+  int moved = 0, place = 1;
+  for (size_t d = 0; d < node_radix_.size(); ++d) {
+    moved += Mod(local % node_radix_[d] + shift.delta[radix_.size() + d], node_radix_[d]) * place;
+    local /= node_radix_[d];
+    place *= node_radix_[d];
+  }
+  return moved;
+}
+
 int FabricSymmetry::MovedNode(int node, const Shift& shift) const {
   const topology::GpuLayout& g = *fabric_->gpu();
   if (!pod_digits_) return Mod(node + shift.delta.back(), g.nodes);
-  const size_t r = radix_.size();
   const int per_su = g.nodes_per_su, sus = g.sus_per_pod;
-  const int pod = Mod(node / (per_su * sus) + shift.delta[r + 2], g.pods);
-  const int su = Mod(node / per_su % sus + shift.delta[r + 1], sus);
-  return (pod * sus + su) * per_su + Mod(node % per_su + shift.delta[r], per_su);
+  const int pod = Mod(node / (per_su * sus) + shift.delta[pod_axis()], g.pods);
+  const int su = Mod(node / per_su % sus + shift.delta[su_axis()], sus);
+  return (pod * sus + su) * per_su + MovedLocalNode(node % per_su, shift);
 }
 
 VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) const {
   const topology::GpuLayout& g = *fabric_->gpu();
-  const size_t r = radix_.size();
   const int64_t i = index_[vertex];
   const int per_su = g.nodes_per_su, sus = g.sus_per_pod, spp = g.spines_per_pod;
   switch (role_[vertex]) {
@@ -292,10 +322,10 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
     }
     case Role::kSpine: {
       // d-mod-k: spine j of a pod serves the destination nodes j mod spp (spp = nodes per SU, or
-      // with two levels a divisor of them), so it moves with the node digit within the SU, and
-      // with the pod.
-      const int pod = Mod(i / spp + shift.delta[r + 2], g.pods);
-      const int j = Mod(i % spp + shift.delta[r], spp);
+      // with two levels a divisor of them), so it moves where node j of an SU does, modulo spp
+      // (the header comment), and with the pod.
+      const int pod = Mod(i / spp + shift.delta[pod_axis()], g.pods);
+      const int j = MovedLocalNode(static_cast<int>(i % spp), shift) % spp;
       return g.spines[static_cast<size_t>(pod) * spp + j];
     }
     case Role::kCore: {
@@ -306,10 +336,10 @@ VertexId FabricSymmetry::ApplyAcrossPods(VertexId vertex, const Shift& shift) co
       // difference; where they do not (ToCanonical's shifts and their inverses), SU c's image may
       // lie past the fabric while the SUs of its residue that routes reach do not.
       const int cpg = g.cores_per_group;
-      const int j = Mod(i / cpg + shift.delta[r], spp);
+      const int j = MovedLocalNode(static_cast<int>(i / cpg), shift) % spp;
       const int c = static_cast<int>(i % cpg);
-      const int64_t image = static_cast<int64_t>(c / sus + shift.delta[r + 2]) * sus +
-                            Mod(c % sus + shift.delta[r + 1], sus);
+      const int64_t image = static_cast<int64_t>(c / sus + shift.delta[pod_axis()]) * sus +
+                            Mod(c % sus + shift.delta[su_axis()], sus);
       const int moved = Mod(image, cpg);
       return g.cores[static_cast<size_t>(j) * cpg + moved];
     }

@@ -35,6 +35,13 @@
 //         spine. A pipeline whose stages are SUs, each stage's data-parallel ring over its SU's
 //         nodes, turns under n: one node in 32 where whole-SU shifts, which move a stage onto
 //         another, left every node apart.
+//       - In both, n may itself be digits (node_radix: stages of 16 nodes in an SU of 32 are
+//         n = a + 16 b, a < 16, b < 2), each rotating in every block of the digits above it at
+//         once, as slot digits do. A rotation of any digit adds to n a multiple of its place
+//         value p, within blocks of p x its length; every length is a power of 2 (32 nodes per
+//         SU), so it permutes the residues n mod spines alike in every SU: spine j moves where
+//         node j does, modulo the spines (with 3 levels there are as many spines as nodes of an
+//         SU), and core group j with spine j.
 //       - Otherwise nodes shift by whole translation units, cyclically: whole pods (3 levels),
 //         whole scalable units whose node count the spines per pod divide (2 levels), or single
 //         nodes when the fabric is one scalable unit (every node under the same rail leaves) whose
@@ -69,7 +76,11 @@ class FabricSymmetry {
  public:
   // `slot_radix` (GPU systems only; empty: one slot axis) factors the GPUs per node into the
   // lengths of slot digits, fastest first. REQUIRES: their product is the GPUs per node.
-  explicit FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix = {});
+  // `node_radix` likewise factors the nodes of a scalable unit where nodes are digits
+  // (unit_digits(); ignored elsewhere; empty: one digit). REQUIRES there: each divides the nodes
+  // of an SU, and their product is that count.
+  explicit FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix = {},
+                          std::vector<int> node_radix = {});
 
   // A shift along each symmetry axis (header comment): per torus axis, or (GPU) per slot digit,
   // then nodes.
@@ -80,7 +91,8 @@ class FabricSymmetry {
   // Whether the fabric has symmetry axes (a group of shifts, possibly only the identity).
   bool has_axes() const { return torus_ || gpu_ || slices_; }
   // The length of each symmetry axis: the torus's shape (several slices: then the slices), or
-  // {slot digits..., nodes}, or with pods as digits {slot digits..., 32, 4, pods}.
+  // {slot digits..., nodes}, or with nodes as digits {slot digits..., node digits..., SUs,
+  // pods} ({..., 32, 4, pods} with one node digit).
   const std::vector<int>& axis_lengths() const { return lengths_; }
   // Whether the cyclic shifts along `axis` by multiples of `step` are symmetries of the fabric.
   // REQUIRES: has_axes().
@@ -92,6 +104,10 @@ class FabricSymmetry {
   const topology::Fabric& fabric() const { return *fabric_; }
   // GPU systems: the lengths of the slot digits (empty on other fabrics).
   const std::vector<int>& slot_radix() const { return radix_; }
+  // Whether a GPU fabric's nodes are digits (node in its SU, SU, pod: the header comment), and
+  // the lengths of the node-in-SU digits then (empty otherwise).
+  bool unit_digits() const { return pod_digits_; }
+  const std::vector<int>& node_radix() const { return node_radix_; }
 
   // The shift that moves `chips` to their canonical translate (on tori the first chip at the
   // origin; on GPU fat trees the lowest node into the first translation unit, the first pod
@@ -115,6 +131,12 @@ class FabricSymmetry {
   int MovedSlot(int slot, const Shift& shift) const;
   // The node that `node` moves to under the shift's node axis or node digits.
   int MovedNode(int node, const Shift& shift) const;
+  // With node digits: the node of an SU that its `local` node moves to under the shift's
+  // node-in-SU digits.
+  int MovedLocalNode(int local, const Shift& shift) const;
+  // With node digits: the axes of the SU in its pod and of the pod.
+  size_t su_axis() const { return radix_.size() + node_radix_.size(); }
+  size_t pod_axis() const { return su_axis() + 1; }
   // ApplyToVertex of a leaf, spine or core on a GPU fabric whose nodes are digits (pod_digits_).
   topology::VertexId ApplyAcrossPods(topology::VertexId vertex, const Shift& shift) const;
   // Several slices: finds the host tiles (tile_), and with them the symmetry (slices_).
@@ -134,7 +156,8 @@ class FabricSymmetry {
   std::vector<int> radix_;       // GPU: lengths of the slot digits, the first axes.
   int unit_nodes_ = 0;           // GPU: nodes per translation unit; 0 when there is none.
   bool node_wraps_ = false;      // GPU: shifts by whole units wrap around (header comment).
-  bool pod_digits_ = false;      // GPU, 3 levels of whole pods: node axes {node in SU, SU, pod}.
+  bool pod_digits_ = false;      // GPU: node axes {node-in-SU digits..., SU, pod} (header).
+  std::vector<int> node_radix_;  // With pod_digits_: lengths of the node-in-SU digits.
   std::vector<Role> role_;       // Per vertex (GPU fabrics).
   std::vector<uint32_t> index_;  // Per vertex: its index in the layout's array for its role.
 };

@@ -155,12 +155,12 @@ TEST(FabricSymmetryTest, FabricsWithoutTranslations) {
 // GPU symmetry (rotation of the slots, or of each slot digit of `radix`; node translation where
 // it wraps): brute force over the fabric.
 void ExpectGpuGenerators(const std::string& text, std::vector<bool> node_axes,
-                         std::vector<int> radix = {}) {
+                         std::vector<int> radix = {}, std::vector<int> node_radix = {}) {
   SCOPED_TRACE(text);
   topology::System system = System(text);
   const topology::Fabric& fabric = system.fabric;
   const size_t digits = radix.empty() ? 1 : radix.size();
-  FabricSymmetry symmetry(&fabric, std::move(radix));
+  FabricSymmetry symmetry(&fabric, std::move(radix), std::move(node_radix));
   ASSERT_TRUE(symmetry.has_axes());
   const std::vector<int>& lengths = symmetry.axis_lengths();
   ASSERT_EQ(lengths.size(), digits + node_axes.size());
@@ -271,6 +271,22 @@ TEST(FabricSymmetryTest, GpuNodesOfOneScalableUnitTranslateByOne) {
 TEST(FabricSymmetryTest, GpuScalableUnitsOfTwoLevelsRotateTheirNodeDigits) {
   ExpectGpuGenerators("h100:512", {true, true, false});
   ExpectGpuGenerators("a100:768,oversub=2", {true, true, false});
+}
+
+// The node in its SU as digits (node_radix): blocks of 8 nodes, 4 of them to an SU, each digit
+// rotating alone; on three levels too (blocks of 16), where core group j follows spine j.
+TEST(FabricSymmetryTest, GpuNodeDigitsWithinScalableUnitsRotateSeparately) {
+  // 8 x 4: the upper digit's blocks of 32 straddle the 16 spines' residues.
+  ExpectGpuGenerators("h100:512", {true, true, true, false}, {}, {8, 4});
+  ExpectGpuGenerators("h100:2048", {true, true, true, true}, {}, {16, 2});
+  topology::System system = System("h100:512");
+  FabricSymmetry symmetry(&system.fabric, {}, {16, 2});
+  EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 16, 2, 2, 1}));
+  // GPU 300 is slot 4 of node 37: node 5 of SU 1, digits 5 and 0.
+  EXPECT_EQ(symmetry.Coord(300), (std::vector<int>{4, 5, 0, 1, 0}));
+  EXPECT_EQ(symmetry.ChipAt({4, 5, 0, 1, 0}), 300u);
+  // Node 15 of SU 0 (GPUs 120-127) moves to node 0 under the first digit, not to node 16.
+  EXPECT_EQ(symmetry.ApplyToVertex(121, FabricSymmetry::Shift{{0, 1, 0, 0, 0}}), 1u);
 }
 
 // 2 levels with a partial last scalable unit: one node axis, shifts by whole units only where

@@ -27,8 +27,9 @@ TranslationGroup::TranslationGroup(FabricSymmetry symmetry, std::vector<int> ste
 
 std::optional<TranslationGroup> TranslationGroup::OfSteps(const topology::Fabric* fabric,
                                                           std::vector<int> steps,
-                                                          std::vector<int> slot_radix) {
-  FabricSymmetry symmetry(fabric, std::move(slot_radix));
+                                                          std::vector<int> slot_radix,
+                                                          std::vector<int> node_radix) {
+  FabricSymmetry symmetry(fabric, std::move(slot_radix), std::move(node_radix));
   if (!symmetry.has_axes() || steps.size() != symmetry.axis_lengths().size()) return std::nullopt;
   for (size_t a = 0; a < steps.size(); ++a) {
     if (!symmetry.AllowsStep(a, steps[a])) return std::nullopt;

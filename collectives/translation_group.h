@@ -27,11 +27,12 @@ class TranslationGroup {
   explicit TranslationGroup(const topology::Fabric* fabric);
 
   // Shifts by multiples of steps[a] along each symmetry axis a of FabricSymmetry(fabric,
-  // slot_radix); nullopt unless the fabric has symmetry axes, there is one step per axis and
-  // each is allowed (FabricSymmetry::AllowsStep).
+  // slot_radix, node_radix); nullopt unless the fabric has symmetry axes, there is one step per
+  // axis and each is allowed (FabricSymmetry::AllowsStep).
   static std::optional<TranslationGroup> OfSteps(const topology::Fabric* fabric,
                                                  std::vector<int> steps,
-                                                 std::vector<int> slot_radix = {});
+                                                 std::vector<int> slot_radix = {},
+                                                 std::vector<int> node_radix = {});
 
   const topology::Fabric& fabric() const { return *fabric_; }
   uint64_t size() const { return size_; }

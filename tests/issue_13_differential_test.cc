@@ -523,13 +523,13 @@ TEST(Issue13DifferentialTest, EpCommOverlapQuotientEqualsTheReference) {
 }
 
 // Two-level fat trees of several whole scalable units (h100:512, a100:768): the node rotates
-// within its SU (collectives/fabric_symmetry.h), which leaves pipelines whose stages are SUs, or
-// lie within one, few orbits where whole-SU shifts (which move a stage onto another) left every
-// node apart. The generated cases draw single-SU fabrics only; the reference here simulates
-// every one of the 512 or 768 chips.
+// within its SU, or within its block of the SU's nodes (collectives/fabric_symmetry.h, node
+// digits), which leaves pipelines whose stages are SUs, or blocks of one, few orbits where
+// whole-SU shifts (which move a stage onto another) left every node apart. The generated cases draw
+// single-SU fabrics only; the reference here simulates every one of the 512 or 768 chips.
 TEST(Issue13DifferentialTest, ScalableUnitRotationsQuotientEqualsTheReference) {
   const std::string model =
-      "custom:layers=12,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096";
+      "custom:layers=24,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096";
   struct Case {
     const char* system;
     const char* layout;
@@ -538,9 +538,10 @@ TEST(Issue13DifferentialTest, ScalableUnitRotationsQuotientEqualsTheReference) {
   for (const Case& c : {Case{"h100:512", "tp=8,pp=2,dp=32,microbatches=4", 2},
                         Case{"h100:512", "tp=4,pp=2,fsdp=64,microbatches=2", 4},
                         Case{"a100:768,oversub=2", "tp=8,pp=3,dp=32,microbatches=3", 3},
-                        // Stages of half an SU: only the slots rotate (64 orbits), which the
-                        // default still takes, its replays charged as the work they are.
-                        Case{"h100:512", "tp=8,pp=4,dp=16,microbatches=4", 64}}) {
+                        // Stages of half and a quarter of an SU: the node rotates within its
+                        // block of 16 or 8 (node digits).
+                        Case{"h100:512", "tp=8,pp=4,dp=16,microbatches=4", 4},
+                        Case{"h100:512", "tp=8,pp=8,dp=8,microbatches=8", 8}}) {
     workloads::TrainingResult quotient;
     const Outcome out = RunFixedStep(c.system, model, c.layout, {}, "", &quotient);
     ASSERT_TRUE(out.ran);

@@ -22,8 +22,11 @@ using collectives::FabricSymmetry;
 class SymmetryCheck {
  public:
   SymmetryCheck(const topology::System& system, const schedule::Schedule& schedule,
-                const CheckedSchedule& checked, std::vector<int> slot_radix)
-      : system_(system), checked_(checked), symmetry_(&system.fabric, std::move(slot_radix)) {
+                const CheckedSchedule& checked, std::vector<int> slot_radix,
+                std::vector<int> node_radix)
+      : system_(system),
+        checked_(checked),
+        symmetry_(&system.fabric, std::move(slot_radix), std::move(node_radix)) {
     const MeshGrid& grid = checked.grid;
     for (int p = 0; p < schedule.programs_size(); ++p) {
       const schedule::Program& program = schedule.programs(p);
@@ -153,32 +156,31 @@ class SymmetryCheck {
   std::vector<int64_t> index_in_;  // Per chip: its rank in the image group, or -1.
 };
 
-// The slot digits that the mesh's placement suggests on a GPU system: the boundaries inside a
-// node where a mesh axis starts or ends (tp=4 of 8 GPUs: slot = i + 4 q), so that an axis shorter
-// than a node rotates alone. Any digits give fabric symmetries (fabric_symmetry.h); these only
-// make the step's more likely. Empty when the placement suggests none beyond the whole node.
-std::vector<int> SuggestedSlotRadix(const topology::Fabric& fabric, const MeshGrid& grid) {
-  if (fabric.gpu() == nullptr) return {};
-  const int per_node = fabric.gpu()->gpus_per_node;
-  std::vector<int> bounds = {1, per_node};
+// The digits of `length` consecutive units of `unit` chips (a node's slots, an SU's nodes) that
+// the mesh's placement suggests: the boundaries where a mesh axis starts or ends inside them
+// (tp=4 of 8 GPUs: slot = i + 4 q; pipeline stages of 16 nodes in an SU of 32: node = a + 16 b),
+// so that an axis shorter than them rotates alone. Any digits give fabric symmetries
+// (fabric_symmetry.h); these only make the step's more likely. Empty when the placement suggests
+// none beyond the whole.
+std::vector<int> SuggestedRadix(const MeshGrid& grid, int64_t unit, int length) {
+  std::vector<int64_t> bounds = {1, length};
   for (size_t a = 0; a < grid.axes().size(); ++a) {
     const int size = grid.axes()[a].size;
     if (size <= 1) continue;
     const int64_t stride = static_cast<int64_t>(grid.ChipWith(0, static_cast<int>(a), 1)) -
                            static_cast<int64_t>(grid.ChipWith(0, static_cast<int>(a), 0));
-    for (int64_t bound : {stride, stride * size}) {
-      if (bound > 1 && bound < per_node && per_node % bound == 0) {
-        bounds.push_back(static_cast<int>(bound));
-      }
+    if (stride % unit != 0) continue;
+    for (int64_t bound : {stride / unit, stride / unit * size}) {
+      if (bound > 1 && bound < length && length % bound == 0) bounds.push_back(bound);
     }
   }
   std::sort(bounds.begin(), bounds.end());
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
   std::vector<int> radix;
-  int below = 1;
+  int64_t below = 1;
   for (size_t b = 1; b < bounds.size(); ++b) {
     if (bounds[b] % below != 0) continue;  // Not a chain of divisors: that boundary is dropped.
-    radix.push_back(bounds[b] / below);
+    radix.push_back(static_cast<int>(bounds[b] / below));
     below = bounds[b];
   }
   if (radix.size() <= 1) return {};
@@ -194,57 +196,67 @@ sim::StatusOr<collectives::TranslationGroup> FindStepSymmetry(const topology::Sy
   collectives::TranslationGroup trivial(&fabric);
   // Schedule groups name chips (traces recorded elsewhere): not searched for symmetry.
   if (schedule.groups_size() > 0 || !FabricSymmetry(&fabric).has_axes()) return trivial;
-  // The slot axis whole, then (GPU systems) in the digits the placement suggests; the larger
-  // group wins, the whole axis on a tie.
-  std::vector<std::vector<int>> radices = {{}};
-  std::vector<int> suggested = SuggestedSlotRadix(fabric, checked.grid);
-  if (!suggested.empty()) radices.push_back(std::move(suggested));
+  // The slot axis whole, then (GPU systems) in the digits the placement suggests; likewise the
+  // node-in-SU axis where nodes are digits (fabric_symmetry.h). The largest group wins, the
+  // whole axes on a tie.
+  std::vector<std::vector<int>> slot_radices = {{}}, node_radices = {{}};
+  if (const topology::GpuLayout* g = fabric.gpu(); g != nullptr) {
+    std::vector<int> slots = SuggestedRadix(checked.grid, 1, g->gpus_per_node);
+    if (!slots.empty()) slot_radices.push_back(std::move(slots));
+    if (FabricSymmetry(&fabric).unit_digits()) {
+      std::vector<int> nodes = SuggestedRadix(checked.grid, g->gpus_per_node, g->nodes_per_su);
+      if (!nodes.empty()) node_radices.push_back(std::move(nodes));
+    }
+  }
   // Each candidate shift walks every chip once per distinct collective: bounded before it is
   // spent (a schedule of many distinct collectives on a large fabric), per candidate. A candidate
   // past the bound is not tried; with none left the group is trivial, which simulates every
   // chip: still exact, and the step's own bounds then apply.
   constexpr double kMaxCheckWork = 2e8;
   collectives::TranslationGroup best = trivial;
-  // A node shift (slots unmoved) is the same permutation whatever the slot digits: checked for
-  // the first candidate tried, reused by the next (only GPU systems have a second).
-  std::optional<std::vector<int>> node_steps;
-  for (std::vector<int>& radix : radices) {
-    SymmetryCheck check(system, schedule, checked, std::move(radix));
-    const FabricSymmetry& symmetry = check.symmetry();
-    std::vector<int> steps = symmetry.axis_lengths();
-    // The node axes (one, or a pod fat tree's digits) follow the slot digits on GPU systems.
-    const size_t first_node = fabric.gpu() != nullptr ? symmetry.slot_radix().size() : steps.size();
-    const auto reused = [&](size_t a) { return a >= first_node && node_steps.has_value(); };
-    double shifts = 0;
-    for (size_t a = 0; a < steps.size(); ++a) {
-      if (reused(a)) continue;
-      for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d);
-    }
-    if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
-        kMaxCheckWork) {
-      continue;
-    }
-    for (size_t a = 0; a < steps.size(); ++a) {
-      if (reused(a)) {
-        steps[a] = (*node_steps)[a - first_node];
+  for (const std::vector<int>& node_radix : node_radices) {
+    // A node shift (slots unmoved) is the same permutation whatever the slot digits: checked for
+    // the first slot digits tried, reused by the next (only GPU systems have a second).
+    std::optional<std::vector<int>> node_steps;
+    for (const std::vector<int>& slot_radix : slot_radices) {
+      SymmetryCheck check(system, schedule, checked, slot_radix, node_radix);
+      const FabricSymmetry& symmetry = check.symmetry();
+      std::vector<int> steps = symmetry.axis_lengths();
+      // The node axes (one, or a fat tree's digits) follow the slot digits on GPU systems.
+      const size_t first_node =
+          fabric.gpu() != nullptr ? symmetry.slot_radix().size() : steps.size();
+      const auto reused = [&](size_t a) { return a >= first_node && node_steps.has_value(); };
+      double shifts = 0;
+      for (size_t a = 0; a < steps.size(); ++a) {
+        if (reused(a)) continue;
+        for (int d = 1; d < steps[a]; ++d) shifts += symmetry.AllowsStep(a, d);
+      }
+      if (shifts * static_cast<double>(check.classes() + 1) * checked.grid.chip_count() >
+          kMaxCheckWork) {
         continue;
       }
-      const int length = steps[a];
-      for (int d = 1; d < length; ++d) {
-        if (!symmetry.AllowsStep(a, d)) continue;
-        FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
-        shift.delta[a] = d;
-        PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));
-        if (preserves) {
-          steps[a] = d;
-          break;
+      for (size_t a = 0; a < steps.size(); ++a) {
+        if (reused(a)) {
+          steps[a] = (*node_steps)[a - first_node];
+          continue;
+        }
+        const int length = steps[a];
+        for (int d = 1; d < length; ++d) {
+          if (!symmetry.AllowsStep(a, d)) continue;
+          FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
+          shift.delta[a] = d;
+          PODSIM_ASSIGN_OR_RETURN(bool preserves, check.Preserves(shift));
+          if (preserves) {
+            steps[a] = d;
+            break;
+          }
         }
       }
+      node_steps.emplace(steps.begin() + static_cast<std::ptrdiff_t>(first_node), steps.end());
+      std::optional<collectives::TranslationGroup> group = collectives::TranslationGroup::OfSteps(
+          &fabric, steps, symmetry.slot_radix(), symmetry.node_radix());
+      if (group && group->size() > best.size()) best = *group;
     }
-    node_steps.emplace(steps.begin() + static_cast<std::ptrdiff_t>(first_node), steps.end());
-    std::optional<collectives::TranslationGroup> group =
-        collectives::TranslationGroup::OfSteps(&fabric, steps, symmetry.slot_radix());
-    if (group && group->size() > best.size()) best = *group;
   }
   return best;
 }

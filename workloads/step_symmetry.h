@@ -16,11 +16,13 @@
 // each axis (the smallest step along it that works), which may miss diagonal symmetries: a
 // smaller group means more simulated chips, never a different answer. On GPU systems the slot
 // axis is tried whole and split into the digits where mesh axes start or end inside a node
-// (fabric_symmetry.h, slot_radix: tp=4 of 8 GPUs rotates within each half), and the larger group
-// is kept. Schedules with groups
-// (Schedule.groups), fabrics without symmetry axes (collectives/fabric_symmetry.h), steps nothing
-// maps, and steps whose check would walk the chips more than 2e8 times (many distinct collectives
-// on a large fabric) get the trivial group: every chip simulated.
+// (fabric_symmetry.h, slot_radix: tp=4 of 8 GPUs rotates within each half), and likewise the
+// axis of the node in its scalable unit where nodes are digits (node_radix: pipeline stages of 16
+// nodes in an SU of 32, each stage's ring rotating within its half); the largest group is kept.
+// Schedules with groups (Schedule.groups), fabrics without symmetry axes
+// (collectives/fabric_symmetry.h), steps nothing maps, and steps whose check would walk the chips
+// more than 2e8 times (many distinct collectives on a large fabric) get the trivial group: every
+// chip simulated.
 
 #ifndef PODSIM_WORKLOADS_STEP_SYMMETRY_H_
 #define PODSIM_WORKLOADS_STEP_SYMMETRY_H_
