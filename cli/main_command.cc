@@ -109,7 +109,9 @@ int RunMain(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   std::string max_transfers_text;
   app.add_option("--max-transfers", max_transfers_text,
                  "work bound of one simulation, in point-to-point transfers (default 5e6: "
-                 "seconds and a few GB); raise it for larger exact runs, like 1e9");
+                 "seconds and a few GB; a replayed collective counts one, and in a traced step "
+                 "each change of link usage it echoes to the trace one more); raise it for "
+                 "larger exact runs, like 1e9");
   LogFlags log_flags;
   AddLogFlags(app, &log_flags);
   std::vector<Command> commands;

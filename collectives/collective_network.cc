@@ -85,6 +85,38 @@ std::string KeyOf(const CollectiveRequest& request) {
   return key.str();
 }
 
+// What a replay echoes to observers (a trace's link counters) of its rehearsal's usage changes
+// (in time order): each link at its mean usage from its first change to its last, where it went
+// back to 0, so that the bytes each link carries over that interval are the rehearsal's. Two
+// changes a link where the rehearsal had one per flow start and end (a 256-chunk all-reduce: 4
+// per chunk), which kept a traced step's echoes within its work bound.
+std::vector<LinkUsageChange> MeanUsage(std::vector<LinkUsageChange> changes) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const LinkUsageChange& a, const LinkUsageChange& b) {
+                     return a.resource.value < b.resource.value;
+                   });
+  std::vector<LinkUsageChange> mean;
+  for (size_t first = 0; first < changes.size();) {
+    size_t last = first;
+    double bytes = 0;
+    while (last + 1 < changes.size() && changes[last + 1].resource == changes[first].resource) {
+      bytes += changes[last].used_bytes_per_s *
+               (changes[last + 1].offset - changes[last].offset).ToSeconds();
+      ++last;
+    }
+    const sim::Time begin = changes[first].offset, end = changes[last].offset;
+    if (end > begin && bytes > 0) {
+      mean.push_back({begin, changes[first].resource, bytes / (end - begin).ToSeconds()});
+      mean.push_back({end, changes[first].resource, changes[last].used_bytes_per_s});
+    }
+    first = last + 1;
+  }
+  std::stable_sort(
+      mean.begin(), mean.end(),
+      [](const LinkUsageChange& a, const LinkUsageChange& b) { return a.offset < b.offset; });
+  return mean;
+}
+
 }  // namespace
 
 // The private, idle copy of the network on which each distinct request is first simulated.
@@ -178,11 +210,13 @@ uint64_t CollectiveNetwork::transfers() const { return executor_->transfers(); }
 
 uint64_t CollectiveNetwork::all_transfers() const {
   // The work done: transfers run, rehearsed (for replays too) or found rehearsed in the shared
-  // cache (charged as if rehearsed, so that a sweep's steps decide alike whatever their order),
-  // and one per replay, which is one event where its launch would have run its transfers.
+  // cache (charged, and checked, as if rehearsed: a sweep's steps decide alike whatever thread
+  // rehearsed first), one per replay, which is one event where its launch would
+  // have run its transfers, and, observed, one per change of link usage a replay echoes to the
+  // observers (a trace's link counters), which an unobserved run does not make.
   return transfers() + cached_transfers_ +
          (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers()) +
-         (alone_ == nullptr ? 0 : alone_->executor->transfers()) + replayed_;
+         (alone_ == nullptr ? 0 : alone_->executor->transfers()) + replayed_ + echoed_changes_;
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
@@ -227,6 +261,8 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   // Until the last event (a flow may outlive the collective's end), not only until its end.
   replay->hold = alone.last_event;
   replay->algorithm = std::move(alone.choice.algorithm);
+  replay->usage = MeanUsage(std::move(replay->usage));
+  replay->echo_changes = replay->usage.size();
   for (uint32_t link : r.recorder.touched()) replay->resources.push_back(sim::ResourceId{link});
   std::sort(replay->resources.begin(), replay->resources.end());
   // A zero-byte flow leaves its links at 0 bytes, so the recorder may list them twice.
@@ -261,14 +297,26 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
       excluded_.contains(it->first)) {
     return false;
   }
-  // A replay costs one transfer of the work bound (all_transfers); with none left the launch runs
-  // as transfers, which the bound refuses. A rehearsal its estimate puts past what is left is
-  // refused by the bound as the launch would be.
+  // A replay costs one transfer of the work bound (all_transfers), and one per change of its
+  // links' usage echoed to observers; with none left the launch runs as transfers, which the bound
+  // refuses. A rehearsal its estimate puts past what is left is refused as the launch would be.
   if (request.max_transfers < 1) return false;
+  const uint64_t before = all_transfers();
   if (!replay.rehearsed) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
   if (!replay.replayable || !model_->Unused(replay.resources) ||
       !model_->UsedOnlyBy(replay.resources, channel)) {
     return false;
+  }
+  const uint64_t left =
+      request.max_transfers - std::min(request.max_transfers, all_transfers() - before);
+  if (left < 1 + replay.echo_changes) {
+    if (replay.echo_changes == 0) return false;
+    return sim::Status::OutOfRange(
+        "tracing the links of a replayed " + std::string(CollectiveOpName(request.op)) + " takes " +
+        std::to_string(replay.echo_changes) + " changes of link usage, over the " +
+        std::to_string(left) +
+        " left of the run's work bound, which a traced step spends on them too (--max-transfers, "
+        "default 5e6, raises it)");
   }
   if (!replay.resources.empty() && replay.hold > sim::Time::Zero()) {
     model_->Hold(replay.resources, engine_->now() + replay.hold, *owner);
@@ -286,6 +334,7 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
       }
     });
     ++echo_events_;
+    echoed_changes_ += last - first;
     first = last;
   }
   if (algorithm != nullptr) *algorithm = replay.algorithm;
@@ -339,6 +388,11 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   if (it != records_.end()) return &it->second;
   if (shared_ != nullptr) {
     if (std::optional<Record> found = shared_->Find(key)) {
+      if (found->estimated_transfers > static_cast<double>(request.max_transfers)) {
+        return TooManyTransfers(
+            "the " + std::string(CollectiveOpName(request.op)) + " (" + found->algorithm + ")",
+            found->estimated_transfers, request.max_transfers);
+      }
       cached_transfers_ += found->transfers;
       return &records_.emplace(std::move(key), std::move(*found)).first->second;
     }
@@ -350,6 +404,7 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   const LinkBytesRecorder& recorder = r.recorder;
   Record record;
   record.transfers = alone.transfers;
+  record.estimated_transfers = alone.choice.estimated_transfers;
   record.duration = alone.duration;
   record.algorithm = std::move(alone.choice.algorithm);
   double slowest = 0;  // Largest bytes / bandwidth over the links.
@@ -421,6 +476,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
     return sim::Status::Ok();
   }
   uint32_t owner = 0;
+  const uint64_t work_at_launch = all_transfers();
   if (replays_) {
     PODSIM_ASSIGN_OR_RETURN(bool replayed,
                             TryReplay(request, channel, &on_done, algorithm, &owner));
@@ -428,6 +484,9 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   }
   CollectiveRequest shared = request;
   shared.efficiency = efficiency_;
+  // A rehearsal for a replay that was then declined spent part of what was left.
+  const uint64_t spent = all_transfers() - work_at_launch;
+  shared.max_transfers -= std::min(shared.max_transfers, spent);
   AlgorithmChoice choice;
   PODSIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Collective> collective,

@@ -156,6 +156,7 @@ class CollectiveNetwork {
     // When the network is observed: the rehearsal's changes of its links' usage, in order, for
     // the observers to see a replay's links loaded as the transfers would have loaded them.
     std::vector<LinkUsageChange> usage;
+    uint64_t echo_changes = 0;  // usage.size(): the link usage changes a replay echoes.
   };
 
   // The record of `request`: rehearsed, or moved from the record of its canonical translate.
@@ -201,6 +202,7 @@ class CollectiveNetwork {
   uint64_t alone_rehearsals_ = 0;
   uint64_t replayed_ = 0;
   uint64_t echo_events_ = 0;
+  uint64_t echoed_changes_ = 0;  // Link usage changes the echo events made (all_transfers).
   std::optional<std::string> intruded_;
   std::function<void()> on_intrusion_;
 };

@@ -65,6 +65,9 @@ FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> 
       PODSIM_CHECK(digit >= 1 && g->nodes_per_su % digit == 0)
           << "node digit of length " << digit << " in an SU of " << g->nodes_per_su;
       nodes *= digit;
+      // A digit's blocks must divide the spines' residues or be made of them (header comment).
+      PODSIM_CHECK(spp % nodes == 0 || nodes % spp == 0)
+          << "node digits in blocks of " << nodes << " over " << spp << " spines";
     }
     PODSIM_CHECK(nodes == g->nodes_per_su)
         << "node digits of " << nodes << " nodes, not " << g->nodes_per_su;

@@ -110,8 +110,8 @@ class FabricSymmetry {
   const std::vector<int>& node_radix() const { return node_radix_; }
 
   // The shift that moves `chips` to their canonical translate (on tori the first chip at the
-  // origin; on GPU fat trees the lowest node into the first translation unit, the first pod
-  // where pods are digits, slots unmoved), or
+  // origin; on GPU fat trees the lowest node into the first translation unit: where nodes are
+  // digits, its pod to the first pod, or on two levels its SU to the first SU; slots unmoved), or
   // nullopt when the fabric has no translation that applies.
   std::optional<Shift> ToCanonical(const std::vector<topology::VertexId>& chips) const;
   Shift Inverse(const Shift& shift) const;

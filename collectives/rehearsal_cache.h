@@ -37,6 +37,9 @@ struct RehearsalRecord {
   // charges them to its work bound as if it had rehearsed, so whether a simulation exceeds the
   // bound does not depend on which thread rehearsed first.
   uint64_t transfers = 0;
+  // The estimate the rehearsal's work bound was checked against (collective_runner.h): a hit is
+  // checked against it too, and refused as the rehearsal would have been.
+  double estimated_transfers = 0;
 };
 
 class RehearsalCache {

@@ -305,6 +305,12 @@ Outcome RunCase(uint32_t seed) {
     unreplayed.replays = false;
     sim::StatusOr<workloads::TrainingResult> u =
         workloads::SimulateTraining(*system, *model, *layout, batch, ops, unreplayed);
+    // A campaign's systems (PODSIM_DIFFERENTIAL_SYSTEMS) may not place a drawn mesh (an axis of 3
+    // on a100:768's nodes of 8): no case, when all three refuse it alike. CI's systems place all.
+    if (CampaignSystems() && !q.ok() && q.status() == r.status() && q.status() == u.status() &&
+        q.status().message().find("cannot be placed") != std::string::npos) {
+      return out;
+    }
     EXPECT_TRUE(q.ok() && r.ok() && u.ok())
         << out.what << ": " << q.status() << " / " << r.status() << " / " << u.status();
     if (!q.ok() || !r.ok() || !u.ok()) return out;
@@ -386,6 +392,11 @@ void ExpectSame(const Outcome& c) {
 constexpr uint32_t kShards = 20;
 constexpr uint32_t kSeedsPerShard = 16;
 
+// The approximation's error on CI's cases (seeds 1-320), with a little room: a guard against its
+// getting worse there, where the range the output quotes is a campaign's, far wider.
+constexpr double kCiApproximationErrorLow = -0.42;
+constexpr double kCiApproximationErrorHigh = 0.06;
+
 // The first seed: 1, or PODSIM_DIFFERENTIAL_FIRST_SEED for a longer campaign run by hand over
 // other cases (e.g. 321, 641, ...: each run of the 20 shards draws the next 320).
 uint32_t FirstSeed() {
@@ -425,9 +436,15 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
       EXPECT_FALSE(outcome.approximate->exact);
       const double error =
           outcome.approximate->step_time.ToSeconds() / outcome.reference.step_time.ToSeconds() - 1;
-      // What the accuracy line quotes (step_simulator.h) must hold on every case.
+      // What the accuracy line quotes (step_simulator.h) must hold on every case; on CI's
+      // cases, a guard near their own range (-39.2% to +4.5% on 2026-12-05), which the quoted
+      // campaign range is too wide to be: the approximation may improve, not get worse there.
       EXPECT_GE(error, workloads::kApproximationErrorLow) << outcome.what;
       EXPECT_LE(error, workloads::kApproximationErrorHigh) << outcome.what;
+      if (FirstSeed() == 1) {
+        EXPECT_GE(error, kCiApproximationErrorLow) << outcome.what;
+        EXPECT_LE(error, kCiApproximationErrorHigh) << outcome.what;
+      }
       if (error < fastest) fastest_case = outcome.what;
       fastest = std::min(fastest, error);
       slowest = std::max(slowest, error);
@@ -575,6 +592,47 @@ TEST(Issue13DifferentialTest, ScalableUnitRotationsQuotientEqualsTheReference) {
                 kTolerance * out.reference.step_time.ToSeconds())
         << out.what;
   }
+}
+
+// The work bound counts a replayed collective as the one event it is (collective_network.h): a
+// step whose launches would run more transfers than the bound fits it with replays, and gives the
+// same answer as with a bound large enough for every transfer. Traced, each link usage change a
+// replay echoes counts too.
+TEST(Issue13DifferentialTest, WorkBoundCountsReplaysAsTheWorkTheyAre) {
+  const topology::System system = topology::ParseSystem("h100:512").value();
+  const workloads::ModelSpec model =
+      workloads::ParseModel(
+          "custom:layers=24,d_model=256,ffn=1024,heads=8,kv_heads=4,head_dim=32,vocab=4096")
+          .value();
+  const workloads::Layout layout = workloads::ParseLayout("tp=8,pp=8,dp=8,microbatches=8").value();
+  const workloads::BatchSpec batch{64, 256};
+  constexpr uint64_t kBound = 2'500;  // Between what runs with replays and without (2-4 k).
+  auto run = [&](bool replays, uint64_t bound, sim::FlowObserver* observer) {
+    StepOptions options = Options(SimulatedChips::kOrbits);
+    options.replays = replays;
+    options.max_transfers = bound;
+    options.flow_observer = observer;
+    return workloads::SimulateTraining(system, model, layout, batch, {}, options);
+  };
+  sim::StatusOr<workloads::TrainingResult> replayed = run(true, kBound, nullptr);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_GT(replayed->step.replayed_collectives, 500u);
+  sim::StatusOr<workloads::TrainingResult> unreplayed = run(false, kBound, nullptr);
+  ASSERT_FALSE(unreplayed.ok());
+  EXPECT_EQ(unreplayed.status().code(), sim::Status::Code::kOutOfRange) << unreplayed.status();
+  sim::StatusOr<workloads::TrainingResult> unbounded = run(false, 50'000'000, nullptr);
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+  EXPECT_EQ(replayed->step.step_time, unbounded->step.step_time);
+  // Observed, the replays' echoes of their links' usage count: past the bound, a clear error.
+  sim::FlowObserver link_usage;
+  sim::StatusOr<workloads::TrainingResult> traced = run(true, kBound, &link_usage);
+  ASSERT_FALSE(traced.ok());
+  EXPECT_EQ(traced.status().code(), sim::Status::Code::kOutOfRange);
+  EXPECT_NE(traced.status().message().find("tracing the links of a replayed"), std::string::npos)
+      << traced.status();
+  traced = run(true, 50'000'000, &link_usage);
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  EXPECT_EQ(traced->step.step_time, replayed->step.step_time);
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ inline constexpr uint64_t kAutoExactOrbits = 64;
 // any falls outside: a measurement on those steps (small models, so communication weighs more
 // than in most real steps), not a bound for others. The output's accuracy line quotes it.
 // Measured 2026-12-06 over seeds 1-32,320 (31,502 valid steps, PODSIM_DIFFERENTIAL_FIRST_SEED):
-// -73.7% to +16.9% (seeds 1-320 alone: -50.9% to +10.2% on 2026-12-04).
+// -73.7% to +16.9% (seeds 1-320 alone: -39.2% to +4.5% on 2026-12-05, which
+// tests/issue_13_differential_test.cc guards apart).
 inline constexpr double kApproximationErrorLow = -0.74;
 inline constexpr double kApproximationErrorHigh = 0.17;
 inline constexpr int kApproximationMeasuredSteps = 31'502;
