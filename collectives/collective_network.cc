@@ -262,7 +262,6 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   replay->hold = alone.last_event;
   replay->algorithm = std::move(alone.choice.algorithm);
   replay->usage = MeanUsage(std::move(replay->usage));
-  replay->echo_changes = replay->usage.size();
   for (uint32_t link : r.recorder.touched()) replay->resources.push_back(sim::ResourceId{link});
   std::sort(replay->resources.begin(), replay->resources.end());
   // A zero-byte flow leaves its links at 0 bytes, so the recorder may list them twice.
@@ -309,11 +308,11 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   }
   const uint64_t left =
       request.max_transfers - std::min(request.max_transfers, all_transfers() - before);
-  if (left < 1 + replay.echo_changes) {
-    if (replay.echo_changes == 0) return false;
+  if (left < 1 + replay.usage.size()) {
+    if (replay.usage.empty()) return false;
     return sim::Status::OutOfRange(
         "tracing the links of a replayed " + std::string(CollectiveOpName(request.op)) + " takes " +
-        std::to_string(replay.echo_changes) + " changes of link usage, over the " +
+        std::to_string(replay.usage.size()) + " changes of link usage, over the " +
         std::to_string(left) +
         " left of the run's work bound, which a traced step spends on them too (--max-transfers, "
         "default 5e6, raises it)");

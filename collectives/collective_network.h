@@ -156,7 +156,6 @@ class CollectiveNetwork {
     // When the network is observed: the rehearsal's changes of its links' usage, in order, for
     // the observers to see a replay's links loaded as the transfers would have loaded them.
     std::vector<LinkUsageChange> usage;
-    uint64_t echo_changes = 0;  // usage.size(): the link usage changes a replay echoes.
   };
 
   // The record of `request`: rehearsed, or moved from the record of its canonical translate.

@@ -16,6 +16,33 @@ namespace {
 
 int Mod(int64_t value, int64_t n) { return static_cast<int>(((value % n) + n) % n); }
 
+// Mixed-radix digits (slots of a node, nodes of an SU), fastest first: `value`'s digits appended
+// to `coord`; the value of `radix.size()` digits from `digits`; `value` with each digit d rotated
+// by delta[d] within its length.
+void AppendDigits(int value, const std::vector<int>& radix, std::vector<int>* coord) {
+  for (int digit : radix) {
+    coord->push_back(value % digit);
+    value /= digit;
+  }
+}
+int JoinDigits(const int* digits, const std::vector<int>& radix) {
+  int value = 0, place = 1;
+  for (size_t d = 0; d < radix.size(); ++d) {
+    value += digits[d] * place;
+    place *= radix[d];
+  }
+  return value;
+}
+int RotateDigits(int value, const std::vector<int>& radix, const int* delta) {
+  int moved = 0, place = 1;
+  for (size_t d = 0; d < radix.size(); ++d) {
+    moved += Mod(value % radix[d] + delta[d], radix[d]) * place;
+    value /= radix[d];
+    place *= radix[d];
+  }
+  return moved;
+}
+
 }  // namespace
 
 FabricSymmetry::FabricSymmetry(const topology::Fabric* fabric, std::vector<int> slot_radix,
@@ -175,19 +202,11 @@ std::vector<int> FabricSymmetry::Coord(VertexId chip) const {
   }
   const int per_node = fabric_->gpu()->gpus_per_node;
   std::vector<int> coord;
-  int slot = static_cast<int>(chip % per_node);
-  for (int digit : radix_) {
-    coord.push_back(slot % digit);
-    slot /= digit;
-  }
+  AppendDigits(static_cast<int>(chip % per_node), radix_, &coord);
   const int node = static_cast<int>(chip / per_node);
   if (pod_digits_) {
     const topology::GpuLayout& g = *fabric_->gpu();
-    int local = node % g.nodes_per_su;
-    for (int digit : node_radix_) {
-      coord.push_back(local % digit);
-      local /= digit;
-    }
+    AppendDigits(node % g.nodes_per_su, node_radix_, &coord);
     coord.insert(coord.end(),
                  {node / g.nodes_per_su % g.sus_per_pod, node / (g.nodes_per_su * g.sus_per_pod)});
   } else {
@@ -200,34 +219,19 @@ VertexId FabricSymmetry::ChipAt(const std::vector<int>& coord) const {
   PODSIM_CHECK(has_axes() && coord.size() == lengths_.size()) << "coordinates of another fabric";
   if (torus_) return fabric_->ChipAt(coord);
   if (slices_) return fabric_->ChipAt({coord.begin(), coord.end() - 1}, coord.back());
-  int slot = 0, place = 1;
-  for (size_t d = 0; d < radix_.size(); ++d) {
-    slot += coord[d] * place;
-    place *= radix_[d];
-  }
+  const int slot = JoinDigits(coord.data(), radix_);
   int64_t node = coord.back();
   if (pod_digits_) {
     const topology::GpuLayout& g = *fabric_->gpu();
-    int local = 0, node_place = 1;
-    for (size_t d = 0; d < node_radix_.size(); ++d) {
-      local += coord[radix_.size() + d] * node_place;
-      node_place *= node_radix_[d];
-    }
     node = (static_cast<int64_t>(coord[pod_axis()]) * g.sus_per_pod + coord[su_axis()]) *
                g.nodes_per_su +
-           local;
+           JoinDigits(coord.data() + radix_.size(), node_radix_);
   }
-  return static_cast<VertexId>(node * place + slot);
+  return static_cast<VertexId>(node * fabric_->gpu()->gpus_per_node + slot);
 }
 
 int FabricSymmetry::MovedSlot(int slot, const Shift& shift) const {
-  int moved = 0, place = 1;
-  for (size_t d = 0; d < radix_.size(); ++d) {
-    moved += Mod(slot % radix_[d] + shift.delta[d], radix_[d]) * place;
-    slot /= radix_[d];
-    place *= radix_[d];
-  }
-  return moved;
+  return RotateDigits(slot, radix_, shift.delta.data());
 }
 
 std::optional<FabricSymmetry::Shift> FabricSymmetry::ToCanonical(
@@ -294,13 +298,7 @@ VertexId FabricSymmetry::ApplyAcrossSlices(VertexId vertex, const Shift& shift) 
 }
 
 int FabricSymmetry::MovedLocalNode(int local, const Shift& shift) const {
-  int moved = 0, place = 1;
-  for (size_t d = 0; d < node_radix_.size(); ++d) {
-    moved += Mod(local % node_radix_[d] + shift.delta[radix_.size() + d], node_radix_[d]) * place;
-    local /= node_radix_[d];
-    place *= node_radix_[d];
-  }
-  return moved;
+  return RotateDigits(local, node_radix_, shift.delta.data() + radix_.size());
 }
 
 int FabricSymmetry::MovedNode(int node, const Shift& shift) const {
