@@ -86,7 +86,8 @@ class Torus16x16 {
 // would neither propagate nor reschedule, could skip.
 class RateChangeCounter : public FlowObserver {
  public:
-  void OnFlowStarted(Time, FlowId flow, double, std::span<const ResourceId>) override {
+  void OnFlowStarted(Time, FlowId flow, double, std::span<const ResourceId>,
+                     std::span<const double>) override {
     if (flow.slot >= rates_.size()) rates_.resize(flow.slot + 1, 0);
     rates_[flow.slot] = 0;
   }

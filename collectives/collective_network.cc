@@ -17,16 +17,19 @@ namespace podsim::collectives {
 
 namespace {
 
-// Adds up the bytes every flow moves over each link (resources below `link_count`).
+// Adds up the bytes every flow moves over each link (resources below `link_count`), times its
+// weight there: on a symmetric quotient a flow with weight w on a link orbit's canonical link
+// stands for w flows on each of its links (link_orbits.h), so the figure is each link's.
 class LinkBytesRecorder : public sim::FlowObserver {
  public:
   explicit LinkBytesRecorder(size_t link_count) : bytes_(link_count, 0.0) {}
-  void OnFlowStarted(sim::Time, sim::FlowId, double bytes,
-                     std::span<const sim::ResourceId> route) override {
-    for (sim::ResourceId resource : route) {
-      if (resource.value >= bytes_.size()) continue;
-      if (bytes_[resource.value] == 0) touched_.push_back(resource.value);
-      bytes_[resource.value] += bytes;
+  void OnFlowStarted(sim::Time, sim::FlowId, double bytes, std::span<const sim::ResourceId> route,
+                     std::span<const double> weights) override {
+    for (size_t i = 0; i < route.size(); ++i) {
+      const uint32_t resource = route[i].value;
+      if (resource >= bytes_.size()) continue;
+      if (bytes_[resource] == 0) touched_.push_back(resource);
+      bytes_[resource] += weights.empty() ? bytes : bytes * weights[i];
     }
   }
   const std::vector<double>& bytes() const { return bytes_; }
@@ -176,6 +179,15 @@ struct CollectiveNetwork::Rehearsal {
   }
 };
 
+// The idle copy with the link orbits of a request's own symmetry (SymmetryOfRanks).
+struct CollectiveNetwork::QuotientRehearsal {
+  QuotientRehearsal(const topology::Fabric* fabric, const FabricEfficiency& efficiency,
+                    const TranslationGroup& group)
+      : orbits(group.Orbits()), rehearsal(fabric, efficiency, &orbits) {}
+  LinkOrbits orbits;
+  Rehearsal rehearsal;
+};
+
 struct CollectiveNetwork::Running {
   std::unique_ptr<Collective> collective;
   bool done = false;
@@ -214,14 +226,37 @@ uint64_t CollectiveNetwork::all_transfers() const {
   // rehearsed first), one per replay, which is one event where its launch would
   // have run its transfers, and, observed, one per change of link usage a replay echoes to the
   // observers (a trace's link counters), which an unobserved run does not make.
-  return transfers() + cached_transfers_ +
+  uint64_t quotients = 0;
+  for (const auto& [key, quotient] : quotients_) {
+    quotients += quotient->rehearsal.executor->transfers();
+  }
+  return transfers() + cached_transfers_ + quotients +
          (rehearsal_ == nullptr ? 0 : rehearsal_->executor->transfers()) +
          (alone_ == nullptr ? 0 : alone_->executor->transfers()) + replayed_ + echoed_changes_;
 }
 
 uint64_t CollectiveNetwork::rehearsal_events() const {
-  return (rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events()) +
+  uint64_t quotients = 0;
+  for (const auto& [key, quotient] : quotients_) {
+    quotients += quotient->rehearsal.engine.executed_events();
+  }
+  return quotients + (rehearsal_ == nullptr ? 0 : rehearsal_->engine.executed_events()) +
          (alone_ == nullptr ? 0 : alone_->engine.executed_events());
+}
+
+CollectiveNetwork::QuotientRehearsal& CollectiveNetwork::QuotientFor(
+    const TranslationGroup& group) {
+  std::string key;
+  for (const std::vector<int>* digits :
+       {&group.steps(), &group.symmetry().slot_radix(), &group.symmetry().node_radix()}) {
+    for (int digit : *digits) key += std::to_string(digit) + ',';
+    key += '|';
+  }
+  std::unique_ptr<QuotientRehearsal>& quotient = quotients_[key];
+  if (quotient == nullptr) {
+    quotient = std::make_unique<QuotientRehearsal>(fabric_, efficiency_, group);
+  }
+  return *quotient;
 }
 
 void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
@@ -396,11 +431,29 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
       return &records_.emplace(std::move(key), std::move(*found)).first->second;
     }
   }
-  if (rehearsal_ == nullptr) rehearsal_ = std::make_unique<Rehearsal>(fabric_, efficiency_);
-  Rehearsal& r = *rehearsal_;
-  PODSIM_ASSIGN_OR_RETURN(Rehearsal::Alone alone,
-                          r.Run(*fabric_, request, efficiency_, &cache_, nullptr));
-  const LinkBytesRecorder& recorder = r.recorder;
+  // The links the request crossed, ascending, with the bytes each carried.
+  std::vector<std::pair<uint32_t, double>> carried;
+  Rehearsal::Alone alone;
+  PODSIM_ASSIGN_OR_RETURN(std::optional<RankSymmetry> symmetry, SymmetryOfRanks(*fabric_, request));
+  if (symmetry) {
+    QuotientRehearsal& q = QuotientFor(symmetry->group);
+    CollectiveRequest reps = request;
+    reps.rank_reps = std::move(symmetry->rank_reps);
+    PODSIM_ASSIGN_OR_RETURN(alone, q.rehearsal.Run(*fabric_, reps, efficiency_, &cache_, nullptr));
+    // Each link carries what its orbit's canonical link (or a copy's twin's) carried.
+    const std::vector<double>& bytes = q.rehearsal.recorder.bytes();
+    for (uint32_t link = 0; link < bytes.size(); ++link) {
+      if (q.orbits.multiplicity[link] > 0 && bytes[q.orbits.canonical[link]] > 0) {
+        carried.emplace_back(link, bytes[q.orbits.canonical[link]]);
+      }
+    }
+  } else {
+    if (rehearsal_ == nullptr) rehearsal_ = std::make_unique<Rehearsal>(fabric_, efficiency_);
+    Rehearsal& r = *rehearsal_;
+    PODSIM_ASSIGN_OR_RETURN(alone, r.Run(*fabric_, request, efficiency_, &cache_, nullptr));
+    for (uint32_t link : r.recorder.touched()) carried.emplace_back(link, r.recorder.bytes()[link]);
+    std::sort(carried.begin(), carried.end());
+  }
   Record record;
   record.transfers = alone.transfers;
   record.estimated_transfers = alone.choice.estimated_transfers;
@@ -408,17 +461,14 @@ sim::StatusOr<const CollectiveNetwork::Record*> CollectiveNetwork::Rehearse(
   record.algorithm = std::move(alone.choice.algorithm);
   double slowest = 0;  // Largest bytes / bandwidth over the links.
   double most = 0;     // Largest bytes.
-  for (uint32_t link : recorder.touched()) {
-    slowest = std::max(slowest, recorder.bytes()[link] / model_->capacity(sim::ResourceId{link}));
-    most = std::max(most, recorder.bytes()[link]);
+  for (const auto& [link, bytes] : carried) {
+    slowest = std::max(slowest, bytes / model_->capacity(sim::ResourceId{link}));
+    most = std::max(most, bytes);
   }
   if (slowest > 0) {
     record.rate = std::numeric_limits<double>::infinity();
-    std::vector<uint32_t> links = recorder.touched();
-    std::sort(links.begin(), links.end());
-    for (uint32_t link : links) {
+    for (const auto& [link, bytes] : carried) {
       const sim::ResourceId resource{link};
-      const double bytes = recorder.bytes()[link];
       if (bytes / model_->capacity(resource) >= kBottleneckShare * slowest ||
           bytes >= kBottleneckShare * most) {
         record.bottleneck.push_back(resource);

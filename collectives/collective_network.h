@@ -18,7 +18,11 @@
 //     training_schedule_test.cc measure it against kFlows. Where a translation maps the fabric
 //     and its routes onto themselves (fabric_symmetry.h: wrapped tori, GPU fat trees by whole
 //     pods), a request is rehearsed once in its canonical place and its record moved to each
-//     translate.
+//     translate. Where shifts of the fabric map the request's own ranks onto themselves
+//     (SymmetryOfRanks: a 1,024-GPU FSDP group's rings turn under slot rotations and shifts of
+//     whole SUs), the rehearsal simulates one rank per orbit of them on the link orbits, which
+//     gives the same duration and the same bytes on every link as every rank would, at a
+//     fraction of the transfers.
 //
 // Symmetric quotient (`orbits`, kFlows only): the flow model holds one resource per link orbit
 // of a translation group (link_orbits.h), and a launched collective's flows, one per orbit of
@@ -161,6 +165,10 @@ class CollectiveNetwork {
   // The record of `request`: rehearsed, or moved from the record of its canonical translate.
   sim::StatusOr<const Record*> RecordOf(const CollectiveRequest& request);
   sim::StatusOr<const Record*> Rehearse(const CollectiveRequest& request);
+  // The idle copy on which requests with the symmetry `group` are rehearsed one rank per orbit
+  // (SymmetryOfRanks), made on first use.
+  struct QuotientRehearsal;
+  QuotientRehearsal& QuotientFor(const TranslationGroup& group);
   // Fills `replay` from a rehearsal of `request` alone on a copy of this network (its orbits).
   sim::Status RehearseAlone(const CollectiveRequest& request, Replay* replay);
   // Runs `request` as its replay when it may (header comment); whether it did. Otherwise
@@ -183,6 +191,8 @@ class CollectiveNetwork {
   std::unique_ptr<TransferExecutor> executor_;
   std::map<std::string, Record> records_;
   std::unique_ptr<Rehearsal> rehearsal_;
+  // By the group's steps and digits (QuotientFor).
+  std::map<std::string, std::unique_ptr<QuotientRehearsal>> quotients_;
   std::vector<uint32_t> busy_;  // Per link: whole collectives running with it as a bottleneck.
   // Collectives running as flows; finished ones are freed by a later launch.
   std::vector<std::unique_ptr<Running>> running_;

@@ -318,5 +318,88 @@ TEST(CollectiveNetworkTest, LaunchReportsTheAlgorithmItRuns) {
   EXPECT_EQ(algorithm, "multi-axis");
 }
 
+CollectiveRequest OverRanks(CollectiveOp op, std::vector<topology::VertexId> ranks, double bytes) {
+  CollectiveRequest request;
+  request.op = op;
+  request.bytes = bytes;
+  request.ranks = std::move(ranks);
+  return request;
+}
+
+// The ranks of `nodes` nodes of 8 GPUs from `first_node` on, at the given slots of each, node by
+// node; `interleave`: even slots first, then odd (a mesh axis of 2 innermost, as seq_shards=2
+// leaves an FSDP group).
+std::vector<topology::VertexId> GpuRanks(int first_node, int nodes, std::vector<int> slots,
+                                         bool interleave = false) {
+  std::vector<topology::VertexId> ranks;
+  for (int pass = 0; pass < (interleave ? 2 : 1); ++pass) {
+    for (int node = first_node; node < first_node + nodes; ++node) {
+      for (int slot : slots) {
+        if (!interleave || slot % 2 == pass) {
+          ranks.push_back(static_cast<topology::VertexId>(node * 8 + slot));
+        }
+      }
+    }
+  }
+  return ranks;
+}
+
+// A rehearsal of ranks that shifts of the fabric map onto themselves simulates one rank per
+// orbit (SymmetryOfRanks) and gives what every rank gives: the same time alone, and the same
+// bottleneck links, which the times of overlapping launches depend on; at a fraction of the
+// events. GPU FSDP-like groups: every GPU in the interleaved order seq_shards=2 leaves, alternate
+// slots of every node, a rail, a node's NVLS all-reduce, and half the nodes of an SU.
+TEST(CollectiveNetworkTest, SymmetricRehearsalsEqualEveryRank) {
+  for (const char* name : {"h100:64", "h100:512"}) {
+    SCOPED_TRACE(name);
+    sim::StatusOr<topology::System> system = topology::ParseSystem(name);
+    ASSERT_TRUE(system.ok()) << system.status();
+    const topology::Fabric& fabric = system->fabric;
+    const int nodes = static_cast<int>(fabric.chip_count() / 8);
+    const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+    const std::vector<std::vector<CollectiveRequest>> cases = {
+        {OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all, true), 1 << 28),
+         OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {0, 2, 4, 6}), 1 << 27)},
+        {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {3}), 1 << 26),
+         OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, {3, 7}), 1 << 26)},
+        {OverRanks(CollectiveOp::kAllReduce, GpuRanks(0, 1, all), 1 << 26),
+         OverRanks(CollectiveOp::kAllGather, GpuRanks(0, 1, all, true), 1 << 26)},
+        {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes / 2, {4, 5, 6, 7}), 1 << 27),
+         OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all), 1 << 28)},
+    };
+    for (size_t c = 0; c < cases.size(); ++c) {
+      SCOPED_TRACE(c);
+      std::vector<CollectiveRequest> reference = cases[c];
+      for (CollectiveRequest& request : reference) request.reference = true;
+      const std::vector<sim::Time> starts = {sim::Time::Zero(), sim::Time::Microseconds(40)};
+      uint64_t events = 0, reference_events = 0;
+      auto run = [&](const std::vector<CollectiveRequest>& requests, uint64_t* rehearsal_events) {
+        sim::Engine engine;
+        sim::FlowModel model(&engine);
+        CollectiveNetwork network(&fabric, &engine, &model, CalibratedEfficiency(fabric));
+        std::vector<sim::Time> ends(requests.size());
+        for (size_t i = 0; i < requests.size(); ++i) {
+          engine.ScheduleAt(starts[i], [&, i] {
+            sim::Status status = network.Launch(requests[i], [&, i] { ends[i] = engine.now(); });
+            EXPECT_TRUE(status.ok()) << status;
+          });
+        }
+        engine.Run();
+        EXPECT_EQ(network.overlapped(), 1u);
+        *rehearsal_events = network.rehearsal_events();
+        return ends;
+      };
+      const std::vector<sim::Time> quotient = run(cases[c], &events);
+      const std::vector<sim::Time> every_rank = run(reference, &reference_events);
+      for (size_t i = 0; i < quotient.size(); ++i) {
+        EXPECT_NEAR(quotient[i].ToSeconds(), every_rank[i].ToSeconds(),
+                    1e-9 * every_rank[i].ToSeconds())
+            << i;
+      }
+      EXPECT_LT(events * 3, reference_events * 2) << events << " vs " << reference_events;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace podsim::collectives

@@ -1262,10 +1262,37 @@ std::optional<TranslationGroup> SymmetryOf(const Fabric& fabric, const Collectiv
 
 namespace {
 
-// Whether rotating the rank grid by one along `dim` maps every phase's lines onto lines of the
-// same phase with each line's order kept: rotated cyclically for rings, unchanged for lines
-// (whose two ends differ). Then every member's part in the pieces is its image's, which is what
+// Whether `image` (defined on every member) maps every phase's lines onto lines of the same
+// phase with each line's order kept: rotated cyclically for rings, unchanged for lines (whose two
+// ends differ). Then every member's part in the pieces is its image's, which is what
 // PhasedCollective's symmetric reduction needs.
+bool PiecesMapOnto(const std::vector<ExchangePiece>& pieces,
+                   const std::map<VertexId, VertexId>& image) {
+  for (const ExchangePiece& piece : pieces) {
+    for (const ExchangePhase& phase : piece.phases) {
+      std::map<VertexId, std::pair<size_t, size_t>> place;  // Member -> (line, position).
+      for (size_t l = 0; l < phase.lines.size(); ++l) {
+        for (size_t i = 0; i < phase.lines[l].size(); ++i) place[phase.lines[l][i]] = {l, i};
+      }
+      const bool ring = phase.pattern != ForwardingPattern::kLine;
+      for (const auto& line : phase.lines) {
+        const size_t k = line.size();
+        const auto found = place.find(image.at(line.front()));
+        if (found == place.end()) return false;
+        const auto [to, first] = found->second;
+        if (phase.lines[to].size() != k || (!ring && first != 0)) return false;
+        for (size_t i = 0; i < k; ++i) {
+          const auto at = place.find(image.at(line[i]));
+          if (at == place.end() || at->second != std::make_pair(to, (first + i) % k)) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// Whether rotating the rank grid by one along `dim` maps every phase's lines onto lines of the
+// same phase with each line's order kept (PiecesMapOnto).
 bool PiecesRotate(const std::vector<ExchangePiece>& pieces, const std::vector<VertexId>& ranks,
                   const std::vector<int>& shape, size_t dim) {
   std::map<VertexId, VertexId> image;
@@ -1276,24 +1303,7 @@ bool PiecesRotate(const std::vector<ExchangePiece>& pieces, const std::vector<Ve
     const int64_t moved = static_cast<int64_t>(r) + ((coord + 1) % shape[dim] - coord) * stride;
     image[ranks[r]] = ranks[static_cast<size_t>(moved)];
   }
-  for (const ExchangePiece& piece : pieces) {
-    for (const ExchangePhase& phase : piece.phases) {
-      std::map<VertexId, std::pair<size_t, size_t>> place;  // Member -> (line, position).
-      for (size_t l = 0; l < phase.lines.size(); ++l) {
-        for (size_t i = 0; i < phase.lines[l].size(); ++i) place[phase.lines[l][i]] = {l, i};
-      }
-      const bool ring = phase.pattern != ForwardingPattern::kLine;
-      for (const auto& line : phase.lines) {
-        const size_t k = line.size();
-        const auto [to, first] = place.at(image.at(line.front()));
-        if (phase.lines[to].size() != k || (!ring && first != 0)) return false;
-        for (size_t i = 0; i < k; ++i) {
-          if (place.at(image.at(line[i])) != std::make_pair(to, (first + i) % k)) return false;
-        }
-      }
-    }
-  }
-  return true;
+  return PiecesMapOnto(pieces, image);
 }
 
 }  // namespace
@@ -1304,6 +1314,109 @@ sim::StatusOr<std::vector<bool>> RotatableDims(const Fabric& fabric,
   std::vector<int> shape = request.rank_shape;
   if (shape.empty()) shape.push_back(static_cast<int>(request.ranks.size()));
   return RotatableOf(fabric, plan, request.op, request.bytes, request.ranks, shape);
+}
+
+namespace {
+
+// The digits {b, length / b} where every value of `used` lies in one aligned block of b
+// consecutive values, b the smallest divisor of `length` that holds their span (tp=4 in slots
+// 4-7 of 8: {4, 2}), so that shifts inside the block form an axis of their own; empty where the
+// span needs the whole length.
+std::vector<int> BlockRadix(const std::set<int>& used, int length) {
+  if (used.empty()) return {};
+  const int span = *used.rbegin() - *used.begin() + 1;
+  for (int b = span; b < length; ++b) {
+    if (length % b == 0 && *used.begin() / b == *used.rbegin() / b) return {b, length / b};
+  }
+  return {};
+}
+
+}  // namespace
+
+sim::StatusOr<std::optional<RankSymmetry>> SymmetryOfRanks(const Fabric& fabric,
+                                                           const CollectiveRequest& request) {
+  const std::vector<VertexId>& ranks = request.ranks;
+  if (ranks.size() < 2 || request.reference || !request.rank_reps.empty() ||
+      request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast ||
+      !FabricSymmetry(&fabric).has_axes()) {
+    return std::optional<RankSymmetry>();
+  }
+  PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
+  const std::string& algorithm = plan.choice.algorithm;
+  const CollectiveOp op = request.op;
+  // What a shift must map onto itself: the phases' lines, or (NVLink SHARP in a node, where every
+  // member reaches every NVSwitch alike) only the members.
+  std::vector<ExchangePiece> pieces;
+  if (algorithm == "hierarchical" && plan.groups.groups.size() == 1) {
+    PODSIM_ASSIGN_OR_RETURN(
+        pieces, HierarchicalPieces(fabric, plan.groups.groups[0], op, request.bytes, 1));
+  } else if (algorithm == "multi-axis") {
+    pieces = MultiAxisPieces(fabric, plan.groups, op, request.bytes);
+  } else if (algorithm == "ring" || algorithm == "bidi-ring" || algorithm == "line" ||
+             algorithm == "shift") {
+    const ForwardingPattern pattern = algorithm == "ring" ? ForwardingPattern::kUnidirectionalRing
+                                      : algorithm == "bidi-ring"
+                                          ? ForwardingPattern::kBidirectionalRing
+                                      : algorithm == "shift" ? ForwardingPattern::kShift
+                                                             : ForwardingPattern::kLine;
+    pieces = GroupRingPieces(plan.groups, op, request.bytes, pattern);
+  } else if (!InNodeSwitch(fabric, algorithm, ranks)) {
+    return std::optional<RankSymmetry>();
+  }
+
+  // Candidate digits: the whole axes, and (GPU systems) the blocks of slots and of nodes in
+  // their SU that the ranks fill, so that a group inside one rotates alone.
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> radices = {{{}, {}}};
+  if (const topology::GpuLayout* g = fabric.gpu(); g != nullptr) {
+    std::set<int> slots, nodes;
+    for (VertexId rank : ranks) {
+      slots.insert(static_cast<int>(rank % g->gpus_per_node));
+      nodes.insert(static_cast<int>(rank / g->gpus_per_node % g->nodes_per_su));
+    }
+    std::vector<int> slot_radix = BlockRadix(slots, g->gpus_per_node);
+    std::vector<int> node_radix;
+    if (FabricSymmetry(&fabric).unit_digits()) node_radix = BlockRadix(nodes, g->nodes_per_su);
+    if (!slot_radix.empty()) radices.push_back({slot_radix, {}});
+    if (!node_radix.empty()) radices.push_back({{}, node_radix});
+    if (!slot_radix.empty() && !node_radix.empty()) radices.push_back({slot_radix, node_radix});
+  }
+
+  std::vector<int> position(fabric.chip_count(), -1);
+  for (size_t i = 0; i < ranks.size(); ++i) position[ranks[i]] = static_cast<int>(i);
+  std::optional<TranslationGroup> best;
+  for (const auto& [slot_radix, node_radix] : radices) {
+    const FabricSymmetry symmetry(&fabric, slot_radix, node_radix);
+    std::vector<int> steps = symmetry.axis_lengths();
+    for (size_t axis = 0; axis < steps.size(); ++axis) {
+      const int length = steps[axis];
+      for (int step = 1; step < length; ++step) {
+        if (!symmetry.AllowsStep(axis, step)) continue;
+        FabricSymmetry::Shift shift{std::vector<int>(steps.size(), 0)};
+        shift.delta[axis] = step;
+        std::map<VertexId, VertexId> image;
+        bool onto = true;
+        for (VertexId rank : ranks) {
+          const VertexId to = symmetry.ApplyToVertex(rank, shift);
+          onto = onto && to < position.size() && position[to] >= 0;
+          if (!onto) break;
+          image[rank] = to;
+        }
+        if (onto && PiecesMapOnto(pieces, image)) {
+          steps[axis] = step;
+          break;
+        }
+      }
+    }
+    std::optional<TranslationGroup> group =
+        TranslationGroup::OfSteps(&fabric, steps, slot_radix, node_radix);
+    if (group && group->size() > 1 && (!best || group->size() > best->size())) best = group;
+  }
+  if (!best) return std::optional<RankSymmetry>();
+  RankSymmetry out{*best, {}};
+  std::map<VertexId, VertexId> first;  // Representative -> the first rank of its orbit.
+  for (VertexId rank : ranks)
+    out.rank_reps.push_back(first.emplace(best->Rep(rank), rank).first->second);
+  return std::optional<RankSymmetry>(std::move(out));
 }
 
 sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(

@@ -48,6 +48,7 @@
 #include "collectives/efficiency_model.h"
 #include "collectives/link_load.h"
 #include "collectives/transfer_observer.h"
+#include "collectives/translation_group.h"
 #include "sim/flow_observer.h"
 #include "sim/status.h"
 #include "sim/time.h"
@@ -168,6 +169,22 @@ sim::StatusOr<AlgorithmChoice> ChooseAlgorithm(const topology::Fabric& fabric,
 // symmetric quotient relies on it (workloads/step_symmetry.h). Fails as ChooseAlgorithm does.
 sim::StatusOr<std::vector<bool>> RotatableDims(const topology::Fabric& fabric,
                                                const CollectiveRequest& request);
+
+// The symmetry of a lone collective over explicit ranks (a step's group rehearsed alone on an
+// idle fabric, collective_network.h): the largest product found of cyclic shifts along the
+// fabric's symmetry axes (fabric_symmetry.h; on GPU systems also with the slot and node digits of
+// the block the ranks fill) each of which maps the ranks onto themselves and every phase's rings
+// and lines onto rings and lines of that phase in their own order, and per rank the first rank of
+// its orbit (CollectiveRequest::rank_reps). Simulating one rank per orbit then gives exactly the
+// full run (docs/architecture.md, "The symmetric quotient"). nullopt where no shift but the
+// identity does, for rooted ops, algorithms not reduced by rotations, requests with rank_reps or
+// `reference`, and fabrics without symmetry axes. Fails as ChooseAlgorithm does.
+struct RankSymmetry {
+  TranslationGroup group;
+  std::vector<topology::VertexId> rank_reps;
+};
+sim::StatusOr<std::optional<RankSymmetry>> SymmetryOfRanks(const topology::Fabric& fabric,
+                                                           const CollectiveRequest& request);
 
 // The algorithm names --algorithm accepts.
 const std::vector<std::string>& AlgorithmNames();

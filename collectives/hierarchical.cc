@@ -30,7 +30,12 @@ sim::StatusOr<NodesAndRails> SplitByNode(const topology::Fabric& fabric,
   const size_t g = by_node.begin()->second.size();
   NodesAndRails split;
   split.rails.resize(g);
-  for (const auto& [node, ranks] : by_node) {
+  for (auto& [node, ranks] : by_node) {
+    // Each node's ranks in device order, as NCCL's topology search lays its rings and chains
+    // through an NVSwitch node whatever the ranks' order in the communicator; every order takes
+    // the same time there (each pair of GPUs reaches every NVSwitch alike), and this one is kept
+    // by the slot rotations (collectives/fabric_symmetry.h).
+    std::sort(ranks.begin(), ranks.end());
     if (ranks.size() != g) {
       return sim::Status::InvalidArgument(
           "--algorithm " + std::string(algorithm) +

@@ -39,6 +39,8 @@ class TranslationGroup {
   bool trivial() const { return size_ == 1; }
   // Per symmetry axis (empty for the trivial group of a fabric without symmetry axes).
   const std::vector<int>& steps() const { return steps_; }
+  // The fabric's shifts it is made of, with their slot and node digits.
+  const FabricSymmetry& symmetry() const { return symmetry_; }
 
   // The representative of the chip's orbit: its coordinates modulo the steps.
   topology::VertexId Rep(topology::VertexId chip) const;

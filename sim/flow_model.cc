@@ -218,7 +218,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
 
   FlowId id = IdOf(slot);
   for (FlowObserver* observer : observers_) {
-    observer->OnFlowStarted(Now(), id, spec.bytes, spec.route);
+    observer->OnFlowStarted(Now(), id, spec.bytes, spec.route, spec.weights);
   }
   if (spec.latency == Time::Zero()) {
     Activate(slot);

@@ -15,10 +15,11 @@ class FlowObserver {
  public:
   virtual ~FlowObserver() = default;
 
-  // A flow was accepted by StartFlow; it starts moving bytes after its latency.
-  virtual void OnFlowStarted(Time now, FlowId flow, double bytes,
-                             std::span<const ResourceId> route) {
-    (void)now, (void)flow, (void)bytes, (void)route;
+  // A flow was accepted by StartFlow; it starts moving bytes after its latency. `weights`:
+  // FlowSpec::weights, one per resource of the route, or empty for 1 on each.
+  virtual void OnFlowStarted(Time now, FlowId flow, double bytes, std::span<const ResourceId> route,
+                             std::span<const double> weights) {
+    (void)now, (void)flow, (void)bytes, (void)route, (void)weights;
   }
   // The max-min share of an active flow changed (bytes/s).
   virtual void OnFlowRateChanged(Time now, FlowId flow, double rate_bytes_per_s) {

@@ -9,8 +9,9 @@ FlowObserverTee::FlowObserverTee(std::vector<FlowObserver*> observers) {
 }
 
 void FlowObserverTee::OnFlowStarted(Time now, FlowId flow, double bytes,
-                                    std::span<const ResourceId> route) {
-  for (FlowObserver* o : observers_) o->OnFlowStarted(now, flow, bytes, route);
+                                    std::span<const ResourceId> route,
+                                    std::span<const double> weights) {
+  for (FlowObserver* o : observers_) o->OnFlowStarted(now, flow, bytes, route, weights);
 }
 
 void FlowObserverTee::OnFlowRateChanged(Time now, FlowId flow, double rate) {

@@ -15,8 +15,8 @@ class FlowObserverTee : public FlowObserver {
  public:
   // Null observers are skipped; the others must outlive the tee.
   explicit FlowObserverTee(std::vector<FlowObserver*> observers);
-  void OnFlowStarted(Time now, FlowId flow, double bytes,
-                     std::span<const ResourceId> route) override;
+  void OnFlowStarted(Time now, FlowId flow, double bytes, std::span<const ResourceId> route,
+                     std::span<const double> weights) override;
   void OnFlowRateChanged(Time now, FlowId flow, double rate_bytes_per_s) override;
   void OnFlowCompleted(Time now, FlowId flow) override;
   void OnResourceUsageChanged(Time now, ResourceId resource, double used_bytes_per_s) override;

@@ -14,7 +14,8 @@ namespace {
 class Log : public FlowObserver {
  public:
   Log(std::string name, std::vector<std::string>* log) : name_(std::move(name)), log_(log) {}
-  void OnFlowStarted(Time, FlowId, double bytes, std::span<const ResourceId> route) override {
+  void OnFlowStarted(Time, FlowId, double bytes, std::span<const ResourceId> route,
+                     std::span<const double>) override {
     log_->push_back(name_ + " started " + std::to_string(static_cast<int>(bytes)) + " over " +
                     std::to_string(route.size()));
   }
@@ -37,7 +38,7 @@ TEST(FlowObserverTeeTest, PassesEveryEventToEachObserverInOrderSkippingNull) {
   Log a("a", &log), b("b", &log);
   FlowObserverTee tee({&a, nullptr, &b});
   const std::vector<ResourceId> route = {ResourceId{1}, ResourceId{2}};
-  tee.OnFlowStarted(Time::Zero(), FlowId{}, 5, route);
+  tee.OnFlowStarted(Time::Zero(), FlowId{}, 5, route, {});
   tee.OnFlowRateChanged(Time::Zero(), FlowId{}, 7);
   tee.OnResourceUsageChanged(Time::Zero(), ResourceId{3}, 9);
   tee.OnFlowCompleted(Time::Zero(), FlowId{});
