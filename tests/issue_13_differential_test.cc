@@ -441,7 +441,7 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
       // campaign range is too wide to be: the approximation may improve, not get worse there.
       EXPECT_GE(error, workloads::kApproximationErrorLow) << outcome.what;
       EXPECT_LE(error, workloads::kApproximationErrorHigh) << outcome.what;
-      if (FirstSeed() == 1) {
+      if (FirstSeed() == 1 && !CampaignSystems()) {  // CI's cases: its seeds on its systems.
         EXPECT_GE(error, kCiApproximationErrorLow) << outcome.what;
         EXPECT_LE(error, kCiApproximationErrorHigh) << outcome.what;
       }

@@ -39,9 +39,13 @@ timed "$build/podsim" collective --system h100:16384 --op all-reduce --bytes 1Gi
 echo "== training steps"
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096
 timed "$build/podsim" train --system tpu-v5p:16x20x28 --model llama3-70b --layout fsdp=2240,tp=4 --batch-tokens 18350080 --seq 4096 --exact
-timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192 --max-transfers 2e7
+timed "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192
 # The exact 405B step takes about 40 s (replays; 1.5 minutes before them): one run.
 /usr/bin/time -f "%e s %M KB (one run)" "$build/podsim" train --system h100:16384 --model llama3-405b --layout tp=8,pp=16,dp=128,microbatches=16 --batch-tokens 16Mi --seq 8192 --max-transfers 1e9 --exact | grep -E "step time|simulated"
+timed "$build/podsim" train --system h100:1024 --model llama3-70b --layout tp=8,pp=4,dp=32,microbatches=8 --batch-tokens 4Mi --seq 8192
+timed "$build/podsim" train --system a100:1024 --model llama3-70b --layout tp=8,pp=8,dp=16,microbatches=16 --batch-tokens 4Mi --seq 4096
+timed "$build/podsim" train --system h100:1024 --model llama3-70b --layout dp=8,fsdp=128 --batch-tokens 4Mi --seq 8192 --recompute full
+timed "$build/podsim" train --system h100:1024 --model llama3-70b --layout dp=1,fsdp=1024 --batch-tokens 4Mi --seq 8192 --recompute full
 timed "$build/podsim" train --system tpu-v5e:16x16,slices=32 --model custom:layers=32,d_model=4096,ffn=28672,heads=64,kv_heads=64,head_dim=128,vocab=32000 --layout dp=32,fsdp=256 --batch-tokens 100663296 --seq 2048 --recompute full
 echo "== inference"
 timed "$build/podsim" infer --system tpu-v5e:16x16 --model llama3-70b --layout tp=16,dp=16 --phase decode --batch 256 --context 8192
