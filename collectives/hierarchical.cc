@@ -31,10 +31,12 @@ sim::StatusOr<NodesAndRails> SplitByNode(const topology::Fabric& fabric,
   NodesAndRails split;
   split.rails.resize(g);
   for (auto& [node, ranks] : by_node) {
-    // Each node's ranks in device order, as NCCL's topology search lays its rings and chains
-    // through an NVSwitch node whatever the ranks' order in the communicator; every order takes
-    // the same time there (each pair of GPUs reaches every NVSwitch alike), and this one is kept
-    // by the slot rotations (collectives/fabric_symmetry.h).
+    // Each node's ranks in device order, whatever their order in the group: NCCL's search of
+    // the intra-node ring tries the GPUs' PCI order first (src/graph/search.cc,
+    // ncclTopoSearchRec, FORCED_ORDER_PCI), which an NVSwitch node accepts, and joins the nodes
+    // in the order of its node list. Every order takes the same time there (each pair of GPUs
+    // reaches every NVSwitch alike); this one is kept by the slot rotations
+    // (collectives/fabric_symmetry.h).
     std::sort(ranks.begin(), ranks.end());
     if (ranks.size() != g) {
       return sim::Status::InvalidArgument(
