@@ -1325,7 +1325,7 @@ namespace {
 std::vector<int> BlockRadix(const std::set<int>& used, int length) {
   if (used.empty()) return {};
   const int span = *used.rbegin() - *used.begin() + 1;
-  for (int b = span; b < length; ++b) {
+  for (int b = std::max(span, 2); b < length; ++b) {
     if (length % b == 0 && *used.begin() / b == *used.rbegin() / b) return {b, length / b};
   }
   return {};
@@ -1340,6 +1340,23 @@ sim::StatusOr<std::optional<RankSymmetry>> SymmetryOfRanks(const Fabric& fabric,
       request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast ||
       !FabricSymmetry(&fabric).has_axes()) {
     return std::optional<RankSymmetry>();
+  }
+  // Each candidate shift maps every rank (and then every line of every phase): bounded before
+  // the pieces are even built (a snake ring over a pod of a million chips maps onto itself as a
+  // set under every shift, and turns under none). Past the bound the rehearsal runs every rank,
+  // as it did before, under the request's own work bound.
+  {
+    const FabricSymmetry whole(&fabric);
+    double shifts = 0;
+    for (size_t axis = 0; axis < whole.axis_lengths().size(); ++axis) {
+      for (int step = 1; step < whole.axis_lengths()[axis]; ++step) {
+        shifts += whole.AllowsStep(axis, step) ? 1 : 0;
+      }
+    }
+    constexpr double kMaxCheckedRanks = 1e7;  // About a second of map lookups, at most.
+    if (shifts * static_cast<double>(ranks.size()) > kMaxCheckedRanks) {
+      return std::optional<RankSymmetry>();
+    }
   }
   PODSIM_ASSIGN_OR_RETURN(Plan plan, Prepare(fabric, request));
   const std::string& algorithm = plan.choice.algorithm;

@@ -79,8 +79,11 @@ struct CollectiveRequest {
   // Software cost of one message, paid before its bytes move (transfer_executor.h). Adds to the
   // efficiency model's own per-message overhead when `calibrated`.
   sim::Time per_message_overhead = sim::Time::Zero();
-  // Explicit group: these chips, in this (ring) order, form the one group. Empty: the groups
-  // come from `axes` (tori) or are all chips (other fabrics). Not combined with `axes`.
+  // Explicit group: these chips, in this (ring) order, form the one group; the algorithms that
+  // treat GPU nodes apart (hierarchical, tree, in-switch across nodes) take each node's ranks in
+  // device order and the nodes in order, as NCCL lays its rings (hierarchical.h, SplitByNode).
+  // Empty: the groups come from `axes` (tori) or are all chips (other fabrics). Not combined
+  // with `axes`.
   std::vector<topology::VertexId> ranks;
   // With `ranks` on a torus: the ranks form a grid of this shape (mixed radix, first dimension
   // fastest; the product is ranks.size()), and the collective runs along its dimensions like the

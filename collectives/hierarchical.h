@@ -29,9 +29,11 @@
 
 namespace podsim::collectives {
 
-// A group's ranks per node (nodes in order) and per rail (ranks with the same local index, one
-// per node), for algorithms that treat NVLink nodes and the network apart. Fails with
-// InvalidArgument, naming `algorithm`, unless every node holds equally many ranks of the group
+// A group's ranks per node (nodes in order, each node's ranks in device order, as NCCL orders
+// its rings whatever the ranks' order in the group) and per rail (the ranks at the same place in
+// their node's device order, one per node: GPU 3 of one node pairs with GPU 3 of the next where
+// both hold the same GPUs), for algorithms that treat NVLink nodes and the network apart. Fails
+// with InvalidArgument, naming `algorithm`, unless every node holds equally many ranks of the group
 // and there are at least two nodes. REQUIRES: fabric.gpu() != nullptr.
 struct NodesAndRails {
   std::vector<std::vector<topology::VertexId>> nodes;
