@@ -372,23 +372,13 @@ void ExpectSymmetricRehearsalsEqualEveryRank(const topology::Fabric& fabric,
         << quotient.rehearsal_events() << " vs " << every_rank.rehearsal_events();
   }
   const std::vector<sim::Time> starts = {sim::Time::Zero(), sim::Time::Microseconds(40)};
-  auto run = [&](const std::vector<CollectiveRequest>& launched) {
-    sim::Engine e;
-    sim::FlowModel m(&e);
-    CollectiveNetwork network(&fabric, &e, &m, efficiency);
-    std::vector<sim::Time> ends(launched.size());
-    for (size_t i = 0; i < launched.size(); ++i) {
-      e.ScheduleAt(starts[i], [&, i] {
-        sim::Status status = network.Launch(launched[i], [&, i] { ends[i] = e.now(); });
-        EXPECT_TRUE(status.ok()) << status;
-      });
-    }
-    e.Run();
-    EXPECT_EQ(network.overlapped(), 1u);
-    return ends;
-  };
-  const std::vector<sim::Time> quotient = run(requests);
-  const std::vector<sim::Time> every_rank = run(reference);
+  uint64_t overlapped = 0, reference_overlapped = 0;
+  const std::vector<sim::Time> quotient =
+      RunOnNetwork(fabric, requests, starts, NetworkMode::kWholeCollective, &overlapped);
+  const std::vector<sim::Time> every_rank =
+      RunOnNetwork(fabric, reference, starts, NetworkMode::kWholeCollective, &reference_overlapped);
+  EXPECT_EQ(overlapped, 1u);
+  EXPECT_EQ(reference_overlapped, 1u);
   for (size_t i = 0; i < quotient.size(); ++i) {
     EXPECT_NEAR(quotient[i].ToSeconds(), every_rank[i].ToSeconds(),
                 1e-9 * every_rank[i].ToSeconds())

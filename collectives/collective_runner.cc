@@ -399,6 +399,14 @@ bool InNodeSwitch(const Fabric& fabric, const std::string& algorithm,
   return algorithm == "in-switch" && fabric.gpu() != nullptr && InOneNode(fabric, ranks);
 }
 
+// The forwarding pattern of the ring-type algorithms: ring, bidi-ring, shift, else line.
+ForwardingPattern RingPatternOf(const std::string& algorithm) {
+  return algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
+         : algorithm == "bidi-ring" ? ForwardingPattern::kBidirectionalRing
+         : algorithm == "shift"     ? ForwardingPattern::kShift
+                                    : ForwardingPattern::kLine;
+}
+
 // How many nodes `group` touches.
 int NodeCount(const Fabric& fabric, const std::vector<VertexId>& group) {
   std::set<int> nodes;
@@ -1051,9 +1059,7 @@ sim::StatusOr<std::unique_ptr<Collective>> Build(const Fabric& fabric,
         },
         false, cache);
   } else {
-    ForwardingPattern pattern = algorithm == "ring"        ? ForwardingPattern::kUnidirectionalRing
-                                : algorithm == "bidi-ring" ? ForwardingPattern::kBidirectionalRing
-                                                           : ForwardingPattern::kLine;
+    const ForwardingPattern pattern = RingPatternOf(algorithm);
     return MakePhased(
         executor, request, plan,
         [&]() -> sim::StatusOr<std::vector<ExchangePiece>> {
@@ -1371,12 +1377,7 @@ sim::StatusOr<std::optional<RankSymmetry>> SymmetryOfRanks(const Fabric& fabric,
     pieces = MultiAxisPieces(fabric, plan.groups, op, request.bytes);
   } else if (algorithm == "ring" || algorithm == "bidi-ring" || algorithm == "line" ||
              algorithm == "shift") {
-    const ForwardingPattern pattern = algorithm == "ring" ? ForwardingPattern::kUnidirectionalRing
-                                      : algorithm == "bidi-ring"
-                                          ? ForwardingPattern::kBidirectionalRing
-                                      : algorithm == "shift" ? ForwardingPattern::kShift
-                                                             : ForwardingPattern::kLine;
-    pieces = GroupRingPieces(plan.groups, op, request.bytes, pattern);
+    pieces = GroupRingPieces(plan.groups, op, request.bytes, RingPatternOf(algorithm));
   } else if (!InNodeSwitch(fabric, algorithm, ranks)) {
     return std::optional<RankSymmetry>();
   }
