@@ -174,12 +174,21 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
       }
     }
   }
-  ++solve_stamp_;
-  for (ResourceId r : spec.route) {
-    PODSIM_CHECK(r.value < resources_.size()) << "route names unknown resource " << r.value;
-    PODSIM_CHECK(resource_solving_[r.value] != solve_stamp_)
-        << "route crosses resource " << r.value << " twice";
-    resource_solving_[r.value] = solve_stamp_;
+  // A repeated resource: pairwise on short routes, which then read no per-resource state.
+  constexpr size_t kPairwiseRoute = 8;
+  if (spec.route.size() > kPairwiseRoute) ++solve_stamp_;
+  for (size_t i = 0; i < spec.route.size(); ++i) {
+    const uint32_t r = spec.route[i].value;
+    PODSIM_CHECK(r < resources_.size()) << "route names unknown resource " << r;
+    if (spec.route.size() <= kPairwiseRoute) {
+      for (size_t j = 0; j < i; ++j) {
+        PODSIM_CHECK(spec.route[j].value != r) << "route crosses resource " << r << " twice";
+      }
+      continue;
+    }
+    PODSIM_CHECK(resource_solving_[r] != solve_stamp_)
+        << "route crosses resource " << r << " twice";
+    resource_solving_[r] = solve_stamp_;
   }
 
   uint32_t slot;
@@ -254,8 +263,9 @@ void FlowModel::Activate(uint32_t slot) {
   for (uint32_t h = 0; h < flow.hops.size(); ++h) {
     Hop& hop = flow.hops[h];
     Resource& resource = resources_[hop.resource];
+    // Not dirty: an arriving flow has rate 0 until its set is solved, which leaves usage and the
+    // largest rate as they were, and its resources are the solve's, refreshed after it.
     hop.position = static_cast<uint32_t>(resource.flows.size());
-    MarkDirty(hop.resource);
     if (!tracking_) {
       resource.flows.push_back(FlowRef{slot, h, hop.weight});
       continue;
@@ -388,6 +398,7 @@ bool FlowModel::MeetsMaxMin(uint32_t f) const {
 void FlowModel::Reallocate() {
   reallocation_pending_ = false;
   ++reallocations_;
+  // The resources flows left (only departures make a resource dirty before the solve).
   for (uint32_t r : dirty_) {
     RefreshResource(r);
     changed_.push_back(r);
