@@ -232,9 +232,41 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
   if (spec.latency == Time::Zero()) {
     Activate(slot);
   } else {
-    engine_->Schedule(spec.latency, [this, slot] { Activate(slot); });
+    ScheduleActivation(Now() + spec.latency, slot);
   }
   return id;
+}
+
+void FlowModel::ScheduleActivation(Time at, uint32_t slot) {
+  if (!activation_groups_.empty()) {
+    ActivationGroup& last = activation_groups_[last_group_];
+    if (last.pending && last.at == at) {
+      last.slots.push_back(slot);
+      return;
+    }
+  }
+  uint32_t group;
+  if (!free_groups_.empty()) {
+    group = free_groups_.back();
+    free_groups_.pop_back();
+  } else {
+    group = static_cast<uint32_t>(activation_groups_.size());
+    activation_groups_.emplace_back();
+  }
+  ActivationGroup& g = activation_groups_[group];
+  g.at = at;
+  g.pending = true;
+  g.slots.assign(1, slot);
+  last_group_ = group;
+  engine_->ScheduleAt(at, [this, group] {
+    // Activations may start flows (a zero-byte flow completes as a later event, never here), but
+    // none of them joins this group: it is no longer pending.
+    activation_groups_[group].pending = false;
+    for (size_t i = 0; i < activation_groups_[group].slots.size(); ++i) {
+      Activate(activation_groups_[group].slots[i]);
+    }
+    free_groups_.push_back(group);
+  });
 }
 
 void FlowModel::Activate(uint32_t slot) {

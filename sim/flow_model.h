@@ -228,6 +228,10 @@ class FlowModel {
     }
   }
 
+  // Activates `flow` at `at` (> now): in one event with the flows started before it that become
+  // active at the same time, if no other flow was started in between with another time (a ring
+  // step's flows, started together, take one event).
+  void ScheduleActivation(Time at, uint32_t flow);
   void Activate(uint32_t flow);
   void Complete(uint32_t flow);
   void RequestReallocation();
@@ -269,6 +273,14 @@ class FlowModel {
   // may start flows that grow the container.
   std::deque<FlowCallback> callbacks_;
   std::vector<uint32_t> free_flows_;
+  struct ActivationGroup {
+    Time at;
+    bool pending = false;  // Its event has not run yet.
+    std::vector<uint32_t> slots;
+  };
+  std::vector<ActivationGroup> activation_groups_;
+  std::vector<uint32_t> free_groups_;
+  uint32_t last_group_ = 0;  // The group ScheduleActivation made last.
   std::vector<FlowObserver*> observers_;
   IntrusionHandler on_intrusion_;
   uint32_t owner_ = 0;

@@ -250,6 +250,31 @@ TEST_F(FlowModelTest, RepeatedResourceInRouteAborts) {
   EXPECT_DEATH((void)model_.StartFlow(FlowSpec{1, {link, link}}, [] {}), "twice");
 }
 
+TEST_F(FlowModelTest, RepeatedResourceInLongRouteAborts) {
+  // Routes past eight resources are checked with per-resource stamps, shorter ones pairwise.
+  std::vector<ResourceId> route;
+  for (int i = 0; i < 10; ++i) route.push_back(Link(1 * kGBps));
+  route.push_back(route[3]);
+  EXPECT_DEATH((void)model_.StartFlow(FlowSpec{1, route}, [] {}), "twice");
+}
+
+// A ring step's flows start together with one latency: they become active in one event, and a
+// flow started in between with another latency gets its own.
+TEST_F(FlowModelTest, FlowsStartedTogetherActivateInOneEvent) {
+  constexpr int kFlows = 100;
+  std::vector<Time> done(kFlows + 1);
+  for (int i = 0; i < kFlows; ++i) {
+    Start(1e3, {Link(1 * kGBps)}, &done[i], Time::Microseconds(1));
+    if (i == kFlows / 2) Start(1e3, {Link(1 * kGBps)}, &done[kFlows], Time::Microseconds(2));
+  }
+  engine_.Run();
+  for (int i = 0; i < kFlows; ++i) EXPECT_EQ(done[i], Time::Microseconds(2)) << i;
+  EXPECT_EQ(done[kFlows], Time::Microseconds(3));
+  // Activations: the first 51 flows, the odd one, the other 49 (a group each); a reallocation
+  // at 1 us and one at 2 us (where 100 flows end and one starts), one at 3 us; 101 completions.
+  EXPECT_EQ(engine_.executed_events(), 3u + 3u + kFlows + 1u);
+}
+
 TEST_F(FlowModelTest, CallbacksMayStartNewFlows) {
   ResourceId link = Link(1 * kGBps);
   int remaining = 5;
