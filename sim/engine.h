@@ -70,6 +70,9 @@ class Engine {
   void Stop() { stop_requested_ = true; }
 
   size_t pending_events() const { return queue_.size(); }
+  // Events scheduled so far (each Schedule or ScheduleAt that made one): two equal readings mean
+  // that nothing was scheduled in between.
+  uint64_t scheduled_events() const { return queue_.next_sequence(); }
   uint64_t executed_events() const { return executed_; }
 
   // Attaches an observer (not owned; it must outlive the engine's runs). Observers are notified in

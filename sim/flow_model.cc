@@ -240,7 +240,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
 void FlowModel::ScheduleActivation(Time at, uint32_t slot) {
   if (!activation_groups_.empty()) {
     ActivationGroup& last = activation_groups_[last_group_];
-    if (last.pending && last.at == at) {
+    if (last.pending && last.at == at && engine_->scheduled_events() == last.scheduled) {
       last.slots.push_back(slot);
       return;
     }
@@ -259,14 +259,13 @@ void FlowModel::ScheduleActivation(Time at, uint32_t slot) {
   g.slots.assign(1, slot);
   last_group_ = group;
   engine_->ScheduleAt(at, [this, group] {
-    // Activations may start flows (a zero-byte flow completes as a later event, never here), but
-    // none of them joins this group: it is no longer pending.
     activation_groups_[group].pending = false;
     for (size_t i = 0; i < activation_groups_[group].slots.size(); ++i) {
       Activate(activation_groups_[group].slots[i]);
     }
     free_groups_.push_back(group);
   });
+  activation_groups_[group].scheduled = engine_->scheduled_events();
 }
 
 void FlowModel::Activate(uint32_t slot) {

@@ -11,9 +11,11 @@
 //     picoseconds (time.h).
 //
 // Recomputation is local. Arrivals and departures at one instant are batched into one
-// reallocation (an event at the same time, after the events already due). It re-solves only the
+// reallocation (an event at the same time, after the events already due). Flows started one after
+// another that become active at one time, with no event scheduled in between, become active in
+// one event, in the order an event each would have given. A reallocation re-solves only the
 // flows whose max-min condition the change can break: starting from the arriving flows and the
-// resources whose flow set changed, it solves that set with every other flow's rate held fixed,
+// resources flows left, it solves that set with every other flow's rate held fixed,
 // then checks the max-min condition of the flows that share a resource with the set and adds any
 // flow that fails it, until none fails. When it stops every flow meets the max-min condition, so
 // the allocation equals a from-scratch solve (a property test compares the two), yet idle
@@ -134,7 +136,9 @@ class FlowModel {
   // Holds `resources` until `until` (> now) for `owner`. REQUIRES: Unused(resources).
   void Hold(std::span<const ResourceId> resources, Time until, uint32_t owner);
   // Runs, with the hold's owner, when a flow becomes active on a held resource before the hold
-  // ends (the header comment). Called from within the flow's activation; may stop the engine.
+  // ends (the header comment). Called from within the flow's activation; may stop the engine (the
+  // flows activated in the same event still become active: the run is to be discarded), and must
+  // not start flows.
   using IntrusionHandler = std::function<void(uint32_t owner)>;
   void SetIntrusionHandler(IntrusionHandler handler) {
     Track();
@@ -228,8 +232,9 @@ class FlowModel {
     }
   }
 
-  // Activates `flow` at `at` (> now): in one event with the flows started before it that become
-  // active at the same time, if no other flow was started in between with another time (a ring
+  // Activates `flow` at `at` (> now). A flow joins the event of the flow started just before it
+  // when both become active at `at` and no event was scheduled in between: its own event would
+  // have run right after that one, so the order of everything is as with an event a flow (a ring
   // step's flows, started together, take one event).
   void ScheduleActivation(Time at, uint32_t flow);
   void Activate(uint32_t flow);
@@ -251,7 +256,7 @@ class FlowModel {
   double FairShare(uint32_t resource) const {
     return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];
   }
-  // Adds to solve_set_ the flows on dirty resources that fail the max-min condition; returns
+  // Adds to solve_set_ the flows on changed resources that fail the max-min condition; returns
   // whether any was added.
   bool ExpandSubset();
   // Recomputes usage and max_rate from the flows on the resource; returns whether the change can
@@ -275,7 +280,8 @@ class FlowModel {
   std::vector<uint32_t> free_flows_;
   struct ActivationGroup {
     Time at;
-    bool pending = false;  // Its event has not run yet.
+    bool pending = false;    // Its event has not run yet.
+    uint64_t scheduled = 0;  // Engine::scheduled_events() once its event was.
     std::vector<uint32_t> slots;
   };
   std::vector<ActivationGroup> activation_groups_;

@@ -275,6 +275,24 @@ TEST_F(FlowModelTest, FlowsStartedTogetherActivateInOneEvent) {
   EXPECT_EQ(engine_.executed_events(), 3u + 3u + kFlows + 1u);
 }
 
+// An event scheduled between two starts would run between their activations: the second flow
+// gets an event of its own, so that the order of everything is as with an event a flow.
+TEST_F(FlowModelTest, AFlowStartedAfterAnotherEventActivatesInItsOwn) {
+  ResourceId link = Link(1 * kGBps);
+  Time first_done, second_done;
+  size_t flows_seen = 0;
+  Start(1e3, {link}, &first_done, Time::Microseconds(1));
+  engine_.Schedule(Time::Microseconds(1), [&] { flows_seen = model_.flow_count(link); });
+  Start(1e3, {link}, &second_done, Time::Microseconds(1));
+  engine_.Run();
+  EXPECT_EQ(flows_seen, 1u);  // The first flow is active, the second not yet.
+  EXPECT_EQ(first_done, Time::Microseconds(3));
+  EXPECT_EQ(second_done, Time::Microseconds(3));
+  // Two activations, the event between them, a reallocation at 1 us, two completions and the
+  // reallocation after them.
+  EXPECT_EQ(engine_.executed_events(), 7u);
+}
+
 TEST_F(FlowModelTest, CallbacksMayStartNewFlows) {
   ResourceId link = Link(1 * kGBps);
   int remaining = 5;
@@ -362,7 +380,9 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
       for (int i = 0; i < kResources; ++i) picks[i] = i;
       std::shuffle(picks.begin(), picks.end(), rng);
       ActiveFlow flow;
-      for (uint32_t i = 0; i < 1 + rng() % 5; ++i) flow.route.push_back(ResourceId{picks[i]});
+      // 1 to 10 hops: past the six a flow keeps inline and the eight StartFlow checks pairwise.
+      const uint32_t hops = 1 + rng() % 10;
+      for (uint32_t i = 0; i < hops; ++i) flow.route.push_back(ResourceId{picks[i]});
       flow.bound =
           rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
       Time latency = Time::Nanoseconds(rng() % 2 * 100);
