@@ -238,34 +238,23 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
 }
 
 void FlowModel::ScheduleActivation(Time at, uint32_t slot) {
-  if (!activation_groups_.empty()) {
-    ActivationGroup& last = activation_groups_[last_group_];
-    if (last.pending && last.at == at && engine_->scheduled_events() == last.scheduled) {
-      last.slots.push_back(slot);
-      return;
-    }
+  flows_[slot].next_activation = kNoFlow;
+  // Once the open chain's event has run, `at` (after now) differs from its time.
+  if (at == open_at_ && engine_->scheduled_events() == open_scheduled_) {
+    flows_[open_tail_].next_activation = slot;
+    open_tail_ = slot;
+    return;
   }
-  uint32_t group;
-  if (!free_groups_.empty()) {
-    group = free_groups_.back();
-    free_groups_.pop_back();
-  } else {
-    group = static_cast<uint32_t>(activation_groups_.size());
-    activation_groups_.emplace_back();
-  }
-  ActivationGroup& g = activation_groups_[group];
-  g.at = at;
-  g.pending = true;
-  g.slots.assign(1, slot);
-  last_group_ = group;
-  engine_->ScheduleAt(at, [this, group] {
-    activation_groups_[group].pending = false;
-    for (size_t i = 0; i < activation_groups_[group].slots.size(); ++i) {
-      Activate(activation_groups_[group].slots[i]);
+  open_at_ = at;
+  open_tail_ = slot;
+  engine_->ScheduleAt(at, [this, slot] {
+    for (uint32_t f = slot; f != kNoFlow;) {
+      const uint32_t next = flows_[f].next_activation;
+      Activate(f);
+      f = next;
     }
-    free_groups_.push_back(group);
   });
-  activation_groups_[group].scheduled = engine_->scheduled_events();
+  open_scheduled_ = engine_->scheduled_events();
 }
 
 void FlowModel::Activate(uint32_t slot) {

@@ -197,6 +197,7 @@ class FlowModel {
     double bound = 0;            // bytes/s, infinity if none
     int64_t last_update_ps = 0;
     EventId completion;
+    uint32_t next_activation = 0;  // The next flow of its activation event (ScheduleActivation).
     HopList hops;
   };
   struct FlowRef {
@@ -278,15 +279,12 @@ class FlowModel {
   // may start flows that grow the container.
   std::deque<FlowCallback> callbacks_;
   std::vector<uint32_t> free_flows_;
-  struct ActivationGroup {
-    Time at;
-    bool pending = false;    // Its event has not run yet.
-    uint64_t scheduled = 0;  // Engine::scheduled_events() once its event was.
-    std::vector<uint32_t> slots;
-  };
-  std::vector<ActivationGroup> activation_groups_;
-  std::vector<uint32_t> free_groups_;
-  uint32_t last_group_ = 0;  // The group ScheduleActivation made last.
+  // The flows sharing an activation event form a chain through Flow::next_activation; the
+  // last chain made is open to the next flow (ScheduleActivation).
+  static constexpr uint32_t kNoFlow = UINT32_MAX;
+  Time open_at_ = Time::Max();            // Its activation time.
+  uint64_t open_scheduled_ = UINT64_MAX;  // Engine::scheduled_events() once its event was.
+  uint32_t open_tail_ = kNoFlow;          // Its last flow.
   std::vector<FlowObserver*> observers_;
   IntrusionHandler on_intrusion_;
   uint32_t owner_ = 0;
