@@ -1,9 +1,9 @@
 #include "collectives/collective_network.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <utility>
 
 #include "collectives/collective.h"
@@ -73,19 +73,40 @@ class UsageRecorder : public sim::FlowObserver {
 // slowest alone while the host NIC it feeds, with the same bytes, is what its neighbours share).
 constexpr double kBottleneckShare = 0.9;
 
+// Appends `value` and a separator to `key`: integers in decimal, doubles in their shortest
+// round-trip form, so that equal keys mean equal values. std::to_chars, not a stream: a launch
+// builds its keys from every rank of its group (thousands on a pod), and the key stays text, as
+// MPI sweeps send rehearsals' keys in JSON (cli/sweep_command.cc ShareRehearsals).
+template <typename T>
+void AppendKey(std::string& key, T value, char separator) {
+  char buffer[32];
+  const auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  PODSIM_CHECK(error == std::errc()) << "a collective's key does not fit its buffer";
+  key.append(buffer, end);
+  key += separator;
+}
+
 // Everything that decides what a request simulates.
 std::string KeyOf(const CollectiveRequest& request) {
-  std::ostringstream key;
-  key.precision(17);
-  key << static_cast<int>(request.op) << '|' << request.bytes << '|' << request.algorithm << '|'
-      << request.src << '|' << request.dst << '|';
-  for (const std::string& axis : request.axes) key << axis << ',';
-  key << '|';
-  for (topology::VertexId rank : request.ranks) key << rank << ',';
-  key << '|';
-  for (int length : request.rank_shape) key << length << ',';
-  key << '|' << request.launched;
-  return key.str();
+  std::string key;
+  key.reserve(64 + 8 * (request.ranks.size() + request.rank_reps.size()));
+  AppendKey(key, static_cast<int>(request.op), '|');
+  AppendKey(key, request.bytes, '|');
+  key += request.algorithm;
+  key += '|';
+  AppendKey(key, request.src, '|');
+  AppendKey(key, request.dst, '|');
+  for (const std::string& axis : request.axes) {
+    key += axis;
+    key += ',';
+  }
+  key += '|';
+  for (topology::VertexId rank : request.ranks) AppendKey(key, rank, ',');
+  key += '|';
+  for (int length : request.rank_shape) AppendKey(key, length, ',');
+  key += '|';
+  key += request.launched ? '1' : '0';
+  return key;
 }
 
 // What a replay echoes to observers (a trace's link counters) of its rehearsal's usage changes
@@ -262,6 +283,15 @@ CollectiveNetwork::QuotientRehearsal& CollectiveNetwork::QuotientFor(
 void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
                                       std::function<void()> on_intrusion) {
   PODSIM_CHECK(mode_ == NetworkMode::kFlows) << "replays stand for transfers";
+  // Only links between a chip and a switch can be held (below); a fabric without any (a torus)
+  // replays nothing, and its launches skip the keys and bookkeeping of replays.
+  const uint32_t chips = fabric_->chip_count();
+  bool holdable = false;
+  for (topology::LinkIndex l = 0; l < fabric_->link_count() && !holdable; ++l) {
+    const topology::Link& link = fabric_->link(l);
+    holdable = (link.src < chips) != (link.dst < chips);
+  }
+  if (!holdable) return;
   replays_ = true;
   excluded_ = std::move(excluded);
   on_intrusion_ = std::move(on_intrusion);
@@ -272,7 +302,6 @@ void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
   });
   // Links a replay may not hold (RehearseAlone) make every launch that crosses them contended, so
   // its request is never rehearsed.
-  const uint32_t chips = fabric_->chip_count();
   for (topology::LinkIndex l = 0; l < fabric_->link_count(); ++l) {
     const topology::Link& link = fabric_->link(l);
     if ((link.src < chips) == (link.dst < chips)) model_->MarkShared(sim::ResourceId{l});
@@ -281,7 +310,7 @@ void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
 
 std::string CollectiveNetwork::ReplayKey(const CollectiveRequest& request) {
   std::string key = KeyOf(request) + '|';
-  for (topology::VertexId rep : request.rank_reps) key += std::to_string(rep) + ',';
+  for (topology::VertexId rep : request.rank_reps) AppendKey(key, rep, ',');
   return key;
 }
 

@@ -774,8 +774,10 @@ sim::StatusOr<Plan> Prepare(const Fabric& fabric, const CollectiveRequest& reque
     if (request.rank_reps.size() != request.ranks.size()) {
       return sim::Status::InvalidArgument("rank_reps: one per rank");
     }
+    std::vector<VertexId> ranks = request.ranks;  // Sorted: a pod's groups have thousands.
+    std::sort(ranks.begin(), ranks.end());
     for (VertexId rep : request.rank_reps) {
-      if (std::find(request.ranks.begin(), request.ranks.end(), rep) == request.ranks.end()) {
+      if (!std::binary_search(ranks.begin(), ranks.end(), rep)) {
         return sim::Status::InvalidArgument("rank_reps: " + std::to_string(rep) + " is not a rank");
       }
     }
