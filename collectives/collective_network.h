@@ -134,8 +134,8 @@ class CollectiveNetwork {
 
   // Replays (header comment; kFlows only): launches of requests other than `excluded` (their
   // ReplayKeys) may run as the delay they take alone. `on_intrusion` runs when a replay's premise
-  // fails (intruded() then names its request); the run must then be discarded. A fabric without
-  // links between a chip and a switch (a torus) has no link a replay may hold: nothing is enabled.
+  // fails (intruded() then names its request); the run must then be discarded. On a torus of one
+  // slice no collective crosses a link a replay may hold: nothing is enabled.
   void EnableReplays(std::set<std::string> excluded, std::function<void()> on_intrusion);
   // What identifies a request for replays (its transfers, ranks and their representatives).
   static std::string ReplayKey(const CollectiveRequest& request);

@@ -101,19 +101,20 @@ class SymmetryCheck {
       grid.Group(image[ranks.front()], cls.axes, &to, &to_shape);
       if (to_shape.empty()) to_shape.push_back(static_cast<int>(to.size()));
       if (to_shape != shape) return false;
-      PODSIM_ASSIGN_OR_RETURN(const std::vector<bool>* rotatable, Rotatable(k, ranks, shape));
       for (size_t i = 0; i < to.size(); ++i) index_in_[to[i]] = static_cast<int64_t>(i);
-      const bool maps = MapsInOrder(ranks, shape, *rotatable, image);
+      sim::StatusOr<bool> maps = MapsInOrder(k, ranks, shape, image);
       for (uint32_t member : to) index_in_[member] = -1;
-      if (!maps) return false;
+      if (!maps.ok() || !*maps) return maps;
     }
     return true;
   }
 
-  // With index_in_ holding the image group's rank order: whether the images of `ranks` sit at
-  // their own grid positions shifted by one offset, zero along dimensions not rotatable.
-  bool MapsInOrder(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
-                   const std::vector<bool>& rotatable, const std::vector<uint32_t>& image) const {
+  // With index_in_ holding the image group's rank order: whether the images of `ranks` (a group
+  // of class k) sit at their own grid positions shifted by one offset, zero along dimensions the
+  // collective is not invariant under. Which those are is asked only of a nonzero offset.
+  sim::StatusOr<bool> MapsInOrder(size_t k, const std::vector<uint32_t>& ranks,
+                                  const std::vector<int>& shape,
+                                  const std::vector<uint32_t>& image) {
     const int64_t first = index_in_[image[ranks.front()]];
     if (first < 0) return false;
     std::vector<int64_t> offset(shape.size());
@@ -121,7 +122,12 @@ class SymmetryCheck {
     for (size_t d = 0; d < shape.size(); ++d) {
       offset[d] = rest % shape[d];
       rest /= shape[d];
-      if (offset[d] != 0 && !rotatable[d]) return false;
+    }
+    if (first != 0) {
+      PODSIM_ASSIGN_OR_RETURN(const std::vector<bool>* rotatable, Rotatable(k, ranks, shape));
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (offset[d] != 0 && !(*rotatable)[d]) return false;
+      }
     }
     for (size_t i = 0; i < ranks.size(); ++i) {
       int64_t expected = 0, place = 1, index = static_cast<int64_t>(i);
