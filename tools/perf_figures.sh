@@ -22,6 +22,8 @@ timed() {
   printf '%-90s %6.2f s %8d KB\n' "$*" "$best" "$mem"
 }
 
+echo "== schedules (ops/s)"
+"$build/bench/podsim_schedule_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 echo "== topology"
 timed "$build/podsim" topology tpu-v5p:16x20x28 --json
 timed "$build/podsim" topology h100:16384 --json

@@ -1,6 +1,9 @@
 #include "workloads/training_schedule.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -140,7 +143,7 @@ class StageBuilder {
       schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
       if (op.kind == OpKind::kCollective) {
         out->clear_axes();
-        for (const std::string& axis : layout_.GroupAxes(op.axis)) out->add_axes(axis);
+        for (const std::string& axis : GroupAxes(op.axis)) out->add_axes(axis);
       }
       index[i] = program_->ops_size() - 1;
       out->set_microbatch(unit.microbatch);
@@ -158,6 +161,13 @@ class StageBuilder {
     }
     if (first_compute >= 0) previous_layer_start_ = first_compute;
     return last_compute;
+  }
+
+  // Layout::GroupAxes, once per group name (every layer's collectives ask it again).
+  const std::vector<std::string>& GroupAxes(const std::string& group) {
+    auto it = group_axes_.find(group);
+    if (it == group_axes_.end()) it = group_axes_.emplace(group, layout_.GroupAxes(group)).first;
+    return it->second;
   }
 
   // Makes the next layer's weight gathers wait for op `op` (a compute op) instead of the first
@@ -205,14 +215,25 @@ class StageBuilder {
 
   // The last op of every gradient-reduction stream, for the optimizer to wait for.
   std::vector<int> LastReductions() const {
-    std::vector<int> last;
-    for (const char* stream : {"fsdp.reduce", "dp", "expert-fsdp.reduce", "expert-dp"}) {
-      for (int i = program_->ops_size(); i-- > 0;) {
-        if (program_->ops(i).stream() == stream) {
-          last.push_back(i);
-          break;
+    // One pass from the end over the collectives (a stream missing from the stage, as dp's at
+    // dp=1, had each stream's search compare every op's stream).
+    constexpr std::string_view kStreams[] = {"fsdp.reduce", "dp", "expert-fsdp.reduce",
+                                             "expert-dp"};
+    int found[std::size(kStreams)] = {-1, -1, -1, -1};
+    size_t left = std::size(kStreams);
+    for (int i = program_->ops_size(); i-- > 0 && left > 0;) {
+      const schedule::Op& op = program_->ops(i);
+      if (op.kind() != schedule::COLLECTIVE) continue;
+      for (size_t s = 0; s < std::size(kStreams); ++s) {
+        if (found[s] < 0 && op.stream() == kStreams[s]) {
+          found[s] = i;
+          --left;
         }
       }
+    }
+    std::vector<int> last;
+    for (int i : found) {
+      if (i >= 0) last.push_back(i);
     }
     return last;
   }
@@ -220,6 +241,7 @@ class StageBuilder {
  private:
   schedule::Program* program_;
   const Layout& layout_;
+  std::map<std::string, std::vector<std::string>, std::less<>> group_axes_;
   int previous_layer_start_ = -1;
 };
 
