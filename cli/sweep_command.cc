@@ -176,6 +176,8 @@ const schedule::Schedule& CandidateSchedule(const topology::System& system,
 // candidate to the next: the pages a schedule touched stay mapped for the next, where fresh
 // blocks from malloc (mapped, then unmapped on free) were faulted in for every candidate, a sixth
 // of the bounds' time. Later blocks (a schedule past the first) come from malloc, up to 16 MB.
+// A block lasts as long as its thread: within one Map of the task runner, whose pools are made
+// per call.
 class CandidateArena {
  public:
   CandidateArena() : arena_(Options()) {}
@@ -200,7 +202,8 @@ class CandidateArena {
     options.max_block_size = 16 << 20;
     ThreadBlock& block = Block();
     PODSIM_CHECK(!block.in_use) << "two candidate arenas at once on one thread";
-    if (block.bytes == nullptr) block.bytes = std::make_unique<char[]>(kBlockBytes);
+    // Not zeroed: only the pages a schedule touches are mapped.
+    if (block.bytes == nullptr) block.bytes = std::make_unique_for_overwrite<char[]>(kBlockBytes);
     block.in_use = true;
     options.initial_block = block.bytes.get();
     options.initial_block_size = kBlockBytes;
