@@ -203,6 +203,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
     flow_checked_.push_back(0);
     flow_fixed_.push_back(0);
     flow_previous_rate_.push_back(0);
+    solve_bound_.push_back(0);
   }
   Flow& flow = flows_[slot];
   flow.live = true;
@@ -405,10 +406,17 @@ bool FlowModel::RefreshResource(uint32_t r) {
 bool FlowModel::MeetsMaxMin(uint32_t f) const {
   const Flow& flow = flows_[f];
   if (flow.rate >= flow.bound * (1 - kRelativeEpsilon)) return true;
-  for (const Hop& hop : flow.hops) {
+  if (flow.hops.empty()) return false;
+  const auto bottleneck = [&](const Hop& hop) {
     const Resource& resource = resources_[hop.resource];
-    if (resource.usage >= resource.capacity * (1 - kRelativeEpsilon) &&
-        flow.rate >= resource.max_rate * (1 - kRelativeEpsilon)) {
+    return resource.usage >= resource.capacity * (1 - kRelativeEpsilon) &&
+           flow.rate >= resource.max_rate * (1 - kRelativeEpsilon);
+  };
+  const size_t hint = flow.bottleneck_hop < flow.hops.size() ? flow.bottleneck_hop : 0;
+  if (bottleneck(flow.hops[hint])) return true;
+  for (size_t h = 0; h < flow.hops.size(); ++h) {
+    if (h != hint && bottleneck(flow.hops[h])) {
+      flow.bottleneck_hop = static_cast<uint8_t>(std::min<size_t>(h, UINT8_MAX));
       return true;
     }
   }
@@ -453,7 +461,10 @@ bool FlowModel::ExpandSubset() {
     if (MeetsMaxMin(f)) continue;
     double rate = flows_[f].rate;
     for (const Hop& hop : flows_[f].hops) {
-      for (const FlowRef& other : resources_[hop.resource].flows) {
+      // Only a saturated resource holds the flow back.
+      const Resource& resource = resources_[hop.resource];
+      if (resource.usage < resource.capacity * (1 - kRelativeEpsilon)) continue;
+      for (const FlowRef& other : resource.flows) {
         uint32_t g = other.flow;
         if (flow_in_set_[g] != epoch_ && flows_[g].rate > rate * (1 + kRelativeEpsilon)) {
           AddToSolveSet(g);
@@ -507,24 +518,33 @@ void FlowModel::SolveSubset() {
   // the heap. Ring steps, where each link carries one flow, are all of this kind.
   // An unbounded flow with as many flows of the set on each of its resources may be one of a
   // bundle (FixBundle), checked once the lone flows are fixed (which share no resource with it).
+  // A resource that carries one flow of the set bounds that flow alone (its residual over the
+  // flow's weight there, whatever the others get): it joins the flow's bound (solve_bound_)
+  // rather than the share heap below, which then holds only the resources the set's flows share.
   size_t unfixed_flows = solve_set_.size();
   bundle_candidates_.clear();
+  bounded_.clear();
   for (uint32_t f : solve_set_) {
     const Flow& flow = flows_[f];
     double rate = flow.bound;
+    double bound = flow.bound;
     const uint32_t count = unfixed_[flow.hops[0].resource];
     bool alone = true, even = true;
     for (const Hop& hop : flow.hops) {
+      const double own = std::max(residual_[hop.resource], 0.0) / hop.weight;
       alone = alone && unfixed_[hop.resource] == 1;
       even = even && unfixed_[hop.resource] == count;
-      rate = std::min(rate, std::max(residual_[hop.resource], 0.0) / hop.weight);
+      rate = std::min(rate, own);
+      if (unfixed_[hop.resource] == 1) bound = std::min(bound, own);
     }
     if (alone) {
       Fix(f, rate);
       --unfixed_flows;
-    } else if (even && !std::isfinite(flow.bound)) {
-      bundle_candidates_.push_back(f);
+      continue;
     }
+    solve_bound_[f] = bound;
+    if (std::isfinite(bound)) bounded_.push_back(f);
+    if (even && !std::isfinite(flow.bound)) bundle_candidates_.push_back(f);
   }
   if (unfixed_flows == 0) return;
   // Unbounded flows that share their whole route with one another and with no other flow of the
@@ -540,17 +560,13 @@ void FlowModel::SolveSubset() {
   // one: an entry found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
-    if (unfixed_[r] == 0) continue;
+    if (unfixed_[r] < 2) continue;  // Drained, or folded into its flow's bound.
     share_heap_.push_back(ShareEntry{FairShare(r), r});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
 
-  bounded_.clear();
-  for (uint32_t f : solve_set_) {
-    if (std::isfinite(flows_[f].bound)) bounded_.push_back(f);
-  }
   std::sort(bounded_.begin(), bounded_.end(), [this](uint32_t a, uint32_t b) {
-    return flows_[a].bound != flows_[b].bound ? flows_[a].bound < flows_[b].bound : a < b;
+    return solve_bound_[a] != solve_bound_[b] ? solve_bound_[a] < solve_bound_[b] : a < b;
   });
 
   size_t next_bounded = 0;
@@ -575,8 +591,8 @@ void FlowModel::SolveSubset() {
         std::push_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
       }
     }
-    if (next_bounded < bounded_.size() && flows_[bounded_[next_bounded]].bound <= share) {
-      Fix(bounded_[next_bounded], flows_[bounded_[next_bounded]].bound);
+    if (next_bounded < bounded_.size() && solve_bound_[bounded_[next_bounded]] <= share) {
+      Fix(bounded_[next_bounded], solve_bound_[bounded_[next_bounded]]);
       --unfixed_flows;
       continue;
     }

@@ -191,6 +191,9 @@ class FlowModel {
     bool active = false;   // Latency paid; moving bytes.
     bool sharing = false;  // Registered on its resources (active, bytes > 0, non-empty route).
     bool waiting = false;  // Counted in its resources' `waiting` (started with a latency).
+    // The hop whose resource last met its max-min condition (MeetsMaxMin asks it first: the
+    // bottleneck of a flow seldom moves).
+    mutable uint8_t bottleneck_hop = 0;
     uint32_t owner = 0;
     double remaining_bytes = 0;  // As of last_update_ps.
     double rate = 0;             // bytes/s
@@ -320,6 +323,9 @@ class FlowModel {
   std::vector<uint64_t> flow_checked_;      // == check stamp: checked in this ExpandSubset pass.
   std::vector<uint64_t> flow_fixed_;        // == solve stamp: rate fixed in this SolveSubset.
   std::vector<double> flow_previous_rate_;  // Rate before this reallocation.
+  // During SolveSubset: the flow's rate bound and the residual over its weight of each of its
+  // resources that no other flow of the set crosses.
+  std::vector<double> solve_bound_;
   std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
   std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
   std::vector<double> residual_;
