@@ -172,41 +172,17 @@ const schedule::Schedule& CandidateSchedule(const topology::System& system,
   return *schedule;
 }
 
-// The arena of one candidate's schedule. Its first block is its thread's, kept from one
-// candidate to the next: the pages a schedule touched stay mapped for the next, where fresh
-// blocks from malloc (mapped, then unmapped on free) were faulted in for every candidate, a sixth
-// of the bounds' time. Later blocks (a schedule past the first) come from malloc, up to 16 MB.
-// A block lasts as long as its thread: within one Map of the task runner, whose pools are made
-// per call.
+// The arena of one candidate's schedule: blocks from malloc, up to 16 MB.
 class CandidateArena {
  public:
   CandidateArena() : arena_(Options()) {}
-  ~CandidateArena() { Block().in_use = false; }
-  CandidateArena(const CandidateArena&) = delete;
-  CandidateArena& operator=(const CandidateArena&) = delete;
   google::protobuf::Arena* get() { return &arena_; }
 
  private:
-  static constexpr size_t kBlockBytes = 16 << 20;
-  struct ThreadBlock {
-    std::unique_ptr<char[]> bytes;
-    bool in_use = false;
-  };
-  static ThreadBlock& Block() {
-    thread_local ThreadBlock block;
-    return block;
-  }
   static google::protobuf::ArenaOptions Options() {
     google::protobuf::ArenaOptions options;
     options.start_block_size = 256 << 10;
     options.max_block_size = 16 << 20;
-    ThreadBlock& block = Block();
-    PODSIM_CHECK(!block.in_use) << "two candidate arenas at once on one thread";
-    // Not zeroed: only the pages a schedule touches are mapped.
-    if (block.bytes == nullptr) block.bytes = std::make_unique_for_overwrite<char[]>(kBlockBytes);
-    block.in_use = true;
-    options.initial_block = block.bytes.get();
-    options.initial_block_size = kBlockBytes;
     return options;
   }
   google::protobuf::Arena arena_;

@@ -403,8 +403,8 @@ bool FlowModel::RefreshResource(uint32_t r) {
   return changed;
 }
 
-bool FlowModel::MeetsMaxMin(uint32_t f) const {
-  const Flow& flow = flows_[f];
+bool FlowModel::MeetsMaxMin(uint32_t f) {
+  Flow& flow = flows_[f];
   if (flow.rate >= flow.bound * (1 - kRelativeEpsilon)) return true;
   if (flow.hops.empty()) return false;
   const auto bottleneck = [&](const Hop& hop) {
@@ -453,7 +453,9 @@ bool FlowModel::ExpandSubset() {
   ++check_stamp_;
   bool added = false;
   // A re-solved flow that fails the condition is out-rated by a flow held fixed on the resource
-  // that bottlenecks it: flows with a higher rate on its route must give way, so they join.
+  // that bottlenecked it in the solve, which is saturated: the faster flows of its saturated
+  // resources must give way, so they join. (An unsaturated resource holds it back from nothing.)
+  // The test is the negation of MeetsMaxMin's, so the fastest flow there always joins.
   size_t solved = solve_set_.size();
   for (size_t i = 0; i < solved; ++i) {
     uint32_t f = solve_set_[i];
@@ -461,12 +463,11 @@ bool FlowModel::ExpandSubset() {
     if (MeetsMaxMin(f)) continue;
     double rate = flows_[f].rate;
     for (const Hop& hop : flows_[f].hops) {
-      // Only a saturated resource holds the flow back.
       const Resource& resource = resources_[hop.resource];
       if (resource.usage < resource.capacity * (1 - kRelativeEpsilon)) continue;
       for (const FlowRef& other : resource.flows) {
         uint32_t g = other.flow;
-        if (flow_in_set_[g] != epoch_ && flows_[g].rate > rate * (1 + kRelativeEpsilon)) {
+        if (flow_in_set_[g] != epoch_ && rate < flows_[g].rate * (1 - kRelativeEpsilon)) {
           AddToSolveSet(g);
           flow_checked_[g] = check_stamp_;
           added = true;
@@ -555,7 +556,9 @@ void FlowModel::SolveSubset() {
   }
   if (unfixed_flows == 0) return;
 
-  // Min-heap of fair shares (residual / unfixed flows' weights). Shares only grow as flows get
+  // Min-heap of the fair shares (residual / unfixed flows' weights) of the resources that two or
+  // more unfixed flows of the set share; the others bound their flow (solve_bound_, above), and
+  // bounded_ holds those flows by bound. Shares only grow as flows get
   // fixed at the current lowest level, so an entry's recorded share is a lower bound of the true
   // one: an entry found stale at the top is re-keyed, and Fix() never touches the heap.
   share_heap_.clear();
@@ -613,8 +616,8 @@ size_t FlowModel::FixBundle(uint32_t f) {
   const uint32_t count = unfixed_[first];
   // Every unfixed flow of the set on the first resource must be unbounded and take f's route
   // with its weights; then, as f meets `count` of them on each resource, they are all there is.
-  // (Bounded flows are left to the heap, which fixes them one by one at the bound and may round
-  // the next one's share a unit in the last place below it.)
+  // (Bounded flows are left to the loop over bounded_, which fixes them one by one at the bound
+  // and may round the next one's share a unit in the last place below it.)
   bundle_.clear();
   for (const FlowRef& ref : resources_[first].flows) {
     const uint32_t g = ref.flow;

@@ -18,7 +18,8 @@
 // resources flows left, it solves that set with every other flow's rate held fixed,
 // then checks the max-min condition of the flows that share a resource with the set and adds any
 // flow that fails it, until none fails. When it stops every flow meets the max-min condition, so
-// the allocation equals a from-scratch solve (a property test compares the two), yet idle
+// the allocation is the max-min one (a property test checks the condition on every flow after
+// every change, to 1e-6), yet idle
 // resources and unaffected flows cost nothing.
 //
 // Owners. Each flow has the owner that was current when it started (set_owner; 0: none), and a
@@ -193,7 +194,7 @@ class FlowModel {
     bool waiting = false;  // Counted in its resources' `waiting` (started with a latency).
     // The hop whose resource last met its max-min condition (MeetsMaxMin asks it first: the
     // bottleneck of a flow seldom moves).
-    mutable uint8_t bottleneck_hop = 0;
+    uint8_t bottleneck_hop = 0;
     uint32_t owner = 0;
     double remaining_bytes = 0;  // As of last_update_ps.
     double rate = 0;             // bytes/s
@@ -250,13 +251,13 @@ class FlowModel {
   // Fixes a flow of solve_set_ at `rate`, taking it (times its weights) off its resources'
   // residual capacity.
   void Fix(uint32_t flow, double rate);
-  // A resource's fair share during SolveSubset: its residual over its unfixed flows' weights.
-  // REQUIRES: unfixed_[resource] > 0.
   // Fixes flow f and the flows of the set that take its route with its weights, where all are
   // unbounded and no other unfixed flow of the set shares a resource with them, at the rate
   // max-min gives them; returns how many it fixed (0 otherwise). REQUIRES: f unfixed and
   // unbounded, with as many unfixed flows of the set on each of its resources.
   size_t FixBundle(uint32_t f);
+  // A resource's fair share during SolveSubset: its residual over its unfixed flows' weights.
+  // REQUIRES: unfixed_[resource] > 0.
   double FairShare(uint32_t resource) const {
     return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];
   }
@@ -266,7 +267,9 @@ class FlowModel {
   // Recomputes usage and max_rate from the flows on the resource; returns whether the change can
   // break the max-min condition of a flow on it (usage fell or the largest rate rose).
   bool RefreshResource(uint32_t resource);
-  bool MeetsMaxMin(uint32_t flow) const;
+  // Whether the flow is at its bound or has the largest rate on a saturated resource. Keeps the
+  // hop it found in Flow::bottleneck_hop.
+  bool MeetsMaxMin(uint32_t flow);
   void AddToSolveSet(uint32_t flow);
   void MarkDirty(uint32_t resource);
   void Commit();
@@ -323,8 +326,9 @@ class FlowModel {
   std::vector<uint64_t> flow_checked_;      // == check stamp: checked in this ExpandSubset pass.
   std::vector<uint64_t> flow_fixed_;        // == solve stamp: rate fixed in this SolveSubset.
   std::vector<double> flow_previous_rate_;  // Rate before this reallocation.
-  // During SolveSubset: the flow's rate bound and the residual over its weight of each of its
-  // resources that no other flow of the set crosses.
+  // During SolveSubset, for a flow of the set not fixed alone: the smallest of its rate bound
+  // and the residual over its weight of each of its resources that no other flow of the set
+  // crosses.
   std::vector<double> solve_bound_;
   std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
   std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.

@@ -2,18 +2,22 @@
 // kernel.
 //
 // Why: podsim builds and drops many short-lived structures of a few megabytes (an engine's event
-// buckets, a flow model, a sweep candidate's schedule). glibc serves blocks of 128 KiB and more
-// (a threshold it raises as such blocks are freed) with fresh mmaps and unmaps them on free, and
-// trims the heap's freed top past 128 KiB, so each new structure faults its pages in again. On
-// the paravirtualized machines podsim is measured on a page fault costs ~16 us: the engine
-// benchmark (bench/engine_bench.cc, 16k pending) took 1,000 faults per engine and ran at
-// 19-22 M events/s, and at 31-32 M with freed memory kept (2026-12-06, 18,763 -> 1,787 faults).
+// buckets, a flow model, a sweep candidate's schedule). By default glibc serves a block of 128 KiB
+// or more with a fresh mmap and unmaps it on free (raising that threshold to the largest block
+// freed so far, up to 32 MiB: a growing vector's next, larger block is still mapped afresh), and
+// trims the main heap's freed top past a threshold that follows it. Each new structure then
+// faults its pages in again, which is dear on the paravirtualized machines podsim is measured on:
+// the engine benchmark (bench/engine_bench.cc, 16k pending, a new engine per iteration) took
+// 18,763 page faults a run against 1,787 with freed memory kept, and ran at 19.5-22.0 M events/s
+// against 28.7-30.1 M (2026-12-06, alternated).
 //
-// KeepFreedMemory() serves blocks of up to 32 MiB (glibc's largest mmap threshold) from the heap
-// and keeps up to 256 MiB of freed memory at its top. Peak memory is the same or a little more
-// (the README's performance section states it with this policy); what is freed after the peak
-// stays mapped until the process ends. A no-op on other C libraries. Call once, at the start of
-// main, before any thread starts.
+// KeepFreedMemory() serves blocks of up to 32 MiB (glibc's largest mmap threshold on 64-bit
+// systems) from the heap and keeps up to 256 MiB of freed memory at the main heap's top. A worker
+// thread's arena is a heap of up to 64 MiB that keeps its freed top too, but further heaps it
+// needs are still unmapped once empty. Peak memory stays about the same (the README's performance
+// section states it with this policy); memory freed after the peak stays mapped until the process
+// ends. Where glibc refuses the threshold (32-bit systems, huge-page tunables) nothing is changed;
+// a no-op on other C libraries. Call once, at the start of main, before any thread starts.
 
 #ifndef PODSIM_SIM_FREED_MEMORY_H_
 #define PODSIM_SIM_FREED_MEMORY_H_
