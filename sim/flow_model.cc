@@ -1,6 +1,7 @@
 #include "sim/flow_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -18,6 +19,13 @@ constexpr double kRelativeEpsilon = 1e-9;
 // A re-solved rate within this relative distance of the old one keeps the old rate and its
 // completion event: rescheduling would change nothing observable.
 constexpr double kRateChangeEpsilon = 1e-12;
+// SolveSubset finds each level's bottleneck by scanning the shared resources' current shares
+// while that has cost fewer than this many shares per resource and level of a binary heap of
+// them (its height), then by the heap. A scan's comparisons are predictable where the heap's
+// sifts are not: on the shared torus of bench/flow_model_bench.cc (142 resources and 25 levels a
+// solve on average) a scan of up to 1,024 resources gave 3.88-3.90 k completions/s against
+// 3.52-3.54 k with the heap alone; the budget keeps a solve of many levels at the heap's cost.
+constexpr size_t kScanBudgetPerSift = 8;
 // Feasibility slack for the invariant check on resource usage.
 constexpr double kFeasibilitySlack = 1e-6;
 
@@ -566,7 +574,11 @@ void FlowModel::SolveSubset() {
     if (unfixed_[r] < 2) continue;  // Drained, or folded into its flow's bound.
     share_heap_.push_back(ShareEntry{FairShare(r), r});
   }
-  std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
+  // Each level's bottleneck is found by a scan of the current shares, within a budget of about
+  // what the heap's sifts would cost, then by the heap (below).
+  size_t scan_budget = kScanBudgetPerSift * share_heap_.size() *
+                       static_cast<size_t>(std::bit_width(share_heap_.size()));
+  bool scan = true;
 
   std::sort(bounded_.begin(), bounded_.end(), [this](uint32_t a, uint32_t b) {
     return solve_bound_[a] != solve_bound_[b] ? solve_bound_[a] < solve_bound_[b] : a < b;
@@ -578,7 +590,33 @@ void FlowModel::SolveSubset() {
       ++next_bounded;
     }
     double share = std::numeric_limits<double>::infinity();
-    while (!share_heap_.empty()) {
+    if (scan && share_heap_.size() > scan_budget) {
+      // The recorded shares are lower bounds still (shares only grow): the heap takes them.
+      scan = false;
+      std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
+    }
+    if (scan) {
+      scan_budget -= share_heap_.size();
+      // The lowest current share, then the lowest id, as the heap's top would be (an entry's
+      // place does not matter); drained resources leave the list.
+      size_t best = 0;
+      for (size_t i = 0; i < share_heap_.size();) {
+        const uint32_t r = share_heap_[i].resource;
+        if (unfixed_[r] == 0) {
+          share_heap_[i] = share_heap_.back();
+          share_heap_.pop_back();
+          continue;
+        }
+        const double current = FairShare(r);
+        if (current < share || (current == share && r < share_heap_[best].resource)) {
+          share = current;
+          best = i;
+        }
+        ++i;
+      }
+      if (!share_heap_.empty()) std::swap(share_heap_.front(), share_heap_[best]);
+    }
+    while (!scan && !share_heap_.empty()) {
       ShareEntry& top = share_heap_.front();
       uint32_t r = top.resource;
       double current = unfixed_[r] == 0 ? -1 : FairShare(r);
