@@ -20,11 +20,12 @@ constexpr double kRelativeEpsilon = 1e-9;
 // completion event: rescheduling would change nothing observable.
 constexpr double kRateChangeEpsilon = 1e-12;
 // SolveSubset finds each level's bottleneck by scanning the shared resources' current shares
-// while that has cost fewer than this many shares per resource and level of a binary heap of
+// while the scans have read at most this many shares per resource and level of a binary heap of
 // them (its height), then by the heap. A scan's comparisons are predictable where the heap's
 // sifts are not: on the shared torus of bench/flow_model_bench.cc (142 resources and 25 levels a
-// solve on average) a scan of up to 1,024 resources gave 3.88-3.90 k completions/s against
-// 3.52-3.54 k with the heap alone; the budget keeps a solve of many levels at the heap's cost.
+// solve on average) 3.82-3.87 k completions/s against 3.16-3.41 k with the heap alone (2026-12-06,
+// alternated). The budget adds at most O(n log n) to a solve of n resources, the order of the
+// heap's own worst case.
 constexpr size_t kScanBudgetPerSift = 8;
 // Feasibility slack for the invariant check on resource usage.
 constexpr double kFeasibilitySlack = 1e-6;
@@ -564,11 +565,12 @@ void FlowModel::SolveSubset() {
   }
   if (unfixed_flows == 0) return;
 
-  // Min-heap of the fair shares (residual / unfixed flows' weights) of the resources that two or
-  // more unfixed flows of the set share; the others bound their flow (solve_bound_, above), and
-  // bounded_ holds those flows by bound. Shares only grow as flows get
-  // fixed at the current lowest level, so an entry's recorded share is a lower bound of the true
-  // one: an entry found stale at the top is re-keyed, and Fix() never touches the heap.
+  // The fair shares (residual / unfixed flows' weights) of the resources that two or more
+  // unfixed flows of the set share, as a list the scan below reads and then as a min-heap; the
+  // other resources bound their flow (solve_bound_, above), and bounded_ holds those flows by
+  // bound. Shares only grow as flows get fixed at the current lowest level (in exact arithmetic:
+  // a rounding may lower one by an ulp), so an entry's recorded share is a lower bound of the
+  // true one: an entry found stale at the heap's top is re-keyed, and Fix() never touches it.
   share_heap_.clear();
   for (uint32_t r : solving_resources_) {
     if (unfixed_[r] < 2) continue;  // Drained, or folded into its flow's bound.
@@ -597,7 +599,8 @@ void FlowModel::SolveSubset() {
     }
     if (scan) {
       scan_budget -= share_heap_.size();
-      // The lowest current share, then the lowest id, as the heap's top would be (an entry's
+      // The lowest current share, then the lowest id (the heap's top, but for shares a rounding
+      // lowered below their recorded value: the scan takes the lower one; an entry's
       // place does not matter); drained resources leave the list.
       size_t best = 0;
       for (size_t i = 0; i < share_heap_.size();) {

@@ -341,7 +341,8 @@ class FlowModel {
   std::vector<uint32_t> solving_resources_;
   uint64_t check_stamp_ = 1;
   uint64_t solve_stamp_ = 1;
-  // Fair share (residual / unfixed flows) of a resource during SolveSubset, as last computed.
+  // Fair share (residual / unfixed flows' weights) of a resource during SolveSubset, as recorded
+  // when it was computed for the list or re-keyed in the heap.
   struct ShareEntry {
     double share;
     uint32_t resource;
