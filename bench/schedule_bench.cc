@@ -35,8 +35,7 @@ void BuildCandidate(benchmark::State& state, const std::string& system_text,
   const OpOptions options;
   int64_t ops = 0;
   for (auto _ : state) {
-    // The sweep's block sizes (sweep_command.cc CandidateArena), without its kept first block.
-    google::protobuf::ArenaOptions arena_options;
+    google::protobuf::ArenaOptions arena_options;  // As the sweep's (sweep_command.cc).
     arena_options.start_block_size = 256 << 10;
     arena_options.max_block_size = 16 << 20;
     google::protobuf::Arena arena(arena_options);

@@ -30,7 +30,6 @@
 #include "reports/charts.h"
 #include "reports/report.h"
 #include "scenario/scenario_build.h"
-#include "sim/check.h"
 #include "topology/system.h"
 #include "workloads/layout_search.h"
 #include "workloads/memory.h"
@@ -172,21 +171,13 @@ const schedule::Schedule& CandidateSchedule(const topology::System& system,
   return *schedule;
 }
 
-// The arena of one candidate's schedule: blocks from malloc, up to 16 MB.
-class CandidateArena {
- public:
-  CandidateArena() : arena_(Options()) {}
-  google::protobuf::Arena* get() { return &arena_; }
-
- private:
-  static google::protobuf::ArenaOptions Options() {
-    google::protobuf::ArenaOptions options;
-    options.start_block_size = 256 << 10;
-    options.max_block_size = 16 << 20;
-    return options;
-  }
-  google::protobuf::Arena arena_;
-};
+// Arena blocks for one candidate's schedule (a few MB for the largest).
+google::protobuf::ArenaOptions ScheduleArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 256 << 10;
+  options.max_block_size = 16 << 20;
+  return options;
+}
 
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
@@ -320,9 +311,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
           double bound_s = 0;
           bool refined = false;
           if (memory.fits) {
-            CandidateArena arena;
+            google::protobuf::Arena arena(ScheduleArenaOptions());
             const schedule::Schedule& schedule =
-                CandidateSchedule(system, model, batch, base, candidate, arena.get());
+                CandidateSchedule(system, model, batch, base, candidate, &arena);
             bound_s = workloads::ComputeLowerBound(system, schedule).ToSeconds();
             refined = workloads::DependencyBoundIsComputeBound(schedule);
           }
@@ -386,9 +377,9 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
       const std::vector<std::string> bounds = runner->Map(
           pending.size(), [&system, &model, &batch, &candidates, &pending, &base](size_t k) {
             const workloads::LayoutCandidate& candidate = candidates[pending[k]];
-            CandidateArena arena;
+            google::protobuf::Arena arena(ScheduleArenaOptions());
             const schedule::Schedule& schedule =
-                CandidateSchedule(system, model, batch, base, candidate, arena.get());
+                CandidateSchedule(system, model, batch, base, candidate, &arena);
             // Fails only where the simulation would: -1, so that the layout is simulated next
             // and the sweep reports that failure.
             sim::StatusOr<sim::Time> bound = workloads::DependencyLowerBound(system, schedule);
