@@ -391,33 +391,41 @@ void ExpectSymmetricRehearsalsEqualEveryRank(const topology::Fabric& fabric,
 // the interleaved order seq_shards=2 leaves, alternate slots of every node, a rail, a node's
 // all-reduce (NVLS on H100, a ring on A100, whose NVSwitches are copies of one another) and
 // all-gather, a block of slots in a quarter of the nodes (half an SU of h100:512: node digits).
-TEST(CollectiveNetworkTest, SymmetricRehearsalsEqualEveryRank) {
-  for (const char* name : {"h100:64", "a100:64", "h100:512"}) {
-    SCOPED_TRACE(name);
-    sim::StatusOr<topology::System> system = topology::ParseSystem(name);
-    ASSERT_TRUE(system.ok()) << system.status();
-    const topology::Fabric& fabric = system->fabric;
-    const int nodes = static_cast<int>(fabric.chip_count() / 8);
-    const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
-    const std::vector<std::vector<CollectiveRequest>> cases = {
-        {OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all, true), 1 << 28),
-         OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {0, 2, 4, 6}), 1 << 27)},
-        {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {3}), 1 << 26),
-         OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, {3, 7}), 1 << 26)},
-        {OverRanks(CollectiveOp::kAllReduce, GpuRanks(0, 1, all), 1 << 26),
-         OverRanks(CollectiveOp::kAllGather, GpuRanks(0, 1, all), 1 << 26)},
-        {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes / 4, {4, 5, 6, 7}), 1 << 27),
-         OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all), 1 << 28)},
-    };
-    for (size_t c = 0; c < cases.size(); ++c) {
-      SCOPED_TRACE(c);
-      ExpectSymmetricRehearsalsEqualEveryRank(fabric, cases[c]);
-    }
+void ExpectGpuRehearsalsEqualEveryRank(const std::string& name) {
+  SCOPED_TRACE(name);
+  sim::StatusOr<topology::System> system = topology::ParseSystem(name);
+  ASSERT_TRUE(system.ok()) << system.status();
+  const topology::Fabric& fabric = system->fabric;
+  const int nodes = static_cast<int>(fabric.chip_count() / 8);
+  const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<std::vector<CollectiveRequest>> cases = {
+      {OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all, true), 1 << 28),
+       OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {0, 2, 4, 6}), 1 << 27)},
+      {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes, {3}), 1 << 26),
+       OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, {3, 7}), 1 << 26)},
+      {OverRanks(CollectiveOp::kAllReduce, GpuRanks(0, 1, all), 1 << 26),
+       OverRanks(CollectiveOp::kAllGather, GpuRanks(0, 1, all), 1 << 26)},
+      {OverRanks(CollectiveOp::kAllGather, GpuRanks(0, nodes / 4, {4, 5, 6, 7}), 1 << 27),
+       OverRanks(CollectiveOp::kReduceScatter, GpuRanks(0, nodes, all), 1 << 28)},
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(c);
+    ExpectSymmetricRehearsalsEqualEveryRank(fabric, cases[c]);
   }
+}
+
+TEST(CollectiveNetworkTest, SymmetricRehearsalsEqualEveryRank) {
+  ExpectGpuRehearsalsEqualEveryRank("h100:64");
+  ExpectGpuRehearsalsEqualEveryRank("a100:64");
   // A wrapped torus: a row's ring and the 2D grid of every chip (the multi-axis algorithm).
   topology::Fabric torus = Torus({8, 8});
   ExpectSymmetricRehearsalsEqualEveryRank(torus, {AllGather({0, 1, 2, 3, 4, 5, 6, 7}, {8}, 1 << 24),
                                                   AllGather(AllChips(torus), {8, 8}, 1 << 26)});
+}
+
+// Two scalable units: a quarter of the nodes is half an SU (node digits).
+TEST(CollectiveNetworkTest, SymmetricRehearsalsOfScalableUnitsEqualEveryRank) {
+  ExpectGpuRehearsalsEqualEveryRank("h100:512");
 }
 
 }  // namespace

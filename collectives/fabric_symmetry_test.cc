@@ -275,10 +275,14 @@ TEST(FabricSymmetryTest, GpuScalableUnitsOfTwoLevelsRotateTheirNodeDigits) {
 
 // The node in its SU as digits (node_radix): blocks of 8 nodes, 4 of them to an SU, each digit
 // rotating alone; on three levels too (blocks of 16), where core group j follows spine j.
+// Brute force over every pair of GPUs here; the digits' coordinates in the next test.
 TEST(FabricSymmetryTest, GpuNodeDigitsWithinScalableUnitsRotateSeparately) {
   // 8 x 4: the upper digit's blocks of 32 straddle the 16 spines' residues.
   ExpectGpuGenerators("h100:512", {true, true, true, false}, {}, {8, 4});
   ExpectGpuGenerators("h100:2048", {true, true, true, true}, {}, {16, 2});
+}
+
+TEST(FabricSymmetryTest, GpuNodeDigitsWithinScalableUnitsAreCoordinates) {
   topology::System system = System("h100:512");
   FabricSymmetry symmetry(&system.fabric, {}, {16, 2});
   EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 16, 2, 2, 1}));
@@ -307,7 +311,10 @@ TEST(FabricSymmetryTest, GpuPodsRotateTheirNodeDigits) {
   ExpectGpuGenerators("b200:4096", {true, true, true}, {2, 4});
   ExpectGpuGenerators("h100:6144", {true, false, true});
   ExpectGpuGenerators("h100:16384", {true, true, true});  // 8 cores per group: 4 divides them.
-  // A partial pod: one node axis, no shift wraps.
+}
+
+// A partial pod: one node axis, no shift wraps.
+TEST(FabricSymmetryTest, GpuNodesOfAPartialPodDoNotRotate) {
   topology::System partial = System("h100:1032");
   FabricSymmetry symmetry(&partial.fabric);
   EXPECT_EQ(symmetry.axis_lengths(), (std::vector<int>{8, 129}));
