@@ -355,10 +355,9 @@ reports::Report CollectiveReport(const topology::System& system, const std::stri
 }
 
 sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
-                                  CommandIo& io) {
+                                  topology::System system, CommandIo& io) {
   const scenario::Collective& c = s.collective();
   const scenario::Outputs& outputs = s.outputs();
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
   const std::string op_name(scenario::CollectiveOpName(c.op()));
   sim::StatusOr<collectives::CollectiveOp> op = collectives::ParseCollectiveOp(op_name);
   if (!op.ok()) return source.Annotate(op.status(), "collective.op");

@@ -220,10 +220,11 @@ workloads::DType DTypeOf(scenario::Infer::Dtype dtype) {
 
 // The scenario's step, with what ValidateScenario does not check: a system that can run a step
 // (Simulate checks the layout against it).
-sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::SourceMap& source) {
+sim::StatusOr<InferInput> InputOf(const scenario::Scenario& s, const scenario::SourceMap& source,
+                                  topology::System system) {
   const scenario::Infer& infer = s.infer();
   InferInput in;
-  PODSIM_ASSIGN_OR_RETURN(in.system, scenario::BuildSystem(s.system(), source));
+  in.system = std::move(system);
   if (in.system.chip.bf16_flops_per_s <= 0 || in.system.chip.hbm_bytes_per_s <= 0) {
     return source.Annotate(
         sim::Status::InvalidArgument("'" + in.system.name +
@@ -762,8 +763,8 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
 }  // namespace
 
 sim::Status RunInferScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
-                             CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source));
+                             topology::System system, CommandIo& io) {
+  PODSIM_ASSIGN_OR_RETURN(InferInput in, InputOf(s, source, std::move(system)));
   LogCalibration(in.system.chip);
   in.max_transfers = io.max_transfers;
   // A trace follows one simulated step; a batch list or a deployment is several.

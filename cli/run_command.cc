@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "scenario/scenario_file.h"
 
@@ -50,13 +51,13 @@ sim::Status Run(const RunFlags& flags, CommandIo& io) {
       outputs->set_trace(flags.trace);
       loaded.source.AddFlag("outputs.trace", "--trace");
     }
-    PODSIM_RETURN_IF_ERROR(scenario::ValidateScenario(loaded.scenario, loaded.source));
+    PODSIM_ASSIGN_OR_RETURN(loaded.system, scenario::CheckScenario(loaded.scenario, loaded.source));
   }
   if (flags.dump) {
     io.out << scenario::DumpScenario(loaded.scenario);
     return sim::Status::Ok();
   }
-  return RunScenario(loaded.scenario, loaded.source, io);
+  return RunScenario(loaded.scenario, loaded.source, std::move(loaded.system), io);
 }
 
 }  // namespace
@@ -80,19 +81,19 @@ Command AddRunCommand(CLI::App& app) {
 }
 
 sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                        CommandIo& io) {
+                        topology::System system, CommandIo& io) {
   // One line per command: the command's file defines its runner (run_command.h).
   switch (scenario.command_case()) {
     case scenario::Scenario::kTopology:
-      return RunTopologyScenario(scenario, source, io);
+      return RunTopologyScenario(scenario, source, std::move(system), io);
     case scenario::Scenario::kCollective:
-      return RunCollectiveScenario(scenario, source, io);
+      return RunCollectiveScenario(scenario, source, std::move(system), io);
     case scenario::Scenario::kTrain:
-      return RunTrainScenario(scenario, source, io);
+      return RunTrainScenario(scenario, source, std::move(system), io);
     case scenario::Scenario::kInfer:
-      return RunInferScenario(scenario, source, io);
+      return RunInferScenario(scenario, source, std::move(system), io);
     case scenario::Scenario::kSweep:
-      return RunSweepScenario(scenario, source, io);
+      return RunSweepScenario(scenario, source, std::move(system), io);
     case scenario::Scenario::COMMAND_NOT_SET:
       break;
   }
@@ -105,8 +106,8 @@ sim::Status DumpOrRun(const sim::StatusOr<scenario::Scenario>& scenario,
                       const scenario::SourceMap& flags, bool dump, CommandIo& io) {
   if (!scenario.ok()) return scenario.status();
   // Flags get the checks of a scenario file, named after the flags.
-  PODSIM_RETURN_IF_ERROR(scenario::ValidateScenario(*scenario, flags));
-  if (!dump) return RunScenario(*scenario, flags, io);
+  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::CheckScenario(*scenario, flags));
+  if (!dump) return RunScenario(*scenario, flags, std::move(system), io);
   io.out << scenario::DumpScenario(*scenario);
   return sim::Status::Ok();
 }

@@ -15,16 +15,18 @@
 #include "scenario.pb.h"
 #include "scenario/source_map.h"
 #include "sim/status.h"
+#include "topology/system.h"
 
 namespace podsim::cli {
 
 Command AddRunCommand(CLI::App& app);
 
-// Runs `scenario`, which ValidateScenario accepts. `source` says where each field was set: the
-// file's positions for `podsim run`, the flags' names for a command (SourceMap::AddFlag), so that
-// an error found while running names the position or the flag.
+// Runs `scenario`, which ValidateScenario accepts, on `system`, the one its checks built
+// (scenario::CheckScenario). `source` says where each field was set: the file's positions for
+// `podsim run`, the flags' names for a command (SourceMap::AddFlag), so that an error found while
+// running names the position or the flag.
 sim::Status RunScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                        CommandIo& io);
+                        topology::System system, CommandIo& io);
 
 // What a command does once its flags are a Scenario: with `dump`, checks it as `podsim run` would
 // (errors name the flags in `flags`) and prints DumpScenario; otherwise RunScenario. An error in
@@ -35,15 +37,17 @@ sim::Status DumpOrRun(const sim::StatusOr<scenario::Scenario>& scenario,
 // The runner of each command, in its file (topology_command.cc, ...): RunScenario calls the one
 // of the scenario's command. REQUIRES: the scenario holds that command.
 sim::Status RunTopologyScenario(const scenario::Scenario& scenario,
-                                const scenario::SourceMap& source, CommandIo& io);
+                                const scenario::SourceMap& source, topology::System system,
+                                CommandIo& io);
 sim::Status RunCollectiveScenario(const scenario::Scenario& scenario,
-                                  const scenario::SourceMap& source, CommandIo& io);
+                                  const scenario::SourceMap& source, topology::System system,
+                                  CommandIo& io);
 sim::Status RunTrainScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                             CommandIo& io);
+                             topology::System system, CommandIo& io);
 sim::Status RunInferScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                             CommandIo& io);
+                             topology::System system, CommandIo& io);
 sim::Status RunSweepScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                             CommandIo& io);
+                             topology::System system, CommandIo& io);
 
 // An error the libraries word for the command line ("--algorithm: unknown algorithm 'x'"), about
 // the scenario field at `path`. For a scenario from a file, the leading "<flag>: " gives way to the

@@ -221,10 +221,9 @@ scenario::SourceMap SweepFlagSources() {
 }
 
 sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& source,
-                     CommandIo& io) {
+                     topology::System system, CommandIo& io) {
   const scenario::Sweep& sweep = s.sweep();
   const scenario::Outputs& outputs = s.outputs();
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
   LogCalibration(system.chip);
   PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
                           scenario::BuildModel(sweep.model(), "sweep.model", source));
@@ -689,8 +688,8 @@ Command AddSweepCommand(CLI::App& app) {
 }
 
 sim::Status RunSweepScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                             CommandIo& io) {
-  return RunSweep(scenario, source, io);
+                             topology::System system, CommandIo& io) {
+  return RunSweep(scenario, source, std::move(system), io);
 }
 
 }  // namespace podsim::cli

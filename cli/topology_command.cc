@@ -218,9 +218,8 @@ Command AddTopologyCommand(CLI::App& app) {
                  }};
 }
 
-sim::Status RunTopologyScenario(const scenario::Scenario& s, const scenario::SourceMap& source,
-                                CommandIo& io) {
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
+sim::Status RunTopologyScenario(const scenario::Scenario& s, const scenario::SourceMap&,
+                                topology::System system, CommandIo& io) {
   if (s.topology().dot()) {
     PrintDot(system, io.out);
     return sim::Status::Ok();

@@ -253,10 +253,9 @@ scenario::SourceMap TrainFlagSources() {
 }
 
 sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& source,
-                     CommandIo& io) {
+                     topology::System system, CommandIo& io) {
   const scenario::Train& train = s.train();
   const scenario::Outputs& outputs = s.outputs();
-  PODSIM_ASSIGN_OR_RETURN(topology::System system, scenario::BuildSystem(s.system(), source));
   LogCalibration(system.chip);
   PODSIM_ASSIGN_OR_RETURN(workloads::ModelSpec model,
                           scenario::BuildModel(train.model(), "train.model", source));
@@ -752,13 +751,12 @@ sim::Status RunDefaultScenario(CommandIo& io) {
          << flags.layout << " --batch-tokens " << flags.batch_tokens << " --seq " << flags.seq
          << " --recompute " << flags.recompute << "\n"
          << "(podsim --help lists the commands)\n\n";
-  PODSIM_ASSIGN_OR_RETURN(scenario::Scenario scenario, ScenarioOf(flags));
-  return RunTrain(scenario, TrainFlagSources(), io);
+  return DumpOrRun(ScenarioOf(flags), TrainFlagSources(), /*dump=*/false, io);
 }
 
 sim::Status RunTrainScenario(const scenario::Scenario& scenario, const scenario::SourceMap& source,
-                             CommandIo& io) {
-  return RunTrain(scenario, source, io);
+                             topology::System system, CommandIo& io) {
+  return RunTrain(scenario, source, std::move(system), io);
 }
 
 }  // namespace podsim::cli

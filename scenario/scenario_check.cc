@@ -576,6 +576,10 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
 }  // namespace
 
 sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source) {
+  return CheckScenario(scenario, source).status();
+}
+
+sim::StatusOr<topology::System> CheckScenario(const Scenario& scenario, const SourceMap& source) {
   PODSIM_ASSIGN_OR_RETURN(topology::System system, BuildSystem(scenario.system(), source));
   switch (scenario.command_case()) {
     case Scenario::kTopology:
@@ -596,7 +600,8 @@ sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source) 
       return Invalid(source, "",
                      "no command; give one of topology, collective, train, infer, sweep");
   }
-  return CheckOutputs(scenario, system, source);
+  PODSIM_RETURN_IF_ERROR(CheckOutputs(scenario, system, source));
+  return system;
 }
 
 }  // namespace podsim::scenario

@@ -31,7 +31,7 @@ sim::StatusOr<LoadedScenario> ParseScenarioFile(std::string_view text, std::stri
   }
   LoadedScenario loaded;
   PODSIM_RETURN_IF_ERROR(ParseTextProto(text, filename, &loaded.scenario, &loaded.source));
-  PODSIM_RETURN_IF_ERROR(ValidateScenario(loaded.scenario, loaded.source));
+  PODSIM_ASSIGN_OR_RETURN(loaded.system, CheckScenario(loaded.scenario, loaded.source));
   return loaded;
 }
 
