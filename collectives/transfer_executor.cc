@@ -107,7 +107,7 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
     return;
   }
   // Nothing below re-enters Send or StripesOf: flow completions always arrive as later events.
-  const std::vector<Stripe>& stripes = StripesOf(src, dst, routes);
+  std::vector<Stripe>& stripes = StripesOf(src, dst, routes);
   if (stripes.size() == 1) {
     // The whole transfer, or one stripe standing for its copies' alike.
     StartFlow(stripes.front(), bytes * stripes.front().fraction, std::move(on_done), timing);
@@ -124,7 +124,7 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   }
   stripes_[stripe].pending = stripes.size();
   stripes_[stripe].on_done = std::move(on_done);
-  for (const Stripe& part : stripes) {
+  for (Stripe& part : stripes) {
     StartFlow(
         part, bytes * part.fraction,
         [this, stripe] {
@@ -139,9 +139,9 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
   }
 }
 
-const std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::VertexId src,
-                                                                         topology::VertexId dst,
-                                                                         RouteChoice routes) {
+std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::VertexId src,
+                                                                   topology::VertexId dst,
+                                                                   RouteChoice routes) {
   std::unordered_map<uint64_t, std::vector<Stripe>>& plans =
       plans_[routes == RouteChoice::kEveryAxisFirst ? 0 : 1];
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
@@ -163,19 +163,17 @@ const std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topolog
     } else {
       for (topology::LinkIndex link : weighted.route) AddToRoute(sim::ResourceId{link}, &spec);
     }
-    stripes.push_back(Stripe{weighted.fraction, fabric_->RouteLatency(weighted.route),
-                             std::move(spec.route), std::move(spec.weights)});
+    stripes.push_back(
+        Stripe{weighted.fraction, fabric_->RouteLatency(weighted.route), std::move(spec)});
   }
   return stripes;
 }
 
-void TransferExecutor::StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
+void TransferExecutor::StartFlow(Stripe& stripe, double bytes, sim::EventHandler&& on_done,
                                  SendTiming timing) {
-  spec_.bytes = bytes;
-  spec_.latency = StartDelay(timing, stripe.latency);
-  spec_.route = stripe.route;
-  spec_.weights = stripe.weights;
-  sim::StatusOr<sim::FlowId> flow = model_->StartFlow(spec_, std::move(on_done));
+  stripe.flow.bytes = bytes;
+  stripe.flow.latency = StartDelay(timing, stripe.latency);
+  sim::StatusOr<sim::FlowId> flow = model_->StartFlow(stripe.flow, std::move(on_done));
   PODSIM_CHECK(flow.ok()) << "transfer: " << flow.status();
 }
 

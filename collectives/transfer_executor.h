@@ -100,17 +100,16 @@ class TransferExecutor {
   // The flows of a transfer between two vertices as the fabric routes them: per parallel route,
   // its share of the bytes, its latency and its resources with their weights (the quotient's
   // orbits applied; no weights without them). Built once per (src, dst, choice) and kept, since
-  // collectives send between the same pairs over and over.
+  // collectives send between the same pairs over and over. Each keeps the spec of its flows,
+  // whose bytes and start delay StartFlow sets per transfer (no copy of the route).
   struct Stripe {
     double fraction = 1;
     sim::Time latency;
-    std::vector<sim::ResourceId> route;
-    std::vector<double> weights;
+    sim::FlowSpec flow;
   };
-  const std::vector<Stripe>& StripesOf(topology::VertexId src, topology::VertexId dst,
-                                       RouteChoice routes);
-  void StartFlow(const Stripe& stripe, double bytes, sim::EventHandler&& on_done,
-                 SendTiming timing);
+  std::vector<Stripe>& StripesOf(topology::VertexId src, topology::VertexId dst,
+                                 RouteChoice routes);
+  void StartFlow(Stripe& stripe, double bytes, sim::EventHandler&& on_done, SendTiming timing);
   // How long a flow started now waits before it takes bandwidth: the per-message overhead, then
   // what `timing` leaves of the route's `latency`.
   sim::Time StartDelay(SendTiming timing, sim::Time latency) const;
