@@ -12,23 +12,24 @@
 // against 28.7-30.1 M (2026-12-06, alternated).
 //
 // KeepFreedMemory() serves blocks of up to 32 MiB (glibc's largest mmap threshold on 64-bit
-// systems) from the heap and keeps up to 256 MiB of freed memory at the main heap's top, beyond
-// the huge-page reserve below. A worker
-// thread's arena is a heap of up to 64 MiB that keeps its freed top too, but further heaps it
-// needs are still unmapped once empty. Peak memory stays about the same (the README's performance
-// section states it with this policy); memory freed after the peak stays mapped until the process
-// ends. Where glibc refuses the threshold (32-bit systems, huge-page tunables) nothing is changed;
-// a no-op on other C libraries.
+// systems) from the heap and trims the main heap's top only once more than 256 MiB beyond the
+// huge-page reserve below is free there. A worker thread's arena is a heap of up to 64 MiB that
+// keeps its freed top too, but further heaps it needs are still unmapped once empty. Peak memory
+// stays about the same (the README's performance section states it with this policy); memory freed
+// after the peak stays mapped until the process ends. Where glibc refuses the threshold (32-bit
+// systems, huge-page tunables) nothing is changed; a no-op on other C libraries.
 //
-// Huge pages. It also grows the main heap by 512 MiB of address space at once and advises
-// transparent huge pages on it (madvise(MADV_HUGEPAGE); nothing is touched, so nothing is
-// resident until used): on kernels that give huge pages only on advice (the "madvise" mode, as
-// on the machines measured) the heap's first 512 MiB then fault in 2 MiB at a time, not 4 KiB.
-// On 2026-12-06, alternated three and two times: `podsim topology ring:1048576` 0.26-0.86 s
-// against 1.00-1.40 s, the h100:16384 1 GiB all-reduce 2.16-2.29 s against 2.38-2.43 s, the
-// default 405B step on h100:16384 0.73-0.86 s against 1.30-1.32 s; peak memory a few MB more
-// (whole 2 MiB pages), the same output. Skipped under an address-space or data limit (the fuzzing
-// harness's caps) and under strict overcommit accounting, where untouched address space counts.
+// Huge pages. It also grows the main heap's break by about 512 MiB of address space at once and
+// advises transparent huge pages on it (madvise(MADV_HUGEPAGE)), which stays untouched, so not
+// resident, until used: on kernels that give huge pages only on advice (the "madvise" mode, as
+// on the machines measured, where each 4 KiB fault costs about ten microseconds) the heap's next
+// 512 MiB then fault in 2 MiB at a time (README, "Performance"). Peak memory grows by a few MB
+// (whole huge pages); with the kernel's default defrag setting a fault there may wait for
+// compaction. Skipped under an address-space or data limit (the fuzzing harness's caps), under
+// strict overcommit accounting, where untouched address space counts, without transparent huge
+// pages, and where the break did not move by the reserve. glibc 2.35's
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=1 advises every heap extension, but only when set before
+// the process starts.
 //
 // Call once, at the start of main, before any thread starts.
 
