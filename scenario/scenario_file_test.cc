@@ -290,6 +290,25 @@ TEST(ScenarioFileTest, ValidateScenarioWithoutAFileNamesThePath) {
   EXPECT_TRUE(ValidateScenario(s).ok());
 }
 
+// The checks build the system once and hand it over: a loaded file carries it, and
+// CheckScenario returns it, or the checks' error.
+TEST(ScenarioFileTest, ChecksHandOverTheSystemTheyBuilt) {
+  sim::StatusOr<LoadedScenario> loaded = ParseScenarioFile(kCollective, "t.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->system.name, "tpu-v5e:16x16");
+  EXPECT_EQ(loaded->system.fabric.chip_count(), 256u);
+  Scenario s;
+  s.mutable_system()->set_preset("h100:16");
+  s.mutable_collective()->set_op(Collective::ALL_GATHER);
+  s.mutable_collective()->set_bytes(1e6);
+  sim::StatusOr<topology::System> system = CheckScenario(s);
+  ASSERT_TRUE(system.ok()) << system.status();
+  EXPECT_EQ(system->fabric.chip_count(), 16u);
+  s.mutable_collective()->set_bytes(-1);
+  EXPECT_FALSE(CheckScenario(s).ok());
+  EXPECT_EQ(CheckScenario(s).status().message(), ValidateScenario(s).message());
+}
+
 TEST(ScenarioFileTest, UnspecifiedEnumValues) {
   // A required enum at its 0 value is missing; an optional one written as 0 is refused.
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5e:16x16\" }\n"
