@@ -142,13 +142,27 @@ void TransferExecutor::StartFlows(topology::VertexId src, topology::VertexId dst
 std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::VertexId src,
                                                                    topology::VertexId dst,
                                                                    RouteChoice routes) {
-  std::unordered_map<uint64_t, std::vector<Stripe>>& plans =
-      plans_[routes == RouteChoice::kEveryAxisFirst ? 0 : 1];
+  const uint32_t choice = routes == RouteChoice::kEveryAxisFirst ? 0 : 1;
+  std::unordered_map<uint64_t, std::vector<Stripe>>& plans = plans_[choice];
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
-  if (auto it = plans.find(key); it != plans.end()) return it->second;
-  if (plans.size() >= kMaxPlans) plans.clear();
+  if (recent_plans_.empty()) recent_plans_.resize(size_t{1} << kRecentPlanBits);
+  // Fibonacci hashing of the pair and the choice.
+  RecentPlan& recent =
+      recent_plans_[((key ^ choice) * 0x9E3779B97F4A7C15ull) >> (64 - kRecentPlanBits)];
+  if (recent.stripes != nullptr && recent.key == key && recent.choice == choice) {
+    return *recent.stripes;
+  }
+  if (auto it = plans.find(key); it != plans.end()) {
+    recent = RecentPlan{key, choice, &it->second};
+    return it->second;
+  }
+  if (plans.size() >= kMaxPlans) {
+    plans.clear();
+    std::fill(recent_plans_.begin(), recent_plans_.end(), RecentPlan{});
+  }
   fabric_->ParallelRoutes(src, dst, &routes_, routes == RouteChoice::kEveryAxisFirst);
   std::vector<Stripe>& stripes = plans[key];
+  recent = RecentPlan{key, choice, &stripes};
   for (const topology::WeightedRoute& weighted : routes_) {
     // A stripe on a copy of an NVSwitch has a twin on the switch that stands for it, in this
     // same transfer, which the quotient simulates instead (link_orbits.h).

@@ -133,6 +133,16 @@ class TransferExecutor {
   // all-to-all over many ranks), so memory stays bounded.
   static constexpr size_t kMaxPlans = 1 << 16;
   std::unordered_map<uint64_t, std::vector<Stripe>> plans_[2];
+  // The plans found last, by a hash of (src, dst, choice), in front of the maps: a collective
+  // sends between the same pairs step after step, and a slot costs one cache line where a map's
+  // lookup costs a division and two dependent misses. Emptied with the maps.
+  struct RecentPlan {
+    uint64_t key = 0;
+    uint32_t choice = 0;
+    std::vector<Stripe>* stripes = nullptr;
+  };
+  static constexpr int kRecentPlanBits = 12;
+  std::vector<RecentPlan> recent_plans_;
   // A transfer striped over parallel routes: its stripes still in flight and its callback.
   struct Stripes {
     size_t pending = 0;
