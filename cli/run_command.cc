@@ -51,7 +51,9 @@ sim::Status Run(const RunFlags& flags, CommandIo& io) {
       outputs->set_trace(flags.trace);
       loaded.source.AddFlag("outputs.trace", "--trace");
     }
-    PODSIM_ASSIGN_OR_RETURN(loaded.system, scenario::CheckScenario(loaded.scenario, loaded.source));
+    // The outputs changed, not the system: checked on the system the file's checks built.
+    PODSIM_ASSIGN_OR_RETURN(loaded.system, scenario::CheckScenario(loaded.scenario, loaded.source,
+                                                                   std::move(loaded.system)));
   }
   if (flags.dump) {
     io.out << scenario::DumpScenario(loaded.scenario);

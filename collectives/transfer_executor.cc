@@ -146,9 +146,9 @@ std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::Ver
   std::unordered_map<uint64_t, std::vector<Stripe>>& plans = plans_[choice];
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
   if (recent_plans_.empty()) recent_plans_.resize(size_t{1} << kRecentPlanBits);
-  // Fibonacci hashing of the pair and the choice.
-  RecentPlan& recent =
-      recent_plans_[((key ^ choice) * 0x9E3779B97F4A7C15ull) >> (64 - kRecentPlanBits)];
+  // Fibonacci hashing of the pair; the choice flips the top bit of the slot.
+  RecentPlan& recent = recent_plans_[((key * 0x9E3779B97F4A7C15ull) >> (64 - kRecentPlanBits)) ^
+                                     (size_t{choice} << (kRecentPlanBits - 1))];
   if (recent.stripes != nullptr && recent.key == key && recent.choice == choice) {
     return *recent.stripes;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scenario/field_checks.h"
@@ -581,6 +582,11 @@ sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source) 
 
 sim::StatusOr<topology::System> CheckScenario(const Scenario& scenario, const SourceMap& source) {
   PODSIM_ASSIGN_OR_RETURN(topology::System system, BuildSystem(scenario.system(), source));
+  return CheckScenario(scenario, source, std::move(system));
+}
+
+sim::StatusOr<topology::System> CheckScenario(const Scenario& scenario, const SourceMap& source,
+                                              topology::System system) {
   switch (scenario.command_case()) {
     case Scenario::kTopology:
       break;

@@ -58,6 +58,10 @@ sim::Status ValidateScenario(const Scenario& scenario, const SourceMap& source =
 // ring:1048576` spent 46% of its run building its fabric a second time).
 sim::StatusOr<topology::System> CheckScenario(const Scenario& scenario,
                                               const SourceMap& source = {});
+// The same checks on `system`, built from scenario.system() already (a file's checks built it,
+// and only its outputs changed since): the system is not built again.
+sim::StatusOr<topology::System> CheckScenario(const Scenario& scenario, const SourceMap& source,
+                                              topology::System system);
 
 // The canonical text of a scenario: a header naming the schema, then fields in schema order,
 // two-space indents, repeated numbers on one line. ParseScenarioText(DumpScenario(s)) == s for

@@ -304,9 +304,15 @@ TEST(ScenarioFileTest, ChecksHandOverTheSystemTheyBuilt) {
   sim::StatusOr<topology::System> system = CheckScenario(s);
   ASSERT_TRUE(system.ok()) << system.status();
   EXPECT_EQ(system->fabric.chip_count(), 16u);
+  // A system built already is checked, not built again, with the same errors.
+  sim::StatusOr<topology::System> again = CheckScenario(s, {}, *std::move(system));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->fabric.chip_count(), 16u);
   s.mutable_collective()->set_bytes(-1);
-  EXPECT_FALSE(CheckScenario(s).ok());
-  EXPECT_EQ(CheckScenario(s).status().message(), ValidateScenario(s).message());
+  EXPECT_EQ(CheckScenario(s).status().message(),
+            "collective.bytes: must be > 0 and at most 1e15 (got -1)");
+  EXPECT_EQ(CheckScenario(s, {}, *std::move(again)).status().message(),
+            "collective.bytes: must be > 0 and at most 1e15 (got -1)");
 }
 
 TEST(ScenarioFileTest, UnspecifiedEnumValues) {
