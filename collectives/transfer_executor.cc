@@ -17,7 +17,8 @@ TransferExecutor::TransferExecutor(const topology::Fabric* fabric, sim::Engine* 
       engine_(engine),
       model_(model),
       per_message_overhead_(per_message_overhead),
-      orbits_(orbits) {
+      orbits_(orbits),
+      recent_plans_(size_t{1} << kRecentPlanBits) {
   PODSIM_CHECK(fabric_ && engine_ && model_) << "TransferExecutor needs a fabric, engine and model";
   PODSIM_CHECK(orbits_ == nullptr || orbits_->canonical.size() == fabric_->link_count())
       << "link orbits of another fabric";
@@ -145,7 +146,6 @@ std::vector<TransferExecutor::Stripe>& TransferExecutor::StripesOf(topology::Ver
   const uint32_t choice = routes == RouteChoice::kEveryAxisFirst ? 0 : 1;
   std::unordered_map<uint64_t, std::vector<Stripe>>& plans = plans_[choice];
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
-  if (recent_plans_.empty()) recent_plans_.resize(size_t{1} << kRecentPlanBits);
   // Fibonacci hashing of the pair; the choice flips the top bit of the slot.
   RecentPlan& recent = recent_plans_[((key * 0x9E3779B97F4A7C15ull) >> (64 - kRecentPlanBits)) ^
                                      (size_t{choice} << (kRecentPlanBits - 1))];
