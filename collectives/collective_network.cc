@@ -324,6 +324,7 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   replay->duration = alone.duration;
   // Until the last event (a flow may outlive the collective's end), not only until its end.
   replay->hold = alone.last_event;
+  replay->transfers = alone.transfers;
   replay->algorithm = std::move(alone.choice.algorithm);
   replay->usage = MeanUsage(std::move(replay->usage));
   for (uint32_t link : r.recorder.touched()) replay->resources.push_back(sim::ResourceId{link});
@@ -345,7 +346,93 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   return sim::Status::Ok();
 }
 
+sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& request,
+                                                       Replay* replay, bool rehearse) {
+  const bool rooted =
+      request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast;
+  std::vector<topology::VertexId> chips = request.ranks;
+  if (rooted) chips.insert(chips.begin(), {request.src, request.dst});
+  if (!request.axes.empty() || chips.empty()) return false;
+  const std::optional<FabricSymmetry::Shift> shift = symmetry_.ToCanonical(chips);
+  if (!shift) return false;
+  CollectiveRequest origin = request;
+  for (topology::VertexId& rank : origin.ranks) rank = symmetry_.ApplyToVertex(rank, *shift);
+  for (topology::VertexId& rep : origin.rank_reps) rep = symmetry_.ApplyToVertex(rep, *shift);
+  if (rooted) {
+    origin.src = symmetry_.ApplyToVertex(origin.src, *shift);
+    origin.dst = symmetry_.ApplyToVertex(origin.dst, *shift);
+  }
+  std::string key = ReplayKey(origin);
+  if (key == ReplayKey(request)) return false;
+  Replay& base = replay_of_.try_emplace(std::move(key)).first->second;
+  if (!base.rehearsed) {
+    if (!rehearse) return false;
+    PODSIM_RETURN_IF_ERROR(RehearseAlone(origin, &base));
+  }
+  // The translate's link orbits are the images of the origin's: the translations commute, so a
+  // shift maps each orbit of the step's group onto one (link_orbits.h).
+  const FabricSymmetry::Shift back = symmetry_.Inverse(*shift);
+  auto moved = [&](sim::ResourceId r) -> std::optional<sim::ResourceId> {
+    const topology::LinkIndex link = symmetry_.ApplyToLink(r.value, back);
+    if (link == topology::kNoLink) return std::nullopt;
+    return ResourceOf(link);
+  };
+  std::vector<sim::ResourceId> resources;
+  for (sim::ResourceId r : base.resources) {
+    const std::optional<sim::ResourceId> to = moved(r);
+    if (!to) return false;
+    resources.push_back(*to);
+  }
+  std::vector<LinkUsageChange> usage = base.usage;
+  for (LinkUsageChange& change : usage) {
+    const std::optional<sim::ResourceId> to = moved(change.resource);
+    if (!to) return false;
+    change.resource = *to;
+  }
+  std::sort(resources.begin(), resources.end());
+  resources.erase(std::unique(resources.begin(), resources.end()), resources.end());
+  replay->rehearsed = true;
+  replay->duration = base.duration;
+  replay->hold = base.hold;
+  replay->resources = std::move(resources);
+  replay->algorithm = base.algorithm;
+  replay->replayable = base.replayable;
+  replay->transfers = base.transfers;
+  replay->usage = std::move(usage);
+  ++translated_replays_;
+  return true;
+}
+
+void CollectiveNetwork::ExpectUse(std::span<const sim::ResourceId> footprint, uint32_t channel,
+                                  int delta) {
+  if (expected_.empty()) expected_.resize(fabric_->link_count());
+  for (sim::ResourceId r : footprint) {
+    PODSIM_CHECK(r.value < expected_.size()) << "unknown resource " << r.value;
+    std::vector<std::pair<uint32_t, uint32_t>>& users = expected_[r.value];
+    auto it = std::find_if(users.begin(), users.end(),
+                           [&](const auto& user) { return user.first == channel; });
+    if (it == users.end()) it = users.insert(users.end(), {channel, 0});
+    PODSIM_CHECK(delta >= 0 || it->second >= static_cast<uint32_t>(-delta))
+        << "more operations of channel " << channel << " finished on resource " << r.value
+        << " than were expected there";
+    it->second = static_cast<uint32_t>(static_cast<int64_t>(it->second) + delta);
+  }
+}
+
+bool CollectiveNetwork::ExpectedOnlyHere(std::span<const sim::ResourceId> resources,
+                                         uint32_t channel,
+                                         const LaunchExpectation& expected) const {
+  for (sim::ResourceId r : resources) {
+    const bool own = std::binary_search(expected.footprint.begin(), expected.footprint.end(), r);
+    for (const auto& [user, count] : expected_[r.value]) {
+      if (count > (own && user == channel ? expected.own : 0)) return false;
+    }
+  }
+  return true;
+}
+
 sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& request, uint32_t channel,
+                                                 const LaunchExpectation& expected,
                                                  sim::EventHandler* on_done, std::string* algorithm,
                                                  uint32_t* owner) {
   auto it = replay_of_.try_emplace(ReplayKey(request)).first;
@@ -355,20 +442,42 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   *owner = static_cast<uint32_t>(owners_.size());
   model_->SetOwner(*owner, replay.group, channel);
   // A request launched once costs its transfers; a rehearsal pays off from the second launch, and
-  // only where the launches so far had their links to themselves.
-  if (++replay.launches < 2 || model_->GroupContended(replay.group) ||
-      excluded_.contains(it->first)) {
-    return false;
+  // only where the launches so far had their links to themselves, or where nothing of another
+  // channel is left to come on the links this one may cross (header comment, "Expected users").
+  // A rehearsal of a translate (TranslateReplay) is there already: the first launch may use it.
+  if (excluded_.contains(it->first)) return false;
+  if (++replay.launches == 1 && !replay.rehearsed) {
+    PODSIM_ASSIGN_OR_RETURN(bool moved, TranslateReplay(request, &replay, /*rehearse=*/false));
+    if (!moved) return false;
   }
+  const bool alone_so_far = !model_->GroupContended(replay.group);
+  const bool expecting = !expected_.empty() && !expected.footprint.empty();
+  if (!alone_so_far && !expecting) return false;
   // A replay costs one transfer of the work bound (all_transfers), and one per change of its
   // links' usage echoed to observers; with none left the launch runs as transfers, which the bound
   // refuses. A rehearsal its estimate puts past what is left is refused as the launch would be.
   if (request.max_transfers < 1) return false;
   const uint64_t before = all_transfers();
-  if (!replay.rehearsed) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
-  if (!replay.replayable || !model_->Unused(replay.resources) ||
-      !model_->UsedOnlyBy(replay.resources, channel)) {
-    return false;
+  if (!replay.rehearsed) {
+    PODSIM_ASSIGN_OR_RETURN(bool moved, TranslateReplay(request, &replay, /*rehearse=*/true));
+    if (!moved) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
+  }
+  if (!model_->Unused(replay.resources)) return false;
+  const bool as_alone =
+      alone_so_far && replay.replayable && model_->UsedOnlyBy(replay.resources, channel);
+  if (!as_alone) {
+    if (!expecting) return false;
+    if (!ExpectedOnlyHere(expected.footprint, channel, expected) ||
+        !ExpectedOnlyHere(replay.resources, channel, expected)) {
+      // Others are still expected there: a replay needs them all to start after its hold.
+      if (lookahead_ == nullptr) return false;
+      const sim::Time until = engine_->now() + replay.hold;
+      const sim::Time ends = engine_->now() + replay.duration;
+      if (!lookahead_(expected.footprint, until, ends, replay.transfers) ||
+          !lookahead_(replay.resources, until, ends, replay.transfers)) {
+        return false;
+      }
+    }
   }
   const uint64_t left =
       request.max_transfers - std::min(request.max_transfers, all_transfers() - before);
@@ -386,6 +495,7 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   }
   engine_->Schedule(replay.duration, std::move(*on_done));
   ++replayed_;
+  if (!as_alone) ++replayed_as_expected_;
   // Observers see the links loaded: one event per instant the rehearsal changed a link's usage.
   const std::vector<LinkUsageChange>& changes = replay.usage;
   for (size_t first = 0; first < changes.size();) {
@@ -520,7 +630,8 @@ sim::StatusOr<sim::Time> CollectiveNetwork::IdleDuration(const CollectiveRequest
 }
 
 sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                                      std::string* algorithm, uint32_t channel) {
+                                      std::string* algorithm, uint32_t channel,
+                                      const LaunchExpectation& expected) {
   if (request.per_message_overhead != sim::Time::Zero()) {
     return sim::Status::InvalidArgument(
         "a collective network applies its own per-message overhead; the request's must be 0");
@@ -557,7 +668,7 @@ sim::Status CollectiveNetwork::Launch(const CollectiveRequest& request, sim::Eve
   const uint64_t work_at_launch = all_transfers();
   if (replays_) {
     PODSIM_ASSIGN_OR_RETURN(bool replayed,
-                            TryReplay(request, channel, &on_done, algorithm, &owner));
+                            TryReplay(request, channel, expected, &on_done, algorithm, &owner));
     if (replayed) return sim::Status::Ok();
   }
   CollectiveRequest shared = request;

@@ -49,8 +49,23 @@
 // rehearsal changed it, at the same times (usage only: no flow of a replay starts or ends). A
 // tensor-parallel all-reduce in a node, launched hundreds of times a step on links nothing else
 // crosses, is then one rehearsal and hundreds of delays instead of hundreds of thousands of
-// transfers. What the argument leaves out is the order of events due at one picosecond (a
-// replay ends in an event of its own): docs/architecture.md, "Replays".
+// transfers.
+//
+// Expected users (ExpectUse): a caller that knows which operations are still to finish can say,
+// per channel, which resources their flows may cross (a footprint: the routes between the
+// ranks an algorithm pairs). A launch may then also be replayed on any links, switches' included,
+// and after contended launches of its request, when no unfinished operation but the launch's own
+// (LaunchExpectation) expects to use any of the resources its rehearsal crossed or any of its
+// footprint, whatever its channel: nothing else is left to come there. Where some are still
+// expected, the caller's lookahead (SetLookahead) may show that none of them can start before
+// the replay's hold ends (each still waits for compute that takes longer, or for the launch's own
+// end), which allows the replay as well. The footprint is the caller's prediction, not the
+// premise: a flow that comes anyway is an intrusion like any other (above), so a footprint that
+// misses a link costs a discarded run, never a different answer. A long data-parallel all-reduce
+// at the end of a pipeline stage, whose first launches meet the stage's last sends on the pod's
+// leaf and spine links, then replays once those sends are done or cannot come in time.
+// Rehearsals of replays are shared by translates (TranslateReplay): a pipeline's stages, one
+// pod each, rehearse their data-parallel all-reduce once.
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -61,7 +76,9 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective_builder.h"
@@ -90,6 +107,12 @@ struct LinkUsageChange {
   double used_bytes_per_s = 0;
 };
 
+// Where a launch's flows may go, with expected users (CollectiveNetwork, header comment).
+struct LaunchExpectation {
+  std::span<const sim::ResourceId> footprint;  // Resources, ascending.
+  uint32_t own = 0;  // The launch's operations that ExpectUse counts on each of them.
+};
+
 class CollectiveNetwork {
  public:
   // Adds the fabric's links to `model` (which must have no resources yet) at the bandwidth
@@ -112,8 +135,10 @@ class CollectiveNetwork {
   // `channel` (> 0 with replays) names what launches it, such that two launches of one channel
   // never run at once on a chip (a stream of one axes set): a request is replayed only on links
   // its channel alone has used so far (header comment, "Replays").
+  // With expected users (header comment), `expected` says where the launch's flows may go.
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
-                     std::string* algorithm = nullptr, uint32_t channel = 0);
+                     std::string* algorithm = nullptr, uint32_t channel = 0,
+                     const LaunchExpectation& expected = {});
 
   // What the collective takes alone on the idle network (launch latency included).
   sim::StatusOr<sim::Time> IdleDuration(const CollectiveRequest& request);
@@ -141,6 +166,24 @@ class CollectiveNetwork {
   static std::string ReplayKey(const CollectiveRequest& request);
   const std::optional<std::string>& intruded() const { return intruded_; }
   uint64_t replayed() const { return replayed_; }
+  // Whether EnableReplays enabled them (it does not on a torus of one slice).
+  bool replays() const { return replays_; }
+  // The flow-model resource that carries `link`'s load (its orbit's, with link orbits).
+  sim::ResourceId ResourceOf(topology::LinkIndex link) const {
+    return sim::ResourceId{orbits_ != nullptr ? orbits_->canonical[link] : link};
+  }
+  // Expected users (header comment): `delta` unfinished operations of `channel` may cross
+  // each of `footprint` (distinct resources). The counts never go below zero (checked).
+  void ExpectUse(std::span<const sim::ResourceId> footprint, uint32_t channel, int delta);
+  // Replays that only expected users allowed (past contention or off a chip's links).
+  uint64_t replayed_as_expected() const { return replayed_as_expected_; }
+  // Whether no unfinished operation that expects to cross any of `resources`, other than those
+  // of the launch being decided, can start before `until`, given that the launch's own end at
+  // `ends`; found with at most about `work` steps (false past them: the lookahead is not worth
+  // more than the transfers a replay saves).
+  using Lookahead = std::function<bool(std::span<const sim::ResourceId> resources, sim::Time until,
+                                       sim::Time ends, uint64_t work)>;
+  void SetLookahead(Lookahead lookahead) { lookahead_ = std::move(lookahead); }
   // Events that only tell observers of a replay's link usage (no part of the simulation).
   uint64_t echo_events() const { return echo_events_; }
 
@@ -158,6 +201,7 @@ class CollectiveNetwork {
     std::vector<sim::ResourceId> resources;  // Link resources its flows cross, ascending.
     std::string algorithm;
     bool replayable = false;  // Every resource a link between a chip and a switch.
+    uint64_t transfers = 0;   // Of the rehearsal: what a replay saves.
     // When the network is observed: the rehearsal's changes of its links' usage, in order, for
     // the observers to see a replay's links loaded as the transfers would have loaded them.
     std::vector<LinkUsageChange> usage;
@@ -172,11 +216,21 @@ class CollectiveNetwork {
   QuotientRehearsal& QuotientFor(const TranslationGroup& group);
   // Fills `replay` from a rehearsal of `request` alone on a copy of this network (its orbits).
   sim::Status RehearseAlone(const CollectiveRequest& request, Replay* replay);
+  // Fills `replay` from the rehearsal of `request`'s canonical translate (FabricSymmetry::
+  // ToCanonical, as RecordOf), its resources moved back, after rehearsing that first if
+  // `rehearse`; whether it did (not where `request` is its own canonical translate, or a link
+  // does not move).
+  sim::StatusOr<bool> TranslateReplay(const CollectiveRequest& request, Replay* replay,
+                                      bool rehearse);
   // Runs `request` as its replay when it may (header comment); whether it did. Otherwise
   // `*owner` is the flow-model owner its transfers take.
   sim::StatusOr<bool> TryReplay(const CollectiveRequest& request, uint32_t channel,
-                                sim::EventHandler* on_done, std::string* algorithm,
-                                uint32_t* owner);
+                                const LaunchExpectation& expected, sim::EventHandler* on_done,
+                                std::string* algorithm, uint32_t* owner);
+  // Whether no unfinished operation but the launch's own (`expected`, of `channel`) expects to
+  // cross any of `resources` (ExpectUse).
+  bool ExpectedOnlyHere(std::span<const sim::ResourceId> resources, uint32_t channel,
+                        const LaunchExpectation& expected) const;
 
   const topology::Fabric* fabric_;
   sim::Engine* engine_;
@@ -211,6 +265,12 @@ class CollectiveNetwork {
   std::unique_ptr<Rehearsal> alone_;  // The idle copy with this network's orbits.
   uint64_t alone_rehearsals_ = 0;
   uint64_t replayed_ = 0;
+  uint64_t replayed_as_expected_ = 0;
+  uint64_t translated_replays_ = 0;  // Replays whose rehearsal a translate's was.
+  bool verify_translates_ = false;
+  // Per resource (empty until ExpectUse): (channel, unfinished operations expecting to cross it).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> expected_;
+  Lookahead lookahead_;
   uint64_t echo_events_ = 0;
   uint64_t echoed_changes_ = 0;  // Link usage changes the echo events made (all_transfers).
   std::optional<std::string> intruded_;

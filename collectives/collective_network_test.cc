@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.h"
@@ -426,6 +430,144 @@ TEST(CollectiveNetworkTest, SymmetricRehearsalsEqualEveryRank) {
 // Two scalable units: a quarter of the nodes is half an SU (node digits).
 TEST(CollectiveNetworkTest, SymmetricRehearsalsOfScalableUnitsEqualEveryRank) {
   ExpectGpuRehearsalsEqualEveryRank("h100:512");
+}
+
+// Expected users (collective_network.h): a ring through eight nodes' first GPUs crosses leaf and
+// spine links, where replays need the caller to say what else may still come.
+class ExpectedUsersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sim::StatusOr<topology::System> system = topology::ParseSystem("h100:512");
+    ASSERT_TRUE(system.ok()) << system.status();
+    system_ = std::move(*system);
+    network_ = std::make_unique<CollectiveNetwork>(&system_.fabric, &engine_, &model_,
+                                                   CalibratedEfficiency(system_.fabric),
+                                                   NetworkMode::kFlows);
+    network_->EnableReplays({}, [this] { ++intrusions_; });
+  }
+
+  // The ring through the first GPU of nodes [first_node, first_node + 8).
+  CollectiveRequest Ring(int first_node) const {
+    return OverRanks(CollectiveOp::kAllReduce, GpuRanks(first_node, 8, {0}), 1 << 26);
+  }
+  // The resources of the routes between a request's ring neighbours, both ways.
+  std::vector<sim::ResourceId> Footprint(const CollectiveRequest& request) const {
+    std::vector<sim::ResourceId> resources;
+    for (size_t i = 0; i < request.ranks.size(); ++i) {
+      const topology::VertexId a = request.ranks[i];
+      const topology::VertexId b = request.ranks[(i + 1) % request.ranks.size()];
+      for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+        for (topology::LinkIndex link : system_.fabric.Route(from, to)) {
+          resources.push_back(network_->ResourceOf(link));
+        }
+      }
+    }
+    std::sort(resources.begin(), resources.end());
+    resources.erase(std::unique(resources.begin(), resources.end()), resources.end());
+    return resources;
+  }
+  // Launches `request` on channel 1, expected on its footprint until it ends; the time it took.
+  sim::Time Run(const CollectiveRequest& request) {
+    const std::vector<sim::ResourceId> footprint = Footprint(request);
+    network_->ExpectUse(footprint, 1, +1);
+    const sim::Time start = engine_.now();
+    sim::Time end = sim::Time::Max();
+    sim::Status status = network_->Launch(
+        request,
+        [&] {
+          end = engine_.now();
+          network_->ExpectUse(footprint, 1, -1);
+        },
+        nullptr, 1, LaunchExpectation{footprint, 1});
+    EXPECT_TRUE(status.ok()) << status;
+    engine_.Run();
+    return end - start;
+  }
+
+  topology::System system_;
+  sim::Engine engine_;
+  sim::FlowModel model_{&engine_};
+  std::unique_ptr<CollectiveNetwork> network_;
+  int intrusions_ = 0;
+};
+
+// Alone on switch links and with nothing else expected there, the second launch replays, and a
+// translate (the same ring in the second SU) replays from its first launch on the first's
+// rehearsal: each takes what it takes alone.
+TEST_F(ExpectedUsersTest, ReplaysOnSwitchLinksAndTranslatesShareTheRehearsal) {
+  const sim::Time first = Run(Ring(0));
+  EXPECT_EQ(network_->replayed(), 0u);
+  const sim::Time second = Run(Ring(0));
+  EXPECT_EQ(network_->replayed(), 1u);
+  EXPECT_EQ(second, first);
+  const uint64_t rehearsals = network_->rehearsals();
+  const sim::Time translate = Run(Ring(32));
+  EXPECT_EQ(network_->replayed(), 2u);
+  EXPECT_EQ(network_->rehearsals(), rehearsals);
+  sim::StatusOr<sim::Time> alone = network_->IdleDuration(Ring(32));
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(translate, *alone);
+  EXPECT_EQ(intrusions_, 0);
+}
+
+// Another channel's operation still expected on one of the ring's links stops the replay, unless
+// the lookahead shows it cannot start before the replay's hold ends.
+TEST_F(ExpectedUsersTest, WhatIsExpectedElsewhereStopsAReplayUnlessItComesLater) {
+  const CollectiveRequest ring = Ring(0);
+  const std::vector<sim::ResourceId> footprint = Footprint(ring);
+  const std::vector<sim::ResourceId> other = {footprint.back()};
+  network_->ExpectUse(other, 2, +1);
+  Run(ring);
+  Run(ring);
+  EXPECT_EQ(network_->replayed(), 0u);
+  sim::Time asked_until;
+  bool later = false;
+  network_->SetLookahead(
+      [&](std::span<const sim::ResourceId>, sim::Time until, sim::Time, uint64_t work) {
+        asked_until = until;
+        EXPECT_GT(work, 0u);
+        return later;
+      });
+  const sim::Time start = engine_.now();
+  const sim::Time declined = Run(ring);
+  EXPECT_EQ(network_->replayed(), 0u);
+  EXPECT_GE(asked_until, start + declined);
+  later = true;
+  const sim::Time replayed = Run(ring);
+  EXPECT_EQ(network_->replayed(), 1u);
+  EXPECT_EQ(replayed, declined);
+  // Once that operation is done, nothing is asked.
+  network_->ExpectUse(other, 2, -1);
+  later = false;
+  Run(ring);
+  EXPECT_EQ(network_->replayed(), 2u);
+  EXPECT_EQ(intrusions_, 0);
+}
+
+// The footprint is a prediction: a flow that comes anyway on a held link is an intrusion.
+TEST_F(ExpectedUsersTest, AFlowTheFootprintMissedIsAnIntrusion) {
+  const CollectiveRequest ring = Ring(0);
+  Run(ring);
+  const std::vector<sim::ResourceId> footprint = Footprint(ring);
+  network_->ExpectUse(footprint, 1, +1);
+  sim::Status status = network_->Launch(
+      ring, [] {}, nullptr, 1, LaunchExpectation{footprint, 1});
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(network_->replayed(), 1u);
+  // A send between two GPUs of the ring, on channel 2, that nothing announced.
+  CollectiveRequest send;
+  send.op = CollectiveOp::kPointToPoint;
+  send.bytes = 1 << 20;
+  send.src = ring.ranks[0];
+  send.dst = ring.ranks[1];
+  ASSERT_TRUE(network_
+                  ->Launch(
+                      send, [] {}, nullptr, 2)
+                  .ok());
+  engine_.Run();
+  EXPECT_GE(intrusions_, 1);  // Once per held link the send becomes active on.
+  ASSERT_TRUE(network_->intruded().has_value());
+  EXPECT_EQ(*network_->intruded(), CollectiveNetwork::ReplayKey(ring));
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -78,6 +80,13 @@ struct ProgramPlan {
   std::vector<ComputeLimiter> limiter;
   std::vector<int> axes_set;  // Collectives: index into Simulation::axes_sets_.
   int compute_stream = -1;
+  // The lookahead (Simulation::NoneStartsBefore): per op, the last position on the compute
+  // stream that it waits for, through its deps and its stream's order (-1: none); per position
+  // on the compute stream, the nominal time of the compute ops before it (one more entry: all).
+  // A compute op takes at least its nominal time (slowed while its chip communicates), one at a
+  // time in stream order, so an op cannot start before what is left of that time has passed.
+  std::vector<int> gate;
+  std::vector<Time> compute_before;
   double flops = 0;
   double model_flops = 0;
   double hfu_flops = 0;  // Ops that state none count their model_flops (schedule.proto).
@@ -207,8 +216,28 @@ class Simulation {
   // `tag` there if that is waiting.
   void Delivered(int inst, int op, int peer_inst, uint64_t tag);
   // The links of the routes between neighbours of each line of a rank grid (or ring).
+  // With `every_route`, every route a transfer between them may take (Fabric::ParallelRoutes,
+  // both choices) instead of Route's one.
   void FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
-                   std::vector<uint32_t>* links) const;
+                   std::vector<uint32_t>* links, bool every_route = false) const;
+  // Every route a transfer from `src` to `dst` may take, appended to `links`.
+  void AppendEveryRoute(uint32_t src, uint32_t dst, std::vector<uint32_t>* links) const;
+  // Expected users (collective_network.h): with replays, each collective and send of every
+  // instance counts on the network, from the start until it finishes, on the resources its
+  // flows may cross (between its group's neighbours on every line, or its pair): `delta` +1
+  // for every one at the start, -1 for `op` alone as it finishes.
+  void ExpectAll();
+  void Unexpect(int inst, int op);
+  // The lookahead of replays (CollectiveNetwork::SetLookahead): whether no collective or send
+  // but those being launched (launching_) whose footprint meets `resources` can start before
+  // `until`, by each op's wait for compute (ProgramPlan::gate) and, after one being launched on
+  // its stream, for that launch's end at `ends`; within `work` steps.
+  bool NoneStartsBefore(std::span<const sim::ResourceId> resources, Time until, Time ends,
+                        uint64_t work);
+  // The channel and footprint (resources, ascending) of collective or send `op` of `inst`.
+  std::pair<uint32_t, const std::vector<sim::ResourceId>*> Expected(int inst, int op);
+  const std::vector<sim::ResourceId>& ResourcesOf(std::vector<uint32_t> links,
+                                                  std::vector<sim::ResourceId>* resources) const;
   // kOnePerProgram: parallel copies of a representative's collective (or send) on the chips of
   // its program that share links with it (header comment).
   const std::vector<Shadow>& ShadowsOf(int set, int program, const std::vector<uint32_t>& ranks,
@@ -252,6 +281,12 @@ class Simulation {
   std::optional<collectives::LinkCopyEcho> copy_echo_;
   std::map<std::pair<int, uint32_t>, CanonicalGroup> canonical_;  // (set, chip)
   std::map<std::pair<int, std::string>, uint32_t> channels_;      // (set, stream)
+  // Footprints (Expected): of the canonical groups, by (set, canonical rep); of sends, by (chip,
+  // axis, offset).
+  std::map<std::pair<int, uint32_t>, std::vector<sim::ResourceId>> group_footprints_;
+  std::map<std::tuple<uint32_t, int, int>, std::vector<sim::ResourceId>> send_footprints_;
+  bool expecting_ = false;
+  std::vector<std::pair<int, int>> launching_;  // (instance, op) of the launch being decided.
   ComputeModel compute_;
   sim::Engine engine_;
   sim::FlowModel model_;
@@ -309,6 +344,25 @@ sim::Status Simulation::Plan() {
         }
         plan.axes_set[i] = static_cast<int>(found - axes_sets_.begin());
       }
+    }
+    plan.gate.assign(n, -1);
+    std::vector<int> position(n, -1);  // On the compute stream.
+    if (plan.compute_stream >= 0) {
+      const std::vector<int>& ops = plan.stream_ops[plan.compute_stream];
+      plan.compute_before.assign(1, Time::Zero());
+      for (size_t k = 0; k < ops.size(); ++k) {
+        position[ops[k]] = static_cast<int>(k);
+        plan.compute_before.push_back(plan.compute_before.back() + plan.duration[ops[k]]);
+      }
+    }
+    auto waits_for = [&](int op, int before) {
+      plan.gate[op] = std::max({plan.gate[op], plan.gate[before], position[before]});
+    };
+    std::vector<int> last(plan.streams.size(), -1);  // Per stream: the op before, in order.
+    for (int i = 0; i < n; ++i) {  // Deps and streams' order point to earlier ops.
+      for (uint32_t dep : program.ops(i).deps()) waits_for(i, static_cast<int>(dep));
+      if (last[plan.stream_of[i]] >= 0) waits_for(i, last[plan.stream_of[i]]);
+      last[plan.stream_of[i]] = i;
     }
     plans_.push_back(std::move(plan));
   }
@@ -477,12 +531,27 @@ void Simulation::Repace(int inst, bool was_slowed) {
       engine_.Schedule(Paced(instance, instance.work_left), [this, inst, op] { Finish(inst, op); });
 }
 
+void Simulation::AppendEveryRoute(uint32_t src, uint32_t dst, std::vector<uint32_t>* links) const {
+  std::vector<topology::WeightedRoute> routes;
+  for (bool every_axis_first : {true, false}) {
+    system_.fabric.ParallelRoutes(src, dst, &routes, every_axis_first);
+    for (const topology::WeightedRoute& route : routes) {
+      links->insert(links->end(), route.route.begin(), route.route.end());
+    }
+  }
+}
+
 void Simulation::FootprintOf(const std::vector<uint32_t>& ranks, const std::vector<int>& shape,
-                             std::vector<uint32_t>* links) const {
+                             std::vector<uint32_t>* links, bool every_route) const {
   const topology::Fabric& fabric = system_.fabric;
   std::vector<topology::LinkIndex> route;
   auto both_ways = [&](uint32_t a, uint32_t b) {
     if (a == b) return;
+    if (every_route) {
+      AppendEveryRoute(a, b, links);
+      AppendEveryRoute(b, a, links);
+      return;
+    }
     route.clear();
     fabric.AppendRoute(a, b, &route);
     fabric.AppendRoute(b, a, &route);
@@ -647,12 +716,19 @@ void Simulation::StartCollective(int inst, int op) {
   std::string algorithm;
   std::vector<std::pair<int, int>> observed;  // The waiters, for the observer.
   if (options_.observer != nullptr) observed = waiters;
+  collectives::LaunchExpectation expected;
+  if (expecting_) {
+    expected.footprint = *Expected(inst, op).second;
+    expected.own = static_cast<uint32_t>(waiters.size());
+    launching_ = waiters;
+  }
   sim::Status status = network_.Launch(
       request,
       [this, waiters = std::move(waiters)]() mutable {
         for (const auto& [i, o] : waiters) Finish(i, o);
       },
-      options_.observer != nullptr ? &algorithm : nullptr, ChannelOf(set, spec.stream()));
+      options_.observer != nullptr ? &algorithm : nullptr, ChannelOf(set, spec.stream()), expected);
+  launching_.clear();
   if (status.ok()) {
     for (const auto& [i, o] : observed) {
       options_.observer->OnCollectiveAlgorithm(instances_[i].chip, instances_[i].program, o,
@@ -698,9 +774,16 @@ void Simulation::StartSend(int inst, int op) {
                      [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); });
     return;
   }
+  collectives::LaunchExpectation expected;
+  if (expecting_) {
+    expected.footprint = *Expected(inst, op).second;
+    expected.own = 1;
+    launching_.assign(1, {inst, op});
+  }
   sim::Status status = network_.Launch(
       request, [this, inst, op, peer_inst, tag] { Delivered(inst, op, peer_inst, tag); }, nullptr,
-      ChannelOf(-1 - axis, spec.stream()));
+      ChannelOf(-1 - axis, spec.stream()), expected);
+  launching_.clear();
   if (status.ok() && options_.chips == SimulatedChips::kOnePerProgram) {
     for (const Shadow& shadow :
          SendShadowsOf(instance.program, axis, spec.peer_offset(), {instance.chip, peer})) {
@@ -757,7 +840,10 @@ void Simulation::Finish(int inst, int op) {
     instance.computing = -1;
   }
   const schedule::OpKind kind = schedule_.programs(instance.program).ops(op).kind();
-  if (kind == schedule::COLLECTIVE || kind == schedule::SEND) CommunicationEnds(inst);
+  if (kind == schedule::COLLECTIVE || kind == schedule::SEND) {
+    CommunicationEnds(inst);
+    if (expecting_) Unexpect(inst, op);
+  }
   if (stream == plan.compute_stream) instance.compute_free = now;
   instance.busy[stream] = false;
   ++instance.head[stream];
@@ -875,9 +961,114 @@ StepResult Simulation::Collect() {
   return result;
 }
 
+const std::vector<sim::ResourceId>& Simulation::ResourcesOf(
+    std::vector<uint32_t> links, std::vector<sim::ResourceId>* resources) const {
+  for (uint32_t link : links) resources->push_back(network_.ResourceOf(link));
+  std::sort(resources->begin(), resources->end());
+  resources->erase(std::unique(resources->begin(), resources->end()), resources->end());
+  return *resources;
+}
+
+std::pair<uint32_t, const std::vector<sim::ResourceId>*> Simulation::Expected(int inst, int op) {
+  const Instance& instance = instances_[inst];
+  const Op& spec = schedule_.programs(instance.program).ops(op);
+  if (spec.kind() == schedule::SEND) {
+    const MeshGrid& grid = checked_.grid;
+    const int axis = grid.AxisIndex(spec.peer_axis());
+    const uint32_t channel = ChannelOf(-1 - axis, spec.stream());
+    auto [it, added] =
+        send_footprints_.try_emplace({instance.chip, axis, static_cast<int>(spec.peer_offset())});
+    if (added) {
+      const uint32_t peer =
+          grid.ChipWith(instance.chip, axis, grid.Coord(instance.chip, axis) + spec.peer_offset());
+      std::vector<uint32_t> links;
+      if (peer != instance.chip) AppendEveryRoute(instance.chip, peer, &links);
+      ResourcesOf(std::move(links), &it->second);
+    }
+    return {channel, &it->second};
+  }
+  const int set = plans_[instance.program].axes_set[op];
+  const CanonicalGroup& canonical = CanonicalGroupOf(set, instance.chip);
+  auto [it, added] = group_footprints_.try_emplace({set, canonical.rep});
+  if (added) {
+    std::vector<uint32_t> links;
+    FootprintOf(canonical.ranks, canonical.shape, &links, /*every_route=*/true);
+    ResourcesOf(std::move(links), &it->second);
+  }
+  return {ChannelOf(set, spec.stream()), &it->second};
+}
+
+void Simulation::ExpectAll() {
+  expecting_ = Orbits() && network_.replays() && !options_.free_communication;
+  if (!expecting_) return;
+  network_.SetLookahead(
+      [this](std::span<const sim::ResourceId> resources, Time until, Time ends, uint64_t work) {
+        return NoneStartsBefore(resources, until, ends, work);
+      });
+  for (int inst = 0; inst < static_cast<int>(instances_.size()); ++inst) {
+    const schedule::Program& program = schedule_.programs(instances_[inst].program);
+    for (int op = 0; op < program.ops_size(); ++op) {
+      const schedule::OpKind kind = program.ops(op).kind();
+      if (kind != schedule::COLLECTIVE && kind != schedule::SEND) continue;
+      const auto [channel, footprint] = Expected(inst, op);
+      network_.ExpectUse(*footprint, channel, +1);
+    }
+  }
+}
+
+bool Simulation::NoneStartsBefore(std::span<const sim::ResourceId> resources, Time until, Time ends,
+                                  uint64_t work) {
+  const Time now = engine_.now();
+  uint64_t steps = 0;
+  for (int inst = 0; inst < static_cast<int>(instances_.size()); ++inst) {
+    const Instance& instance = instances_[inst];
+    const ProgramPlan& plan = plans_[instance.program];
+    const schedule::Program& program = schedule_.programs(instance.program);
+    const int cs = plan.compute_stream;
+    // The first compute op not started: those before it are done or running.
+    const int unstarted =
+        cs < 0 ? 0 : static_cast<int>(instance.head[cs]) + (instance.busy[cs] ? 1 : 0);
+    for (int stream = 0; stream < static_cast<int>(plan.streams.size()); ++stream) {
+      if (stream == cs) continue;
+      const std::vector<int>& ops = plan.stream_ops[stream];
+      bool after_launch = false;  // Past an op being launched: after its end.
+      for (size_t k = instance.head[stream]; k < ops.size(); ++k) {
+        if (++steps > work) return false;
+        const int op = ops[k];
+        if (k == instance.head[stream] && std::find(launching_.begin(), launching_.end(),
+                                                    std::make_pair(inst, op)) != launching_.end()) {
+          after_launch = true;
+          continue;
+        }
+        const int gate = plan.gate[op];
+        Time start = gate < unstarted
+                         ? now
+                         : now + (plan.compute_before[gate + 1] - plan.compute_before[unstarted]);
+        if (after_launch) start = std::max(start, ends);
+        // The gates of a stream's ops only grow along it: the rest start later still.
+        if (start >= until) break;
+        const schedule::OpKind kind = program.ops(op).kind();
+        if (kind != schedule::COLLECTIVE && kind != schedule::SEND) continue;
+        const std::vector<sim::ResourceId>& footprint = *Expected(inst, op).second;
+        steps += footprint.size();
+        for (sim::ResourceId r : footprint) {
+          if (std::binary_search(resources.begin(), resources.end(), r)) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+void Simulation::Unexpect(int inst, int op) {
+  const auto [channel, footprint] = Expected(inst, op);
+  network_.ExpectUse(*footprint, channel, -1);
+}
+
 sim::StatusOr<StepResult> Simulation::Run() {
   PODSIM_RETURN_IF_ERROR(Plan());
   PODSIM_RETURN_IF_ERROR(ChooseChips());
+  ExpectAll();
   for (int inst = 0; inst < static_cast<int>(instances_.size()); ++inst) {
     const size_t streams = plans_[instances_[inst].program].streams.size();
     for (size_t s = 0; s < streams; ++s) TryStart(inst, static_cast<int>(s));

@@ -364,5 +364,29 @@ TEST(TrainingScheduleTest, ReplaysChangeNothingEvenWhenARunIsDiscarded) {
   }
 }
 
+// Expected users (collective_network.h): a pipeline of two stages, one SU each, whose
+// data-parallel all-reduces ring through the SU's leaf switches, links no replay held before.
+// With the footprints and the lookahead, they replay (the second stage on the first's rehearsal,
+// moved to its SU) without a discarded run, and change nothing.
+TEST(TrainingScheduleTest, DataParallelReductionsReplayOnSwitchLinksAndChangeNothing) {
+  const std::string model =
+      "custom:layers=8,d_model=1024,ffn=4096,heads=16,kv_heads=8,head_dim=64,vocab=4096";
+  const std::string layout = "dp=32,tp=8,pp=2,microbatches=4";
+  StepOptions options;
+  options.chips = SimulatedChips::kOrbits;
+  StepOptions plain = options;
+  plain.replays = false;
+  const StepResult with = Simulate("h100:512", model, layout, 128, 256, options).result;
+  const StepResult without = Simulate("h100:512", model, layout, 128, 256, plain).result;
+  EXPECT_EQ(with.discarded_runs, 0u);
+  EXPECT_EQ(without.replayed_collectives, 0u);
+  EXPECT_GT(with.replayed_collectives, 0u);
+  EXPECT_LT(with.events, without.events / 2);
+  EXPECT_EQ(with.step_time, without.step_time);
+  EXPECT_EQ(with.mean_compute_s, without.mean_compute_s);
+  EXPECT_EQ(with.mean_bubble_s, without.mean_bubble_s);
+  EXPECT_EQ(with.mean_exposed_s, without.mean_exposed_s);
+}
+
 }  // namespace
 }  // namespace podsim::workloads
