@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <utility>
 
 #include "collectives/collective.h"
@@ -299,8 +300,8 @@ void CollectiveNetwork::EnableReplays(std::set<std::string> excluded,
     if (!intruded_) intruded_ = owners_[owner - 1]->first;
     if (on_intrusion_) on_intrusion_();
   });
-  // Links a replay may not hold (RehearseAlone) make every launch that crosses them contended, so
-  // its request is never rehearsed.
+  // Links a replay may not hold as alone (RehearseAlone) make every launch that crosses them
+  // contended, so its request is replayed only with expected users.
   const uint32_t chips = fabric_->chip_count();
   for (topology::LinkIndex l = 0; l < fabric_->link_count(); ++l) {
     const topology::Link& link = fabric_->link(l);
@@ -332,10 +333,11 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
   // A zero-byte flow leaves its links at 0 bytes, so the recorder may list them twice.
   replay->resources.erase(std::unique(replay->resources.begin(), replay->resources.end()),
                           replay->resources.end());
-  // Only collectives on links between a chip and a switch (NVLink to NVSwitches, a chip's link
-  // to its NIC) are replayed. Links between switches (a fat tree's leaves and spines) carry
-  // other chips' traffic, and a torus's links between chips every axis's collectives: a replay
-  // there is intruded upon too often to pay, each intrusion costing a discarded run.
+  // From their past alone, only collectives on links between a chip and a switch (NVLink to
+  // NVSwitches, a chip's link to its NIC) are replayed. Links between switches (a fat tree's
+  // leaves and spines) carry other chips' traffic, and a torus's links between chips every
+  // axis's collectives: a replay there is intruded upon too often to pay, each intrusion costing
+  // a discarded run, unless the caller's expected users say nothing else will come.
   const uint32_t chips = fabric_->chip_count();
   replay->replayable =
       std::all_of(replay->resources.begin(), replay->resources.end(), [&](sim::ResourceId r) {
@@ -355,6 +357,13 @@ sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& 
   if (!request.axes.empty() || chips.empty()) return false;
   const std::optional<FabricSymmetry::Shift> shift = symmetry_.ToCanonical(chips);
   if (!shift) return false;
+  // Only a symmetry of the whole fabric moves every link of an orbit (ToCanonical's shifts may
+  // be valid only for the chips they were made for).
+  for (size_t axis = 0; axis < shift->delta.size(); ++axis) {
+    const int length = symmetry_.axis_lengths()[axis];
+    const int step = std::gcd(((shift->delta[axis] % length) + length) % length, length);
+    if (step != length && !symmetry_.AllowsStep(axis, step)) return false;
+  }
   CollectiveRequest origin = request;
   for (topology::VertexId& rank : origin.ranks) rank = symmetry_.ApplyToVertex(rank, *shift);
   for (topology::VertexId& rep : origin.rank_reps) rep = symmetry_.ApplyToVertex(rep, *shift);
@@ -399,7 +408,14 @@ sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& 
   replay->replayable = base.replayable;
   replay->transfers = base.transfers;
   replay->usage = std::move(usage);
-  ++translated_replays_;
+  if (verify_translates_) {
+    Replay own;
+    PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &own));
+    PODSIM_CHECK(own.duration == replay->duration && own.hold == replay->hold &&
+                 own.resources == replay->resources && own.transfers == replay->transfers)
+        << "the rehearsal moved from a translate differs from the request's own: "
+        << ReplayKey(request);
+  }
   return true;
 }
 
@@ -441,18 +457,27 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   owners_.push_back(it);
   *owner = static_cast<uint32_t>(owners_.size());
   model_->SetOwner(*owner, replay.group, channel);
-  // A request launched once costs its transfers; a rehearsal pays off from the second launch, and
-  // only where the launches so far had their links to themselves, or where nothing of another
-  // channel is left to come on the links this one may cross (header comment, "Expected users").
-  // A rehearsal of a translate (TranslateReplay) is there already: the first launch may use it.
+  // A request launched once costs its transfers; a rehearsal pays off from the second launch:
+  // where the launches so far had their links to themselves ("Replays"), or where the caller
+  // expects nothing else there before the hold would end ("Expected users"). A rehearsal of a
+  // translate (TranslateReplay) is there already: the first launch may use it, the second way.
   if (excluded_.contains(it->first)) return false;
   if (++replay.launches == 1 && !replay.rehearsed) {
     PODSIM_ASSIGN_OR_RETURN(bool moved, TranslateReplay(request, &replay, /*rehearse=*/false));
     if (!moved) return false;
   }
-  const bool alone_so_far = !model_->GroupContended(replay.group);
+  const bool alone_so_far = replay.launches >= 2 && !model_->GroupContended(replay.group);
   const bool expecting = !expected_.empty() && !expected.footprint.empty();
   if (!alone_so_far && !expecting) return false;
+  auto none_before = [&](std::span<const sim::ResourceId> resources, sim::Time until,
+                         sim::Time ends, uint64_t work) {
+    return lookahead_ != nullptr && lookahead_(resources, until, ends, work);
+  };
+  // On the second way a contended request is rehearsed at its second launch whether or not it
+  // then replays: at most one rehearsal of each distinct request (or of its canonical
+  // translate), charged to the work bound like any. (A filter on the launch's footprint before
+  // it, nothing expected there able to start at once, declined data-parallel all-reduces of a
+  // two-stage pipeline that the rehearsal's own links then allowed: training_schedule_test.cc.)
   // A replay costs one transfer of the work bound (all_transfers), and one per change of its
   // links' usage echoed to observers; with none left the launch runs as transfers, which the bound
   // refuses. A rehearsal its estimate puts past what is left is refused as the launch would be.
@@ -465,19 +490,12 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   if (!model_->Unused(replay.resources)) return false;
   const bool as_alone =
       alone_so_far && replay.replayable && model_->UsedOnlyBy(replay.resources, channel);
-  if (!as_alone) {
-    if (!expecting) return false;
-    if (!ExpectedOnlyHere(expected.footprint, channel, expected) ||
-        !ExpectedOnlyHere(replay.resources, channel, expected)) {
-      // Others are still expected there: a replay needs them all to start after its hold.
-      if (lookahead_ == nullptr) return false;
-      const sim::Time until = engine_->now() + replay.hold;
-      const sim::Time ends = engine_->now() + replay.duration;
-      if (!lookahead_(expected.footprint, until, ends, replay.transfers) ||
-          !lookahead_(replay.resources, until, ends, replay.transfers)) {
-        return false;
-      }
-    }
+  // The premise is about the links the replay holds: its rehearsal's.
+  if (!as_alone &&
+      !(expecting && (ExpectedOnlyHere(replay.resources, channel, expected) ||
+                      none_before(replay.resources, engine_->now() + replay.hold,
+                                  engine_->now() + replay.duration, replay.transfers)))) {
+    return false;
   }
   const uint64_t left =
       request.max_transfers - std::min(request.max_transfers, all_transfers() - before);

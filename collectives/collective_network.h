@@ -65,7 +65,8 @@
 // at the end of a pipeline stage, whose first launches meet the stage's last sends on the pod's
 // leaf and spine links, then replays once those sends are done or cannot come in time.
 // Rehearsals of replays are shared by translates (TranslateReplay): a pipeline's stages, one
-// pod each, rehearse their data-parallel all-reduce once.
+// pod each, rehearse their data-parallel all-reduce once. What the argument leaves out, as for
+// any replay, is the order of events due at one picosecond (docs/architecture.md, "Replays").
 
 #ifndef PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
 #define PODSIM_COLLECTIVES_COLLECTIVE_NETWORK_H_
@@ -133,8 +134,8 @@ class CollectiveNetwork {
   // when not null, receives the algorithm the collective runs (AlgorithmNames()), for traces;
   // asking changes nothing.
   // `channel` (> 0 with replays) names what launches it, such that two launches of one channel
-  // never run at once on a chip (a stream of one axes set): a request is replayed only on links
-  // its channel alone has used so far (header comment, "Replays").
+  // never run at once on a chip (a stream of one axes set): from its past alone, a request is
+  // replayed only on links its channel alone has used so far (header comment, "Replays").
   // With expected users (header comment), `expected` says where the launch's flows may go.
   sim::Status Launch(const CollectiveRequest& request, sim::EventHandler on_done,
                      std::string* algorithm = nullptr, uint32_t channel = 0,
@@ -184,6 +185,9 @@ class CollectiveNetwork {
   using Lookahead = std::function<bool(std::span<const sim::ResourceId> resources, sim::Time until,
                                        sim::Time ends, uint64_t work)>;
   void SetLookahead(Lookahead lookahead) { lookahead_ = std::move(lookahead); }
+  // For tests: each rehearsal moved from a translate (TranslateReplay) is checked against the
+  // request's own rehearsal, which is run too; a difference aborts.
+  void VerifyTranslates() { verify_translates_ = true; }
   // Events that only tell observers of a replay's link usage (no part of the simulation).
   uint64_t echo_events() const { return echo_events_; }
 
@@ -266,7 +270,6 @@ class CollectiveNetwork {
   uint64_t alone_rehearsals_ = 0;
   uint64_t replayed_ = 0;
   uint64_t replayed_as_expected_ = 0;
-  uint64_t translated_replays_ = 0;  // Replays whose rehearsal a translate's was.
   bool verify_translates_ = false;
   // Per resource (empty until ExpectUse): (channel, unfinished operations expecting to cross it).
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> expected_;

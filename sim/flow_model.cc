@@ -303,7 +303,8 @@ void FlowModel::Activate(uint32_t slot) {
     Tags& tags = tags_[hop.resource];
     if (tags.held_until_ps > flow.last_update_ps && on_intrusion_) on_intrusion_(tags.hold_owner);
     if (tags.shared) {
-      // Never held nor replayed on: who uses it does not matter, only that this flow does.
+      // Held only by replays its owners' past does not decide (collective_network.h, "Expected
+      // users"): who uses it does not matter, only that this flow does.
       crosses_shared = true;
     } else if (resource.flows.empty()) {
       NoteUse(tags, cls);

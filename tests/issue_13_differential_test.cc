@@ -144,6 +144,7 @@ StepOptions Options(SimulatedChips chips) {
   options.chips = chips;
   options.network = collectives::NetworkMode::kFlows;
   options.max_transfers = 50'000'000;
+  options.verify_translated_replays = true;  // Checked on every case.
   return options;
 }
 

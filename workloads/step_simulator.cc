@@ -167,6 +167,7 @@ class Simulation {
       network_.EnableReplays(*replays_excluded, [this] {
         Fail(sim::Status::InvalidArgument("a replayed collective's links were shared"));
       });
+      if (options.verify_translated_replays) network_.VerifyTranslates();
     }
   }
 
@@ -991,8 +992,21 @@ std::pair<uint32_t, const std::vector<sim::ResourceId>*> Simulation::Expected(in
   const CanonicalGroup& canonical = CanonicalGroupOf(set, instance.chip);
   auto [it, added] = group_footprints_.try_emplace({set, canonical.rep});
   if (added) {
+    // Ring neighbours on each line (off tori the group is one flat line: GroupRequest), and
+    // off tori the ranks at every power-of-two distance along it, which pairs halving-doubling
+    // and recursive doubling take and, with a power-of-two count of a group's GPUs per node,
+    // the hierarchical rails. Trees' pairs are not all among them: a prediction (the header).
     std::vector<uint32_t> links;
-    FootprintOf(canonical.ranks, canonical.shape, &links, /*every_route=*/true);
+    const bool torus = system_.fabric.torus() != nullptr;
+    FootprintOf(canonical.ranks, torus ? canonical.shape : std::vector<int>{}, &links,
+                /*every_route=*/true);
+    const size_t n = canonical.ranks.size();
+    for (size_t distance = 2; !torus && distance < n; distance *= 2) {
+      for (size_t i = 0; i < n; ++i) {
+        AppendEveryRoute(canonical.ranks[i], canonical.ranks[(i + distance) % n], &links);
+        AppendEveryRoute(canonical.ranks[(i + distance) % n], canonical.ranks[i], &links);
+      }
+    }
     ResourcesOf(std::move(links), &it->second);
   }
   return {ChannelOf(set, spec.stream()), &it->second};

@@ -129,6 +129,9 @@ struct StepOptions {
   // picosecond, in less work; a flow observer sees its links loaded as its rehearsal loaded
   // them. false: every launch runs its transfers (tests compare the two).
   bool replays = true;
+  // For tests: each replay's rehearsal moved from a translate's is checked against its own
+  // (CollectiveNetwork::VerifyTranslates), which costs that rehearsal too.
+  bool verify_translated_replays = false;
 };
 
 // Where one chip's step time went; the parts add up to the step time.

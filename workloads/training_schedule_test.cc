@@ -376,7 +376,11 @@ TEST(TrainingScheduleTest, DataParallelReductionsReplayOnSwitchLinksAndChangeNot
   options.chips = SimulatedChips::kOrbits;
   StepOptions plain = options;
   plain.replays = false;
+  StepOptions verified = options;
+  verified.verify_translated_replays = true;
   const StepResult with = Simulate("h100:512", model, layout, 128, 256, options).result;
+  EXPECT_EQ(Simulate("h100:512", model, layout, 128, 256, verified).result.step_time,
+            with.step_time);
   const StepResult without = Simulate("h100:512", model, layout, 128, 256, plain).result;
   EXPECT_EQ(with.discarded_runs, 0u);
   EXPECT_EQ(without.replayed_collectives, 0u);
