@@ -39,10 +39,13 @@
 // copy of the network (with the same link orbits, so the same arithmetic), which gives its
 // duration and the resources its flows cross; a launch that finds those unused then runs as that
 // delay, holding the resources until its rehearsal's last event (sim/flow_model.h, "Holds"),
-// instead of as its transfers, and is charged those transfers against the work bound. Only links
-// between a chip and a switch are replayed on (NVLink to an NVSwitch, a chip's link to its NIC;
-// a launch crossing any other link counts as contended), and only those no other channel
-// (Launch) has used yet: elsewhere other traffic comes too often. A flow that becomes active on a
+// instead of as its transfers; the work bound is charged the rehearsal's transfers once and one
+// transfer per replay (plus, observed, one per change of link usage it echoes). From its past
+// alone, a request is replayed only on links between a chip and a switch (NVLink to an
+// NVSwitch, a chip's link to its NIC; a launch crossing any other link counts as contended), and
+// only on those no other channel (Launch) has used yet: elsewhere other traffic comes too often
+// (what the caller knows of the future may allow more: "Expected users"). A flow that becomes
+// active on a
 // held resource before the hold ends means the premise failed: intruded() names the request and
 // the intrusion handler runs; the caller discards the run and runs again without replaying that
 // request (step_simulator.cc). Flow observers see a replay's links' usage change as its
@@ -55,15 +58,17 @@
 // per channel, which resources their flows may cross (a footprint: the routes between the
 // ranks an algorithm pairs). A launch may then also be replayed on any links, switches' included,
 // and after contended launches of its request, when no unfinished operation but the launch's own
-// (LaunchExpectation) expects to use any of the resources its rehearsal crossed or any of its
-// footprint, whatever its channel: nothing else is left to come there. Where some are still
+// expects to use any of the resources its rehearsal crossed (the links the replay holds),
+// whatever its channel: nothing else is left to come there. (Its own count is taken off on its
+// footprint, LaunchExpectation.) On this way a contended request is rehearsed at its second
+// launch whether or not it then replays. Where some are still
 // expected, the caller's lookahead (SetLookahead) may show that none of them can start before
 // the replay's hold ends (each still waits for compute that takes longer, or for the launch's own
 // end), which allows the replay as well. The footprint is the caller's prediction, not the
 // premise: a flow that comes anyway is an intrusion like any other (above), so a footprint that
 // misses a link costs a discarded run, never a different answer. A long data-parallel all-reduce
-// at the end of a pipeline stage, whose first launches meet the stage's last sends on the pod's
-// leaf and spine links, then replays once those sends are done or cannot come in time.
+// at the end of a pipeline stage, whose launches may meet the stage's last send on the pod's NIC
+// and leaf links, then replays where that send is done or cannot come in time.
 // Rehearsals of replays are shared by translates (TranslateReplay): a pipeline's stages, one
 // pod each, rehearse their data-parallel all-reduce once. What the argument leaves out, as for
 // any replay, is the order of events due at one picosecond (docs/architecture.md, "Replays").

@@ -223,10 +223,9 @@ class Simulation {
                    std::vector<uint32_t>* links, bool every_route = false) const;
   // Every route a transfer from `src` to `dst` may take, appended to `links`.
   void AppendEveryRoute(uint32_t src, uint32_t dst, std::vector<uint32_t>* links) const;
-  // Expected users (collective_network.h): with replays, each collective and send of every
-  // instance counts on the network, from the start until it finishes, on the resources its
-  // flows may cross (between its group's neighbours on every line, or its pair): `delta` +1
-  // for every one at the start, -1 for `op` alone as it finishes.
+  // Expected users (collective_network.h): with replays, ExpectAll counts each collective and
+  // send of every instance on the network, on its footprint (Expected), and Unexpect takes `op`
+  // of `inst` off as it finishes.
   void ExpectAll();
   void Unexpect(int inst, int op);
   // The lookahead of replays (CollectiveNetwork::SetLookahead): whether no collective or send
@@ -235,8 +234,12 @@ class Simulation {
   // its stream, for that launch's end at `ends`; within `work` steps.
   bool NoneStartsBefore(std::span<const sim::ResourceId> resources, Time until, Time ends,
                         uint64_t work);
-  // The channel and footprint (resources, ascending) of collective or send `op` of `inst`.
+  // The channel and footprint (resources, ascending) of collective or send `op` of `inst`: every
+  // route (both choices) between its group's neighbours on every line and, off tori, between
+  // ranks at every power-of-two distance along the group; or from its sender to its receiver.
   std::pair<uint32_t, const std::vector<sim::ResourceId>*> Expected(int inst, int op);
+  // Adds the resources carrying `links` to `*resources`, leaves it ascending without repeats, and
+  // returns it.
   const std::vector<sim::ResourceId>& ResourcesOf(std::vector<uint32_t> links,
                                                   std::vector<sim::ResourceId>* resources) const;
   // kOnePerProgram: parallel copies of a representative's collective (or send) on the chips of

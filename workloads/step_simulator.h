@@ -127,10 +127,12 @@ struct StepOptions {
   // kOrbits (and kAuto's quotient): a collective alone on its links runs as the delay it takes
   // alone, rehearsed once (collectives/collective_network.h, "Replays"): the same step, to the
   // picosecond, in less work; a flow observer sees its links loaded as its rehearsal loaded
-  // them. false: every launch runs its transfers (tests compare the two).
+  // them; where the step expects nothing else on a launch's links, on any links ("Expected
+  // users"). false: every launch runs its transfers (tests compare the two).
   bool replays = true;
-  // For tests: each replay's rehearsal moved from a translate's is checked against its own
-  // (CollectiveNetwork::VerifyTranslates), which costs that rehearsal too.
+  // For tests: each rehearsal moved from a translate's (replayed or not) is checked against the
+  // request's own (CollectiveNetwork::VerifyTranslates), a rehearsal charged to the work bound
+  // too, which may change what a launch near the bound decides or push a step past it.
   bool verify_translated_replays = false;
 };
 
