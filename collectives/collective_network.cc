@@ -349,7 +349,8 @@ sim::Status CollectiveNetwork::RehearseAlone(const CollectiveRequest& request, R
 }
 
 sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& request,
-                                                       Replay* replay, bool rehearse) {
+                                                       const std::string& key, Replay* replay,
+                                                       bool rehearse) {
   const bool rooted =
       request.op == CollectiveOp::kPointToPoint || request.op == CollectiveOp::kBroadcast;
   std::vector<topology::VertexId> chips = request.ranks;
@@ -371,9 +372,9 @@ sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& 
     origin.src = symmetry_.ApplyToVertex(origin.src, *shift);
     origin.dst = symmetry_.ApplyToVertex(origin.dst, *shift);
   }
-  std::string key = ReplayKey(origin);
-  if (key == ReplayKey(request)) return false;
-  Replay& base = replay_of_.try_emplace(std::move(key)).first->second;
+  std::string origin_key = ReplayKey(origin);
+  if (origin_key == key) return false;
+  Replay& base = replay_of_.try_emplace(std::move(origin_key)).first->second;
   if (!base.rehearsed) {
     if (!rehearse) return false;
     PODSIM_RETURN_IF_ERROR(RehearseAlone(origin, &base));
@@ -413,8 +414,7 @@ sim::StatusOr<bool> CollectiveNetwork::TranslateReplay(const CollectiveRequest& 
     PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &own));
     PODSIM_CHECK(own.duration == replay->duration && own.hold == replay->hold &&
                  own.resources == replay->resources && own.transfers == replay->transfers)
-        << "the rehearsal moved from a translate differs from the request's own: "
-        << ReplayKey(request);
+        << "the rehearsal moved from a translate differs from the request's own: " << key;
   }
   return true;
 }
@@ -463,7 +463,8 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   // translate (TranslateReplay) is there already: the first launch may use it, the second way.
   if (excluded_.contains(it->first)) return false;
   if (++replay.launches == 1 && !replay.rehearsed) {
-    PODSIM_ASSIGN_OR_RETURN(bool moved, TranslateReplay(request, &replay, /*rehearse=*/false));
+    PODSIM_ASSIGN_OR_RETURN(bool moved,
+                            TranslateReplay(request, it->first, &replay, /*rehearse=*/false));
     if (!moved) return false;
   }
   const bool alone_so_far = replay.launches >= 2 && !model_->GroupContended(replay.group);
@@ -484,7 +485,8 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   if (request.max_transfers < 1) return false;
   const uint64_t before = all_transfers();
   if (!replay.rehearsed) {
-    PODSIM_ASSIGN_OR_RETURN(bool moved, TranslateReplay(request, &replay, /*rehearse=*/true));
+    PODSIM_ASSIGN_OR_RETURN(bool moved,
+                            TranslateReplay(request, it->first, &replay, /*rehearse=*/true));
     if (!moved) PODSIM_RETURN_IF_ERROR(RehearseAlone(request, &replay));
   }
   if (!model_->Unused(replay.resources)) return false;
@@ -513,7 +515,6 @@ sim::StatusOr<bool> CollectiveNetwork::TryReplay(const CollectiveRequest& reques
   }
   engine_->Schedule(replay.duration, std::move(*on_done));
   ++replayed_;
-  if (!as_alone) ++replayed_as_expected_;
   // Observers see the links loaded: one event per instant the rehearsal changed a link's usage.
   const std::vector<LinkUsageChange>& changes = replay.usage;
   for (size_t first = 0; first < changes.size();) {

@@ -181,8 +181,6 @@ class CollectiveNetwork {
   // Expected users (header comment): `delta` unfinished operations of `channel` may cross
   // each of `footprint` (distinct resources). The counts never go below zero (checked).
   void ExpectUse(std::span<const sim::ResourceId> footprint, uint32_t channel, int delta);
-  // Replays that only expected users allowed (past contention or off a chip's links).
-  uint64_t replayed_as_expected() const { return replayed_as_expected_; }
   // Whether no unfinished operation that expects to cross any of `resources`, other than those
   // of the launch being decided, can start before `until`, given that the launch's own end at
   // `ends`; found with at most about `work` steps (false past them: the lookahead is not worth
@@ -227,10 +225,10 @@ class CollectiveNetwork {
   sim::Status RehearseAlone(const CollectiveRequest& request, Replay* replay);
   // Fills `replay` from the rehearsal of `request`'s canonical translate (FabricSymmetry::
   // ToCanonical, as RecordOf), its resources moved back, after rehearsing that first if
-  // `rehearse`; whether it did (not where `request` is its own canonical translate, or a link
-  // does not move).
-  sim::StatusOr<bool> TranslateReplay(const CollectiveRequest& request, Replay* replay,
-                                      bool rehearse);
+  // `rehearse`; whether it did (not where `request`, whose ReplayKey is `key`, is its own
+  // canonical translate, or a link does not move).
+  sim::StatusOr<bool> TranslateReplay(const CollectiveRequest& request, const std::string& key,
+                                      Replay* replay, bool rehearse);
   // Runs `request` as its replay when it may (header comment); whether it did. Otherwise
   // `*owner` is the flow-model owner its transfers take.
   sim::StatusOr<bool> TryReplay(const CollectiveRequest& request, uint32_t channel,
@@ -274,7 +272,6 @@ class CollectiveNetwork {
   std::unique_ptr<Rehearsal> alone_;  // The idle copy with this network's orbits.
   uint64_t alone_rehearsals_ = 0;
   uint64_t replayed_ = 0;
-  uint64_t replayed_as_expected_ = 0;
   bool verify_translates_ = false;
   // Per resource (empty until ExpectUse): (channel, unfinished operations expecting to cross it).
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> expected_;
