@@ -1,12 +1,14 @@
 // LinkCopyEcho: a symmetric quotient's flow-model events passed on to an observer, each change of a
 // link's usage also as the same change on the link's copies (link_orbits.h, `twin`), whose flows
-// the quotient leaves out: trace counters and link reports see a simulated chip's links to every
-// NVSwitch of its node loaded as the full simulation loads them.
+// the quotient leaves out, and each flow's bytes on a twin also as bytes echoed on its copies:
+// trace counters and link reports see a simulated chip's links to every NVSwitch of its node
+// loaded as the full simulation loads them.
 
 #ifndef PODSIM_COLLECTIVES_LINK_COPY_ECHO_H_
 #define PODSIM_COLLECTIVES_LINK_COPY_ECHO_H_
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -20,8 +22,12 @@ class LinkCopyEcho : public sim::FlowObserverTee {
   // `observer` must outlive the echo.
   LinkCopyEcho(sim::FlowObserver* observer, const LinkOrbits& orbits);
 
+  void OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
+                     std::span<const sim::ResourceId> route,
+                     std::span<const double> weights) override;
   void OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                               double used_bytes_per_s) override;
+  void OnUsageEchoed(sim::Time now, sim::ResourceId resource, double used_bytes_per_s) override;
 
  private:
   std::unordered_map<uint32_t, std::vector<uint32_t>> copies_;  // By twin.

@@ -12,13 +12,26 @@ constexpr double kTie = 0.01;
 LinkLoadMeter::LinkLoadMeter(const topology::Fabric* fabric)
     : fabric_(fabric), loads_(fabric->link_count()) {}
 
-void LinkLoadMeter::OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
-                                           double used_bytes_per_s) {
+void LinkLoadMeter::OnFlowStarted(sim::Time, sim::FlowId, double bytes,
+                                  std::span<const sim::ResourceId> route,
+                                  std::span<const double> weights) {
+  for (size_t i = 0; i < route.size(); ++i) {
+    if (route[i].value >= loads_.size()) continue;
+    loads_[route[i].value].bytes += weights.empty() ? bytes : bytes * weights[i];
+  }
+}
+
+void LinkLoadMeter::OnUsageEchoed(sim::Time now, sim::ResourceId resource,
+                                  double used_bytes_per_s) {
   if (resource.value >= loads_.size()) return;
   Load& load = loads_[resource.value];
-  load.bytes += load.rate * (now - load.since).ToSeconds();
-  load.rate = used_bytes_per_s;
+  load.bytes += load.echoed * (now - load.since).ToSeconds();
+  load.echoed = used_bytes_per_s;
   load.since = now;
+}
+
+void LinkLoadMeter::OnBytesEchoed(sim::Time, sim::ResourceId resource, double bytes) {
+  if (resource.value < loads_.size()) loads_[resource.value].bytes += bytes;
 }
 
 std::vector<double> LinkLoadMeter::Utilisation(sim::Time end, const LinkOrbits* orbits) const {
@@ -27,7 +40,7 @@ std::vector<double> LinkLoadMeter::Utilisation(sim::Time end, const LinkOrbits* 
   if (!(seconds > 0)) return utilisation;
   for (size_t link = 0; link < loads_.size(); ++link) {
     const Load& load = loads_[link];
-    const double carried = load.bytes + load.rate * (end - load.since).ToSeconds();
+    const double carried = load.bytes + load.echoed * (end - load.since).ToSeconds();
     utilisation[link] =
         carried /
         (fabric_->link(static_cast<topology::LinkIndex>(link)).bandwidth_bytes_per_s * seconds);

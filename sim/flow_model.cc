@@ -85,6 +85,7 @@ double FlowModel::rate(FlowId flow) const {
 void FlowModel::AddObserver(FlowObserver* observer) {
   PODSIM_CHECK(observer != nullptr) << "null observer";
   observers_.push_back(observer);
+  if (observer->WantsFlowUsage()) usage_observers_.push_back(observer);
 }
 
 void FlowModel::EchoUsage(ResourceId resource, double used_bytes_per_s) {
@@ -92,7 +93,7 @@ void FlowModel::EchoUsage(ResourceId resource, double used_bytes_per_s) {
   PODSIM_CHECK(tags_[resource.value].held_until_ps >= Now().picoseconds())
       << "usage echoed on resource " << resource.value << ", which is not held";
   for (FlowObserver* observer : observers_) {
-    observer->OnResourceUsageChanged(Now(), resource, used_bytes_per_s);
+    observer->OnUsageEchoed(Now(), resource, used_bytes_per_s);
   }
 }
 
@@ -716,9 +717,9 @@ void FlowModel::Commit() {
   if (restored) {
     for (uint32_t r : dirty_) RefreshResource(r);
   }
-  if (!observers_.empty()) {
+  if (!usage_observers_.empty()) {
     for (uint32_t r : dirty_) {
-      for (FlowObserver* observer : observers_) {
+      for (FlowObserver* observer : usage_observers_) {
         observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
       }
     }

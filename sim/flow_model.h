@@ -110,11 +110,12 @@ class FlowModel {
   // Number of sub-problem solves (fixpoint rounds) over all reallocations.
   uint64_t subset_solves() const { return subset_solves_; }
 
-  // Attaches an observer (not owned; it must outlive the model's use).
+  // Attaches an observer (not owned; it must outlive the model's use). Its WantsFlowUsage() is
+  // asked now.
   void AddObserver(FlowObserver* observer);
   bool observed() const { return !observers_.empty(); }
-  // Tells the observers that `resource` carries `used_bytes_per_s` from now on, for a caller
-  // that stands in for flows on a held resource (header comment, "Holds").
+  // Tells the observers (OnUsageEchoed) that `resource` carries `used_bytes_per_s` from now on,
+  // for a caller that stands in for flows on a held resource (header comment, "Holds").
   void EchoUsage(ResourceId resource, double used_bytes_per_s);
 
   // The owner of the flows started from now on (header comment, "Owners").
@@ -292,6 +293,7 @@ class FlowModel {
   uint64_t open_scheduled_ = UINT64_MAX;  // Engine::scheduled_events() once its event was.
   uint32_t open_tail_ = kNoFlow;          // Its last flow.
   std::vector<FlowObserver*> observers_;
+  std::vector<FlowObserver*> usage_observers_;  // Those that want flows' usage.
   IntrusionHandler on_intrusion_;
   uint32_t owner_ = 0;
   // Owners, classes, holds and waiting counts are kept only once a caller uses them (Track, on

@@ -118,6 +118,29 @@ TEST_F(FlowModelTest, HoldsReportIntrusionsUntilTheyEnd) {
   EXPECT_TRUE(model_.Unused(std::vector<ResourceId>{a, b}));
 }
 
+// An observer that counts flows' bytes is told of no usage change the flows make, only of usage
+// echoed on a held resource; one that wants flows' usage is told of both.
+TEST_F(FlowModelTest, UsageGoesOnlyToObserversThatWantItEchoesToAll) {
+  struct Count : FlowObserver {
+    explicit Count(bool wants) : wants(wants) {}
+    bool WantsFlowUsage() const override { return wants; }
+    void OnResourceUsageChanged(Time, ResourceId, double) override { ++usage; }
+    bool wants;
+    int usage = 0;
+  } bytes_only(false), usage(true);
+  model_.AddObserver(&bytes_only);
+  model_.AddObserver(&usage);
+  model_.SetIntrusionHandler([](uint32_t) {});
+  ResourceId a = Link(1 * kGBps), b = Link(1 * kGBps);
+  Time t;
+  Start(1e3, {a}, &t);
+  model_.Hold(std::vector<ResourceId>{b}, Time::Microseconds(10), 1);
+  model_.EchoUsage(b, 5e8);
+  engine_.Run();
+  EXPECT_EQ(bytes_only.usage, 1);
+  EXPECT_GE(usage.usage, 3);  // The echo, the flow's arrival and its departure.
+}
+
 TEST_F(FlowModelTest, RouteIsLimitedByItsSlowestResource) {
   ResourceId fast = Link(10 * kGBps);
   ResourceId slow = Link(2 * kGBps);

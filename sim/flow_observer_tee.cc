@@ -4,7 +4,9 @@ namespace podsim::sim {
 
 FlowObserverTee::FlowObserverTee(std::vector<FlowObserver*> observers) {
   for (FlowObserver* observer : observers) {
-    if (observer != nullptr) observers_.push_back(observer);
+    if (observer == nullptr) continue;
+    observers_.push_back(observer);
+    if (observer->WantsFlowUsage()) usage_observers_.push_back(observer);
   }
 }
 
@@ -23,7 +25,15 @@ void FlowObserverTee::OnFlowCompleted(Time now, FlowId flow) {
 }
 
 void FlowObserverTee::OnResourceUsageChanged(Time now, ResourceId resource, double used) {
-  for (FlowObserver* o : observers_) o->OnResourceUsageChanged(now, resource, used);
+  for (FlowObserver* o : usage_observers_) o->OnResourceUsageChanged(now, resource, used);
+}
+
+void FlowObserverTee::OnUsageEchoed(Time now, ResourceId resource, double used) {
+  for (FlowObserver* o : observers_) o->OnUsageEchoed(now, resource, used);
+}
+
+void FlowObserverTee::OnBytesEchoed(Time now, ResourceId resource, double bytes) {
+  for (FlowObserver* o : observers_) o->OnBytesEchoed(now, resource, bytes);
 }
 
 }  // namespace podsim::sim

@@ -19,10 +19,15 @@ class FlowObserverTee : public FlowObserver {
                      std::span<const double> weights) override;
   void OnFlowRateChanged(Time now, FlowId flow, double rate_bytes_per_s) override;
   void OnFlowCompleted(Time now, FlowId flow) override;
+  // To the observers that want flows' usage.
   void OnResourceUsageChanged(Time now, ResourceId resource, double used_bytes_per_s) override;
+  bool WantsFlowUsage() const override { return !usage_observers_.empty(); }
+  void OnUsageEchoed(Time now, ResourceId resource, double used_bytes_per_s) override;
+  void OnBytesEchoed(Time now, ResourceId resource, double bytes) override;
 
  private:
   std::vector<FlowObserver*> observers_;
+  std::vector<FlowObserver*> usage_observers_;  // Those of observers_ that want flows' usage.
 };
 
 }  // namespace podsim::sim
