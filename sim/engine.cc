@@ -25,7 +25,7 @@ bool Engine::Loop(Time limit) {
     PODSIM_CHECK(event.time >= now_) << "event at " << event.time << " is before now " << now_;
     now_ = event.time;
     ++executed_;
-    for (Observer* observer : observers_) observer->OnEvent(now_, event.sequence);
+    for (Observer* observer : observers_) observer->OnEvent(now_, queue_.SequenceOf(event));
     queue_.Run(event);
   }
   running_ = false;

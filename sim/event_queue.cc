@@ -96,7 +96,7 @@ void EventQueue::FreeSlot(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-void EventQueue::SettleFront() {
+void EventQueue::RefillFront() {
   Bucket& front = buckets_[0];
   while (true) {
     while (front.head < front.items.size() && !Live(front.items[front.head])) ++front.head;
@@ -150,7 +150,7 @@ EventQueue::Event EventQueue::PopNext() {
   RetireId(item.slot);
   --live_;
   popped_ps_ = item.time_ps;
-  return Event{Time::Picoseconds(item.time_ps), sequences_[item.slot], item.slot};
+  return Event{Time::Picoseconds(item.time_ps), item.slot};
 }
 
 void EventQueue::Run(const Event& event) {

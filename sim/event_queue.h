@@ -90,7 +90,6 @@ class EventQueue {
 
   struct Event {
     Time time;
-    uint64_t sequence;
     uint32_t slot;  // Where the handler waits for Run().
   };
   // Removes and returns the earliest live event. REQUIRES: !empty().
@@ -101,6 +100,9 @@ class EventQueue {
   // handler.
   // REQUIRES: `event` came from PopNext and has not been run.
   void Run(const Event& event);
+  // The sequence number of a popped event (read only when asked: a pop then touches one array
+  // fewer). REQUIRES: `event` came from PopNext and has not been run.
+  uint64_t SequenceOf(const Event& event) const { return sequences_[event.slot]; }
 
  private:
   // 16 bytes, so buckets move few cache lines; the sequence number waits in its slot.
@@ -122,8 +124,13 @@ class EventQueue {
   static int BucketOf(int64_t time_ps, int64_t last_ps);
   void File(const Item& item);
   // Makes the front's first item live, refilling the front from the lowest non-empty bucket as
-  // needed. REQUIRES: !empty().
-  void SettleFront();
+  // needed. REQUIRES: !empty(). Inline for the case a pop after a peek meets: already settled.
+  void SettleFront() {
+    const Bucket& front = buckets_[0];
+    if (front.head < front.items.size() && Live(front.items[front.head])) return;
+    RefillFront();
+  }
+  void RefillFront();
   // Re-files every pending event around `last_ps` (an insert before a peeked front).
   void Refile(int64_t last_ps);
   bool Live(const Item& item) const { return generations_[item.slot] == item.generation; }
