@@ -100,6 +100,7 @@ class RateChangeCounter : public FlowObserver {
     over_1e6 += change > 1e-6;
     over_1e4 += change > 1e-4;
   }
+  bool WantsFlowUsage() const override { return false; }
   uint64_t changes = 0, over_1e6 = 0, over_1e4 = 0;
 
  private:

@@ -36,6 +36,7 @@ class LinkBytesRecorder : public sim::FlowObserver {
   const std::vector<double>& bytes() const { return bytes_; }
   // Links with bytes, in the order first used.
   const std::vector<uint32_t>& touched() const { return touched_; }
+  bool WantsFlowUsage() const override { return false; }
   void Clear() {
     for (uint32_t link : touched_) bytes_[link] = 0;
     touched_.clear();
@@ -151,14 +152,16 @@ struct CollectiveNetwork::Rehearsal {
       : model(&engine), recorder(fabric->links().size()), usage(fabric->links().size()) {
     InstallEfficientLinks(*fabric, efficiency, &model);
     model.AddObserver(&recorder);
-    model.AddObserver(&usage);
     executor = std::make_unique<TransferExecutor>(fabric, &engine, &model,
                                                   efficiency.per_message_overhead, orbits);
   }
   sim::Engine engine;
   sim::FlowModel model;
   LinkBytesRecorder recorder;
-  UsageRecorder usage;  // Records where a replay's observers need it.
+  // Records where a replay's observers need it; observes the model (a call per resource each
+  // reallocation touches) from the first Run asked for usage changes on.
+  UsageRecorder usage;
+  bool records_usage = false;
   std::unique_ptr<TransferExecutor> executor;
 
   // What running a request alone gave.
@@ -185,7 +188,11 @@ struct CollectiveNetwork::Rehearsal {
     const uint64_t transfers_before = executor->transfers();
     sim::Time end = sim::Time::Max();
     recorder.Clear();
-    if (changes != nullptr) usage.Begin(start, changes);
+    if (changes != nullptr) {
+      if (!records_usage) model.AddObserver(&usage);
+      records_usage = true;
+      usage.Begin(start, changes);
+    }
     engine.Schedule(LaunchLatency(efficiency, request.launched),
                     [&] { collective->Start([&] { end = engine.now(); }); });
     engine.Run();

@@ -1554,9 +1554,13 @@ sim::StatusOr<std::vector<CollectiveResult>> SimulateConcurrentCollectives(
                                        plan.groups.groups.size() /
                                        (result.symmetric ? plan.symmetry->size() : 1);
     if (request.measure_links) {
-      result.bottleneck = meter->Busiest(end[i], symmetry ? &orbits : nullptr);
+      // The meter holds every collective's bytes: concurrent ones are measured together, over
+      // the whole run (until the last one ended).
+      const sim::Time metered =
+          requests.size() == 1 ? end[i] : *std::max_element(end.begin(), end.end());
+      result.bottleneck = meter->Busiest(metered, symmetry ? &orbits : nullptr);
       if (request.keep_link_utilisation) {
-        result.link_utilisation = meter->Utilisation(end[i], symmetry ? &orbits : nullptr);
+        result.link_utilisation = meter->Utilisation(metered, symmetry ? &orbits : nullptr);
       }
     }
     results.push_back(std::move(result));

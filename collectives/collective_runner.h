@@ -146,7 +146,8 @@ struct CollectiveResult {
   uint64_t simulated_ranks = 0;
   bool symmetric = false;  // One rank per orbit.
   // With CollectiveRequest::measure_links: the busiest links over the run, which ended at
-  // `time`; of the shared fabric when collectives ran concurrently.
+  // `time`; when collectives ran concurrently, of the shared fabric over the whole run (until the
+  // last of them ended), the same for each.
   Bottleneck bottleneck;
   // With keep_link_utilisation: every link's mean utilisation of its line rate over the run, in
   // link order (LinkLoadMeter::Utilisation; on a quotient every link of an orbit has its figure).

@@ -60,13 +60,15 @@ TEST(EventQueueTest, ReusedSlotDoesNotReviveCancelledId) {
 
 TEST(EventQueueTest, SequenceNumbersCountInserts) {
   EventQueue queue;
-  queue.Insert(Time::Nanoseconds(2), [] {});
+  const EventId cancelled = queue.Insert(Time::Nanoseconds(2), [] {});
   queue.Insert(Time::Nanoseconds(1), [] {});
-  EXPECT_EQ(queue.next_sequence(), 2u);
+  ASSERT_TRUE(queue.Cancel(cancelled));
+  queue.Insert(Time::Nanoseconds(3), [] {});  // Takes the cancelled event's slot, 0.
+  EXPECT_EQ(queue.next_sequence(), 3u);
   const EventQueue::Event first = queue.PopNext();
   EXPECT_EQ(queue.SequenceOf(first), 1u);
   queue.Run(first);
-  EXPECT_EQ(queue.SequenceOf(queue.PopNext()), 0u);
+  EXPECT_EQ(queue.SequenceOf(queue.PopNext()), 2u);
 }
 
 TEST(EventQueueTest, DefaultIdNamesNoEvent) {

@@ -33,17 +33,19 @@ class FlowObserver {
   }
   // Whether OnResourceUsageChanged is to report the usage of the flows the model runs. False for
   // an observer that counts each flow's bytes from OnFlowStarted: it hears only of usage echoed
-  // on held resources (OnUsageEchoed). Asked once, when the observer is attached; reporting
-  // usage costs a call per resource a reallocation touched.
+  // on held resources (OnUsageEchoed). The answer must not change over the observer's life:
+  // models and tees ask once, when it is attached; reporting usage costs a call per resource a
+  // reallocation touched.
   virtual bool WantsFlowUsage() const { return true; }
   // A held resource carries `used_bytes_per_s` from now on, for flows a caller stands in for
   // (FlowModel::EchoUsage); by default a usage change like any other.
   virtual void OnUsageEchoed(Time now, ResourceId resource, double used_bytes_per_s) {
     OnResourceUsageChanged(now, resource, used_bytes_per_s);
   }
-  // A flow the model leaves out carries `bytes` (times its weight) over `resource`, started now
-  // with the flow that stands for it (a symmetric quotient's flow on a copy link,
-  // collectives/link_copy_echo.h).
+  // A flow the model leaves out carries `bytes` (its weight there applied) over `resource`,
+  // started now with the flow that stands for it (a symmetric quotient's flow on a copy link,
+  // collectives/link_copy_echo.h, which also echoes the usage of those flows). An observer that
+  // counts bytes from OnFlowStarted counts these too; one that integrates usage ignores them.
   virtual void OnBytesEchoed(Time now, ResourceId resource, double bytes) {
     (void)now, (void)resource, (void)bytes;
   }

@@ -1,5 +1,7 @@
 // FlowObserverTee: passes every flow-model event (flow_observer.h) on to several observers, in
-// the order given. Subclasses may add events of their own by overriding and calling through.
+// the order given; flows' usage only to those that want it (WantsFlowUsage, asked when the tee is
+// built). Subclasses may add events of their own by overriding and calling through; one that adds
+// to flows' usage must add to echoed usage (OnUsageEchoed) too, which the tee passes on as such.
 
 #ifndef PODSIM_SIM_FLOW_OBSERVER_TEE_H_
 #define PODSIM_SIM_FLOW_OBSERVER_TEE_H_

@@ -76,6 +76,20 @@ TEST_F(TrainTraceTest, TracingDoesNotChangeResultsAndBothFormatsLint) {
   EXPECT_TRUE(traces::LintChromeJson(ReadFile(Path("all.json"))).ok());
 }
 
+// A report beside the trace shares its observers (a tee of the trace's link counters, which want
+// flows' usage, and the report's link meter, which counts bytes), under the quotient's echo of
+// copy links and the replays' echoes: the trace is the same to the byte.
+TEST_F(TrainTraceTest, AReportBesideTheTraceChangesNoByteOfIt) {
+  Outcome alone = Podsim(With(kTrain, {"--trace", Path("alone.json")}));
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  Outcome reported =
+      Podsim(With(kTrain, {"--trace", Path("reported.json"), "--report", Path("step.html")}));
+  ASSERT_EQ(reported.code, 0) << reported.err;
+  const std::string trace = ReadFile(Path("alone.json"));
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(ReadFile(Path("reported.json")), trace);
+}
+
 TEST_F(TrainTraceTest, OneProcessPerChipOneTrackPerStreamOneSlicePerOp) {
   Outcome run = Podsim(With(kTrain, {"--json", "--trace", Path("step.json")}));
   ASSERT_EQ(run.code, 0) << run.err;
