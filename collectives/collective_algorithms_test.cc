@@ -860,6 +860,27 @@ TEST(ContentionTest, SharedLinksSlowBothAsMaxMinPredicts) {
   ExpectWithin((*both)[1].time.ToSeconds(), 4 * alone, kIdle, "large");
 }
 
+// Concurrent collectives share one link meter: each reports the shared fabric over the whole run
+// (until the last ended), so the small one's links are not the large one's bytes over its own
+// shorter time (which gave a utilisation of 2 here).
+TEST(ContentionTest, ConcurrentCollectivesReportTheSharedFabricOverTheWholeRun) {
+  topology::System system = Sys("ring:16,bw=4.5e10,lat=0");
+  CollectiveRequest small;
+  small.op = CollectiveOp::kAllGather;
+  small.bytes = 1 * kGiB;
+  small.measure_links = true;
+  CollectiveRequest large = small;
+  large.bytes = 3 * kGiB;
+  sim::StatusOr<std::vector<CollectiveResult>> both =
+      SimulateConcurrentCollectives(system.fabric, {small, large});
+  ASSERT_TRUE(both.ok()) << both.status();
+  const double shared = (*both)[1].bottleneck.utilisation;
+  EXPECT_GT(shared, 0.5);
+  EXPECT_LE(shared, 1 + 1e-9);
+  EXPECT_EQ((*both)[0].bottleneck.utilisation, shared);
+  EXPECT_EQ((*both)[0].bottleneck.links, (*both)[1].bottleneck.links);
+}
+
 // On h100:8 two rings over disjoint halves share no NVLink and run as fast as alone; two rings
 // over the same 8 GPUs share every NVLink and each takes twice as long.
 TEST(ContentionTest, DisjointGroupsDoNotInterfereSharedGroupsDo) {
