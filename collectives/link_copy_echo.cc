@@ -17,32 +17,26 @@ void LinkCopyEcho::OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
                                  std::span<const double> weights) {
   sim::FlowObserverTee::OnFlowStarted(now, flow, bytes, route, weights);
   for (size_t i = 0; i < route.size(); ++i) {
-    auto it = copies_.find(route[i].value);
-    if (it == copies_.end()) continue;
     const double carried = weights.empty() ? bytes : bytes * weights[i];
-    for (uint32_t copy : it->second) {
-      sim::FlowObserverTee::OnBytesEchoed(now, sim::ResourceId{copy}, carried);
-    }
+    ForEachCopy(route[i], [&](sim::ResourceId copy) {
+      sim::FlowObserverTee::OnBytesEchoed(now, copy, carried);
+    });
   }
 }
 
 void LinkCopyEcho::OnResourceUsageChanged(sim::Time now, sim::ResourceId resource,
                                           double used_bytes_per_s) {
   sim::FlowObserverTee::OnResourceUsageChanged(now, resource, used_bytes_per_s);
-  auto it = copies_.find(resource.value);
-  if (it == copies_.end()) return;
-  for (uint32_t copy : it->second) {
-    sim::FlowObserverTee::OnResourceUsageChanged(now, sim::ResourceId{copy}, used_bytes_per_s);
-  }
+  ForEachCopy(resource, [&](sim::ResourceId copy) {
+    sim::FlowObserverTee::OnResourceUsageChanged(now, copy, used_bytes_per_s);
+  });
 }
 
 void LinkCopyEcho::OnUsageEchoed(sim::Time now, sim::ResourceId resource, double used_bytes_per_s) {
   sim::FlowObserverTee::OnUsageEchoed(now, resource, used_bytes_per_s);
-  auto it = copies_.find(resource.value);
-  if (it == copies_.end()) return;
-  for (uint32_t copy : it->second) {
-    sim::FlowObserverTee::OnUsageEchoed(now, sim::ResourceId{copy}, used_bytes_per_s);
-  }
+  ForEachCopy(resource, [&](sim::ResourceId copy) {
+    sim::FlowObserverTee::OnUsageEchoed(now, copy, used_bytes_per_s);
+  });
 }
 
 }  // namespace podsim::collectives

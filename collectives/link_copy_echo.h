@@ -30,6 +30,14 @@ class LinkCopyEcho : public sim::FlowObserverTee {
   void OnUsageEchoed(sim::Time now, sim::ResourceId resource, double used_bytes_per_s) override;
 
  private:
+  // Calls f with each copy of `twin` (none if it is no twin).
+  template <typename F>
+  void ForEachCopy(sim::ResourceId twin, F&& f) const {
+    auto it = copies_.find(twin.value);
+    if (it == copies_.end()) return;
+    for (uint32_t copy : it->second) f(sim::ResourceId{copy});
+  }
+
   std::unordered_map<uint32_t, std::vector<uint32_t>> copies_;  // By twin.
 };
 
