@@ -841,8 +841,8 @@ TEST(TrainingValidationTest, G63Llama8bH200B200) {
                   "compute %.0f%% of the step, exposed dp %.0f%%; podsim's GEMMs and attention "
                   "account for the measured attention time but not for the rest of the step "
                   "(the source's dense bucket, 463 and 771 TFLOP/s); not modelled: the host's "
-                  "launch gaps between eager PyTorch's kernels and, on the B200, GEMMs at the "
-                  "power cap (the family's plateau is isolated GEMMs')",
+                  "launch gaps between eager PyTorch's kernels; on the B200 the GEMMs run at "
+                  "the power cap by one FA4 kernel's measured ratio (0.853), not by a GEMM's",
                   SharePercent(result, "compute"), SharePercent(result, "exposed_dp"));
     RecordMeasured(std::string("G6.3 Llama-3.1-8B ") + r.system, what, result.step_time_s, measured,
                    r.family,
@@ -1098,8 +1098,8 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                                  "the dropless dispatcher's host synchronisation for the token "
                                  "counts, the permutation and router kernels beyond their HBM "
                                  "bytes, and launches of many small kernels"
-                               : "on the B200 the GEMM plateau is isolated GEMMs' (no "
-                                 "power-capped B200 measurement)");
+                               : "on the B200 the GEMMs run at the power cap by one FA4 "
+                                 "kernel's measured ratio (0.853), not by a GEMM's");
     RecordSourceRow(summary, std::string("MB25.11 ") + r.name + " " + r.system, what,
                     result.step_time_s, measured, r.family,
                     "train --system " + system + " --model " + r.model + " --layout " + layout +

@@ -7,6 +7,7 @@ Inputs (data/calibration/README.md says where every row comes from):
   data/calibration/gemm.csv       GEMM points: calibration.md G1.1-G1.3, measured.md V13, our H200.
   data/calibration/attention.csv  attention kernel points: calibration.md G2, our H200.
   data/calibration/kernels.csv    HBM-bound (non-GEMM) kernels of our H200 layer profile.
+  data/calibration/power_cap.csv  one kernel timed until its board reaches the power cap.
 Outputs, per family (a100, h100, b200, tpu-v5e): the fitted constants rounded to 3 significant
 digits, the rows that set them, a per-row error table (predicted vs measured, computed with the
 rounded constants), mean and max absolute error, and d(mean abs log error)/d(constant) by central
@@ -54,6 +55,11 @@ the profiled shapes (our H200 layer, docs/measurements/h200_layer.md; every row 
   f_c = sum(bytes) / sum((total_time - calls * KERNEL_OVERHEAD_S) * hbm_bw)
 a100, b200 and tpu-v5e have no kernel profile and keep HBM_FRACTION for these classes
 (NONGEMM_NOT_FITTED).
+
+Power cap (power_cap.csv, no fit): per series (one kernel, shape and chip timed back to back
+until the board holds its power cap), the throughput of its `cap` window over its `boost` window,
+the fraction of its off-cap speed a kernel keeps at the cap. compute_model.cc runs the blackwell
+family's off-cap (isolated) curves at b200's ratio (kBlackwellAtCap).
 
 Only the standard library: Nelder-Mead is written out below and run on the logarithms of the
 parameters (all are positive; the log makes 1e-6 s overheads and 1e3-element half-points
@@ -922,6 +928,45 @@ def sustained_ratio(results):
 
 
 # ---------------------------------------------------------------------------------------------
+# Power cap: kernels timed until their board holds its cap
+
+
+def load_power_cap(path):
+    """power_cap.csv as series: (chip, ref, kernel, shape) -> {state: (row id, TF/s, SM MHz or
+    None)}, in the file's order. A series must have one `boost` and one `cap` row."""
+    series = {}
+    for number, row in read_csv_rows(path):
+        shape = "x".join(row[key] for key in ("B", "H", "S", "D"))
+        key = (row["chip"], row["ref"], row["kernel"], shape)
+        states = series.setdefault(key, {})
+        if row["state"] in states:
+            raise ValueError(f"power_cap.csv:{number}: a second {row['state']} row for {key}")
+        states[row["state"]] = (f"power_cap.csv:{number}", float(row["tflops"]),
+                                _float_or_none(row["sm_mhz"]))
+    for key, states in series.items():
+        if "boost" not in states or "cap" not in states:
+            raise ValueError(f"power_cap.csv: series {key} needs a boost and a cap row")
+    return series
+
+
+def power_cap_ratios(series):
+    """Per chip: the `cap` over `boost` throughput of its series (the rounded ratio is what
+    compute_model.cc compiles), with the rows and, where both are stated, the SM clock ratio."""
+    ratios = {}
+    for (chip, ref, kernel, shape), states in series.items():
+        boost_row, boost, boost_mhz = states["boost"]
+        cap_row, cap, cap_mhz = states["cap"]
+        entry = {"ref": ref, "kernel": kernel, "shape": shape, "boost_row": boost_row,
+                 "cap_row": cap_row, "boost_tflops": boost, "cap_tflops": cap,
+                 "ratio": cap / boost, "rounded": round_sig(cap / boost),
+                 "clock_ratio": cap_mhz / boost_mhz if boost_mhz and cap_mhz else None}
+        if chip in ratios:
+            raise ValueError(f"power_cap.csv: two series for {chip}; say which one sets it")
+        ratios[chip] = entry
+    return ratios
+
+
+# ---------------------------------------------------------------------------------------------
 # Non-GEMM (HBM-bound) kernels: fit h200/nongemm
 
 
@@ -1111,11 +1156,12 @@ def calibrate(data_dir=DATA_DIR):
     """Runs every fit on the CSVs in data_dir and returns the JSON-ready result: settings,
     per-family GEMM fits (isolated, anchored where needed, sustained where measured, fp8 where
     fp8 rows exist), attention fits (or why not) and non-GEMM kernel fits (or why not: under
-    "nongemm", keyed by the profiled chip, h200/nongemm as {"h200": fit}), and the
-    sustained/isolated ratios."""
+    "nongemm", keyed by the profiled chip, h200/nongemm as {"h200": fit}), the
+    sustained/isolated ratios, and the power-cap ratios of power_cap.csv's series."""
     gemm = load_gemm(pathlib.Path(data_dir) / "gemm.csv")
     attention = load_attention(pathlib.Path(data_dir) / "attention.csv")
     kernels = load_kernels(pathlib.Path(data_dir) / "kernels.csv")
+    power_cap = load_power_cap(pathlib.Path(data_dir) / "power_cap.csv")
     results = {}
     for spec in GEMM_FITS:
         results[spec.key] = run_fit(spec, gemm, gemm_log_error, results)
@@ -1142,7 +1188,8 @@ def calibrate(data_dir=DATA_DIR):
                          "chips": CHIPS, "fp8_peaks": FP8_PEAKS,
                          "round_digits": ROUND_DIGITS, "sensitivity_step": SENSITIVITY_STEP,
                          "half_point_floor": HALF_POINT_FLOOR},
-            "families": families, "sustained_over_isolated": sustained_ratio(results)}
+            "families": families, "sustained_over_isolated": sustained_ratio(results),
+            "power_cap": power_cap_ratios(power_cap)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1238,6 +1285,17 @@ def print_text(result, out=sys.stdout):
             out.write(f"  {family:8s} vs {variant:8s}: e_max {r['e_max']:.3f}; e "
                       f"{r['e_at_8192_cubed']:.3f} ({r['e_at_8192_cubed_sustained']:.3f} / "
                       f"{r['e_at_8192_cubed_isolated']:.3f})\n")
+    print_power_cap(result["power_cap"], out)
+
+
+def print_power_cap(ratios, out):
+    """The power-cap series as text: per chip, the kernel's throughput at the cap over off it."""
+    out.write("\npower cap: a kernel's throughput at its board's cap / off it (power_cap.csv):\n")
+    for chip, r in ratios.items():
+        clock = (f"; SM clock {r['clock_ratio']:.3f} of off-cap" if r["clock_ratio"] else "")
+        out.write(f"  {chip:8s} {r['rounded']:.3g} = {r['cap_tflops']:g} / {r['boost_tflops']:g} "
+                  f"TF/s ({r['cap_row']} / {r['boost_row']}: {r['ref']} {r['kernel']} "
+                  f"{r['shape']}){clock}\n")
 
 
 def main(argv=None):

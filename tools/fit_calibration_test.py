@@ -2,11 +2,12 @@
 """Tests tools/fit_calibration.py and the data it reads (data/calibration/*.csv).
 
 Usage: python3 -m unittest tools/fit_calibration_test.py   (or run this file)
-- Data: both CSVs parse, every row names a known source and a reference, flags are known ones,
+- Data: the CSVs parse, every row names a known source and a reference, flags are known ones,
   times agree with TF/s where a row has both (within the rounding of the printed digits), our
   H200 rows match docs/measurements/h200/*.csv, and the peaks the fitter uses (bf16, fp8) are
-  the presets' in topology/chip_spec.cc. kernels.csv's rows match our H200 layer profile
-  (docs/measurements/h200_layer/), every one at seq 2048.
+  the presets' in topology/chip_spec.cc; power_cap.csv holds series from a boost to a cap
+  window, whose ratio is compute_model.cc's kBlackwellAtCap. kernels.csv's rows match our H200
+  layer profile (docs/measurements/h200_layer/), every one at seq 2048.
 - Fit on the committed data: per family, the rows are reproduced no worse than a stated bound
   (one-sided, a little above what the fit achieves, so a data or code change that makes the fit
   worse fails), and what cannot be fitted or is unmeasured says so. The 16-bit GEMM constants
@@ -28,6 +29,7 @@ import math
 import pathlib
 import re
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -42,6 +44,8 @@ H200_LAYER_DIR = ROOT / "docs" / "measurements" / "h200_layer"
 COMPUTE_MODEL_CC = ROOT / "workloads" / "compute_model.cc"
 
 KNOWN_SOURCES = {"G1.1", "G1.2", "G1.3", "V13", "h200-ours", "G2.1", "G2.2"}
+POWER_CAP_CSV = fc.DATA_DIR / "power_cap.csv"
+POWER_CAP_STATES = {"warming", "boost", "throttling", "cap"}
 KNOWN_FLAGS = {"no-shape", "vboost", "pallas-kernel", "causal-unknown", "secondary",
                "machine-suspect", "statement", "anomalous", "inconsistent", "range-end"}
 
@@ -155,6 +159,16 @@ def preset_peaks():
     return preset_values(("bf16_flops_per_s", "hbm_bytes_per_s"))
 
 
+def _write_temp_csv(text):
+    """A temporary CSV file holding `text`; its path (removed when the tests end)."""
+    handle = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    with handle:
+        handle.write(text)
+    path = pathlib.Path(handle.name)
+    unittest.addModuleCleanup(path.unlink)
+    return path
+
+
 class DataTest(unittest.TestCase):
     def test_rows_parse_and_name_their_source(self):
         for path in (GEMM_CSV, ATTENTION_CSV):
@@ -170,6 +184,27 @@ class DataTest(unittest.TestCase):
                 for key in ("time_us", "tflops"):
                     if row[key]:
                         self.assertGreater(float(row[key]), 0, where)
+
+    def test_power_cap_rows_are_series_from_boost_to_cap(self):
+        rows = fc.read_csv_rows(POWER_CAP_CSV)
+        self.assertEqual(len(rows), 4)
+        for line, row in rows:
+            where = f"power_cap.csv:{line}"
+            self.assertNotIn(None, row, where)
+            self.assertEqual(row["source"], "extra", where)  # Outside the reference pack.
+            self.assertIn(row["state"], POWER_CAP_STATES, where)
+            self.assertIn(row["chip"], fc.CHIPS, where)
+            self.assertGreater(float(row["tflops"]), 0, where)
+        series = fc.load_power_cap(POWER_CAP_CSV)
+        self.assertEqual(list(series), [("b200", "flashinfer#2899", "fa4", "4x16x8192x128")])
+        states = series[("b200", "flashinfer#2899", "fa4", "4x16x8192x128")]
+        self.assertLess(states["cap"][1], states["boost"][1])
+
+    def test_power_cap_series_without_a_cap_row_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "needs a boost and a cap row"):
+            fc.power_cap_ratios(fc.load_power_cap(_write_temp_csv(
+                "source,ref,chip,kernel,dtype,B,H,S,D,causal,direction,window,state,tflops,"
+                "sm_mhz,note\nextra,x,b200,fa4,bf16,1,1,1,1,no,fwd,w,boost,1,,\n")))
 
     def test_every_gemm_row_is_a_point_unless_flagged_shapeless(self):
         loaded = {p.row_id for p in fc.load_gemm(GEMM_CSV)}
@@ -477,7 +512,8 @@ class CommittedFitTest(unittest.TestCase):
         with contextlib.redirect_stdout(out):
             self.assertEqual(fc.main(["--json"]), 0)
         parsed = json.loads(out.getvalue())
-        self.assertEqual(set(parsed), {"settings", "families", "sustained_over_isolated"})
+        self.assertEqual(set(parsed),
+                         {"settings", "families", "sustained_over_isolated", "power_cap"})
         self.assertEqual(parsed["families"]["h100"]["gemm"]["sustained"]["count"], 76)
         self.assertEqual(set(parsed["families"]["h100"]["gemm"]),
                          {"isolated", "anchored", "sustained", "fp8", "fp8-sustained"})
@@ -523,6 +559,13 @@ class NongemmFitTest(unittest.TestCase):
         ratios = committed_calibration()["sustained_over_isolated"]["h100"]["isolated"]
         self.assertEqual(compute_model_constant("kHopperAttentionAtCap")[0],
                          round(ratios["e_at_8192_cubed"], 3))
+
+    def test_blackwell_runs_at_b200_s_power_cap_ratio(self):
+        ratio = committed_calibration()["power_cap"]["b200"]
+        self.assertEqual(compute_model_constant("kBlackwellAtCap")[0], ratio["rounded"])
+        self.assertAlmostEqual(ratio["ratio"], 1237 / 1450, places=12)
+        # The clock fell further than the kernel's throughput (0.804 against 0.853).
+        self.assertLess(ratio["clock_ratio"], ratio["ratio"])
 
     def test_fixed_settings_are_compute_model_s(self):
         self.assertEqual(fc.HBM_FRACTION, compute_model_constant("kHbmFraction")[0])
