@@ -157,18 +157,26 @@ constexpr double kHopperAttentionAtCap = 0.783;
 // and 2-CTA backward, causal and not): one S sets only the plateau; the ramp is FA3's (an
 // assumption). Mean error 1.3%. Off the power cap: the family runs it at kBlackwellAtCap.
 constexpr AttentionCurve kBlackwellAttention = {0.715, 450, 863, 1520, 2920, 105};
-// blackwell at the power cap: the three curves above were measured off it (XLA's table and MAMF's
-// shape search in short runs, FA4's PR benchmark), while a training step holds a B200 at its
-// 1000 W cap. flashinfer PR #2899 timed FA4 (bf16, B = 4, H = 16, S = 8192, D = 128) back to back
-// on a B200: 1450 TF/s in the series' fastest window, 1237 once the board held its cap, its SM
-// clock down from 1965 to about 1580 MHz (data/calibration/power_cap.csv; tools/
-// fit_calibration.py, "power cap"). The family runs its GEMM (bf16 and fp8) and attention
-// plateaus at that ratio; per-kernel overheads are not derated. Assumptions: one attention
-// kernel's ratio stands for every tensor-core kernel (hopper's sustained GEMMs lost about their
-// clock ratio, 0.783 against 0.81, and the B200's clock fell to 0.804 of its boost, so its GEMMs
-// may lose more than this), and gb200, whose cap is higher, loses as much. Looked for after the
-// validation rows' review named the B200 rows' bias (podsim 25-71% fast); the value comes from
-// the microbenchmark alone.
+// blackwell at the power cap: the three curves above are taken as measured off it (XLA's table,
+// MAMF's shape search and FA4's PR benchmark time short runs, a few ms a shape; an assumption:
+// none states its clocks, and PR #2899 finds a B200 throttling after about 5 ms of sustained
+// compute, so some may already sit partly at the cap, which this would count twice), while a
+// training step is taken to hold a B200 at its 1000 W cap as it holds an H200 at its 700 W one
+// (docs/measurements/h200_layer.md; no B200 step was measured). flashinfer PR #2899 timed FA4
+// (bf16, B = 4, H = 16, S = 8192, D = 128) back to back on a B200: 1450 TF/s in the series'
+// fastest window (iterations 10-19), 1237 once "fully throttled" (70-79); the PR says the SM
+// clock drops from 1965 MHz to about 1580 and the power reaches about 1000 W
+// (data/calibration/power_cap.csv; tools/fit_calibration.py, "power cap"). The ratio takes the
+// fastest window as the boost (the first, 1425, would give 0.868). The family runs its GEMM (bf16
+// and fp8) and attention plateaus at it; per-kernel overheads are not derated. Assumptions: one
+// attention kernel's ratio stands for every tensor-core kernel (on hopper, our sustained GEMMs
+// kept 0.862 of MAMF's best shapes, which the blackwell plateaus are anchored at too, while the
+// clock fell to 0.81: near this 0.853), and gb200, whose cap is higher, loses as much. Left
+// inconsistent: podsim's B200 over H200 attention ratio is 2.38x where calibration.md G2.2
+// measures 1.88x, and FA4 inside a B200 training step at 8K ran at 834 TF/s (calibration.md G4),
+// about 0.66 of PR #2280's forward and backward together, not 0.853: neither is fitted here.
+// Looked for after the validation rows' review named the B200 rows' bias (podsim 25-71% fast);
+// the value comes from the microbenchmark alone.
 constexpr double kBlackwellAtCap = 0.853;  // power_cap.csv:8, 10 (1237 / 1450)
 // a100: FA2's maintainer statement, "FA2 on A100 is already at around 70% theoretical max FLOPS"
 // (flash-attention issue #1059; calibration.md G2.2; the FA2 blog's "up to 230 TFLOPs/s" is
