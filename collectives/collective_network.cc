@@ -30,7 +30,7 @@ class LinkBytesRecorder : public sim::FlowObserver {
       const uint32_t resource = route[i].value;
       if (resource >= bytes_.size()) continue;
       if (bytes_[resource] == 0) touched_.push_back(resource);
-      bytes_[resource] += weights.empty() ? bytes : bytes * weights[i];
+      bytes_[resource] += sim::CarriedBytes(bytes, weights, i);
     }
   }
   const std::vector<double>& bytes() const { return bytes_; }

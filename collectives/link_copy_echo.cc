@@ -17,7 +17,7 @@ void LinkCopyEcho::OnFlowStarted(sim::Time now, sim::FlowId flow, double bytes,
                                  std::span<const double> weights) {
   sim::FlowObserverTee::OnFlowStarted(now, flow, bytes, route, weights);
   for (size_t i = 0; i < route.size(); ++i) {
-    const double carried = weights.empty() ? bytes : bytes * weights[i];
+    const double carried = sim::CarriedBytes(bytes, weights, i);
     ForEachCopy(route[i], [&](sim::ResourceId copy) {
       sim::FlowObserverTee::OnBytesEchoed(now, copy, carried);
     });

@@ -17,7 +17,7 @@ void LinkLoadMeter::OnFlowStarted(sim::Time, sim::FlowId, double bytes,
                                   std::span<const double> weights) {
   for (size_t i = 0; i < route.size(); ++i) {
     if (route[i].value >= loads_.size()) continue;
-    loads_[route[i].value].bytes += weights.empty() ? bytes : bytes * weights[i];
+    loads_[route[i].value].bytes += sim::CarriedBytes(bytes, weights, i);
   }
 }
 

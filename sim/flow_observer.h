@@ -4,6 +4,7 @@
 #ifndef PODSIM_SIM_FLOW_OBSERVER_H_
 #define PODSIM_SIM_FLOW_OBSERVER_H_
 
+#include <cstddef>
 #include <span>
 
 #include "sim/flow_ids.h"
@@ -50,6 +51,12 @@ class FlowObserver {
     (void)now, (void)resource, (void)bytes;
   }
 };
+
+// The bytes a flow of `bytes` puts on the `hop`-th resource of its route, given OnFlowStarted's
+// `weights` (empty: 1 on each): what byte-counting observers add up.
+inline double CarriedBytes(double bytes, std::span<const double> weights, size_t hop) {
+  return weights.empty() ? bytes : bytes * weights[hop];
+}
 
 }  // namespace podsim::sim
 
