@@ -1,7 +1,6 @@
 #include "sim/flow_model.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -19,14 +18,12 @@ constexpr double kRelativeEpsilon = 1e-9;
 // A re-solved rate within this relative distance of the old one keeps the old rate and its
 // completion event: rescheduling would change nothing observable.
 constexpr double kRateChangeEpsilon = 1e-12;
-// SolveSubset finds each level's bottleneck by scanning the shared resources' current shares
-// while the scans have read at most this many shares per resource and level of a binary heap of
-// them (its height), then by the heap. A scan's comparisons are predictable where the heap's
-// sifts are not: on the shared torus of bench/flow_model_bench.cc (142 resources and 25 levels a
-// solve on average) 3.82-3.87 k completions/s against 3.16-3.41 k with the heap alone (2026-12-06,
-// alternated). The budget adds at most O(n log n) to a solve of n resources, the order of the
-// heap's own worst case.
-constexpr size_t kScanBudgetPerSift = 8;
+// The sweep's order within a tie: levels that rounding may have split (a departed flow's rate and
+// the rates of the flows it shared a bottleneck with) must follow a resource from the tie before
+// any of its flows is frozen at its old rate there. Departures are followed from their rate less
+// kRelativeEpsilon, and flows reach their old rate at it plus kTieOrder, which puts that event
+// after every level within kRelativeEpsilon below it.
+constexpr double kTieOrder = 4 * kRelativeEpsilon;
 // Feasibility slack for the invariant check on resource usage.
 constexpr double kFeasibilitySlack = 1e-6;
 
@@ -47,7 +44,7 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
     return Status::InvalidArgument("resource capacity must be finite and > 0 bytes/s (got " +
                                    Describe(capacity_bytes_per_s) + ")");
   }
-  resources_.push_back(Resource{capacity_bytes_per_s, 0, 0, {}});
+  resources_.push_back(Resource{capacity_bytes_per_s, 0, {}});
   tags_.emplace_back();
   resource_dirty_.push_back(0);
   resource_solving_.push_back(0);
@@ -210,10 +207,9 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
     flows_.emplace_back();
     callbacks_.emplace_back();
     flow_in_set_.push_back(0);
-    flow_checked_.push_back(0);
+    flow_changed_.push_back(0);
     flow_fixed_.push_back(0);
     flow_previous_rate_.push_back(0);
-    solve_bound_.push_back(0);
   }
   Flow& flow = flows_[slot];
   flow.live = true;
@@ -322,7 +318,7 @@ void FlowModel::Activate(uint32_t slot) {
     resource.flows.push_back(FlowRef{slot, h, hop.weight});
   }
   if (crosses_shared) Contend(flow.owner);
-  AddToSolveSet(slot);
+  arrivals_.push_back(slot);
   RequestReallocation();
 }
 
@@ -337,7 +333,7 @@ void FlowModel::Complete(uint32_t slot) {
       resource.flows[hop.position] = moved;
       flows_[moved.flow].hops[moved.hop].position = hop.position;
       resource.flows.pop_back();
-      MarkDirty(hop.resource);
+      departures_.emplace_back(hop.resource, flow.rate);
       if (!tracking_) continue;
       Tags& tags = tags_[hop.resource];
       if (!tags.shared && flow.owner == tags.owner && --tags.owner_flows == 0 &&
@@ -382,327 +378,219 @@ void FlowModel::RequestReallocation() {
   engine_->Schedule(Time::Zero(), [this] { Reallocate(); });
 }
 
-void FlowModel::MarkDirty(uint32_t resource) {
-  if (resource_dirty_[resource] == epoch_) return;
-  resource_dirty_[resource] = epoch_;
-  dirty_.push_back(resource);
-}
-
-void FlowModel::AddToSolveSet(uint32_t flow) {
+void FlowModel::Join(uint32_t flow) {
   flow_in_set_[flow] = epoch_;
   flow_previous_rate_[flow] = flows_[flow].rate;
-  solve_set_.push_back(flow);
+  region_.push_back(flow);
   ++resolved_flows_;
+  if (std::isfinite(flows_[flow].bound)) PushEvent(flows_[flow].bound, EventKind::kBound, flow);
 }
 
-bool FlowModel::RefreshResource(uint32_t r) {
-  Resource& resource = resources_[r];
-  double usage = 0;
-  double max_rate = 0;
+void FlowModel::PushEvent(double level, EventKind kind, uint32_t id) {
+  events_.push_back(SweepEvent{level, static_cast<uint32_t>(kind), id});
+  std::push_heap(events_.begin(), events_.end(), SweepEventAfter());
+}
+
+bool FlowModel::MakeDirty(uint32_t r, double level, bool schedule) {
+  if (resource_dirty_[r] == epoch_) return false;
+  resource_dirty_[r] = epoch_;
+  dirty_.push_back(r);
+  const Resource& resource = resources_[r];
+  double residual = resource.capacity;
+  uint32_t unfrozen = 0;
+  double weight = 0;
   for (const FlowRef& ref : resource.flows) {
-    const Flow& flow = flows_[ref.flow];
-    usage += flow.rate * ref.weight;
-    max_rate = std::max(max_rate, flow.rate);
-  }
-  PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
-      << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
-  // A fixed flow's max-min condition can only break where usage fell (a resource may no longer be
-  // saturated) or the largest rate rose (the flow may no longer be the largest).
-  bool changed = usage < resource.usage || max_rate > resource.max_rate;
-  resource.usage = usage;
-  resource.max_rate = max_rate;
-  return changed;
-}
-
-bool FlowModel::MeetsMaxMin(uint32_t f) {
-  Flow& flow = flows_[f];
-  if (flow.rate >= flow.bound * (1 - kRelativeEpsilon)) return true;
-  if (flow.hops.empty()) return false;
-  const auto bottleneck = [&](const Hop& hop) {
-    const Resource& resource = resources_[hop.resource];
-    return resource.usage >= resource.capacity * (1 - kRelativeEpsilon) &&
-           flow.rate >= resource.max_rate * (1 - kRelativeEpsilon);
-  };
-  const size_t hint = flow.bottleneck_hop < flow.hops.size() ? flow.bottleneck_hop : 0;
-  if (bottleneck(flow.hops[hint])) return true;
-  for (size_t h = 0; h < flow.hops.size(); ++h) {
-    if (h != hint && bottleneck(flow.hops[h])) {
-      flow.bottleneck_hop = static_cast<uint8_t>(std::min<size_t>(h, UINT8_MAX));
-      return true;
+    const uint32_t g = ref.flow;
+    const Flow& flow = flows_[g];
+    if (flow_in_set_[g] == epoch_) {
+      if (flow_fixed_[g] == epoch_) {
+        residual -= flow.rate * ref.weight;  // Frozen in this sweep at its new rate.
+      } else {
+        ++unfrozen;
+        weight += ref.weight;
+      }
+    } else if (flow.rate < level * (1 - kRelativeEpsilon)) {
+      // Below the level the change reached: its rate cannot change (header comment).
+      residual -= flow.rate * ref.weight;
+    } else {
+      Join(g);
+      ++unfrozen;
+      weight += ref.weight;
+      PushEvent(flow.rate * (1 + kTieOrder), EventKind::kOldRate, g);
     }
   }
-  return false;
+  residual_[r] = residual;
+  unfixed_[r] = unfrozen;
+  unfixed_weight_[r] = weight;
+  if (schedule && unfrozen > 0) PushEvent(FairShare(r), EventKind::kSaturation, r);
+  return true;
+}
+
+void FlowModel::MarkChanged(uint32_t flow, double level) {
+  if (flow_changed_[flow] == epoch_) return;
+  flow_changed_[flow] = epoch_;
+  for (const Hop& hop : flows_[flow].hops) MakeDirty(hop.resource, level);
+}
+
+void FlowModel::Freeze(uint32_t f, double rate, uint32_t bottleneck) {
+  Flow& flow = flows_[f];
+  flow_fixed_[f] = epoch_;
+  flow.rate = rate;
+  flow.bottleneck = bottleneck;
+  for (const Hop& hop : flow.hops) {
+    if (resource_dirty_[hop.resource] != epoch_) continue;
+    residual_[hop.resource] -= rate * hop.weight;
+    --unfixed_[hop.resource];
+    unfixed_weight_[hop.resource] -= hop.weight;
+  }
+  const double previous = flow_previous_rate_[f];
+  if (std::fabs(rate - previous) > kRateChangeEpsilon * previous || previous == 0) {
+    MarkChanged(f, rate);
+  }
+}
+
+void FlowModel::FreezeIsolated(uint32_t f) {
+  const Flow& flow = flows_[f];
+  const uint32_t count = unfixed_[flow.hops[0].resource];
+  for (const Hop& hop : flow.hops) {
+    if (resource_dirty_[hop.resource] != epoch_ || unfixed_[hop.resource] != count) return;
+  }
+  // The unfrozen flows on its first resource must take its route with its weights and bound;
+  // then, as it meets as many on each resource, they are all there is.
+  bundle_.clear();
+  for (const FlowRef& ref : resources_[flow.hops[0].resource].flows) {
+    const uint32_t g = ref.flow;
+    if (flow_in_set_[g] != epoch_ || flow_fixed_[g] == epoch_) continue;
+    const Flow& other = flows_[g];
+    if (other.bound != flow.bound || other.hops.size() != flow.hops.size()) return;
+    for (uint32_t h = 0; h < flow.hops.size(); ++h) {
+      if (other.hops[h].resource != flow.hops[h].resource ||
+          other.hops[h].weight != flow.hops[h].weight) {
+        return;
+      }
+    }
+    bundle_.push_back(g);
+  }
+  PODSIM_CHECK(bundle_.size() == count) << "resource " << flow.hops[0].resource << " counts "
+                                        << count << " unfrozen flows, holds " << bundle_.size();
+  double rate = flow.bound;
+  uint32_t bottleneck = kBoundBottleneck;
+  for (const Hop& hop : flow.hops) {
+    const double share = FairShare(hop.resource);
+    if (share < rate) {
+      rate = share;
+      bottleneck = hop.resource;
+    }
+  }
+  for (uint32_t g : bundle_) Freeze(g, rate, bottleneck);
 }
 
 void FlowModel::Reallocate() {
   reallocation_pending_ = false;
   ++reallocations_;
-  // The resources flows left (only departures make a resource dirty before the solve).
-  for (uint32_t r : dirty_) {
-    RefreshResource(r);
-    changed_.push_back(r);
+  // Seeds (header comment, "Recomputation"): an arriving flow is changed from level 0, which
+  // comes before any other level, so its resources are followed at once; a departed flow's
+  // resources from its rate.
+  for (uint32_t f : arrivals_) {
+    Join(f);
+    flow_changed_[f] = epoch_;
   }
-  bool solve = !solve_set_.empty();
-  while (true) {
-    if (solve) {
-      SolveSubset();
-      for (uint32_t r : solving_resources_) {
-        MarkDirty(r);
-        if (RefreshResource(r)) changed_.push_back(r);
-      }
+  for (uint32_t f : arrivals_) {
+    for (const Hop& hop : flows_[f].hops) {
+      if (MakeDirty(hop.resource, 0, /*schedule=*/false)) seeded_.push_back(hop.resource);
     }
-    if (!ExpandSubset()) break;
-    solve = true;
+  }
+  // Arriving flows alone on every resource they cross but for flows on their very route (every
+  // other flow there joined at level 0) get the smallest share there, or their bound, whatever
+  // else happens: a ring step's flows, each alone on its link, and the pieces of a pipeline on
+  // one path need no event.
+  for (uint32_t f : arrivals_) {
+    if (flow_fixed_[f] != epoch_) FreezeIsolated(f);
+  }
+  for (uint32_t r : seeded_) {
+    if (unfixed_[r] > 0) PushEvent(FairShare(r), EventKind::kSaturation, r);
+  }
+  seeded_.clear();
+  for (const auto& [r, level] : departures_) {
+    if (resource_dirty_[r] == epoch_) continue;
+    if (resources_[r].flows.empty()) {
+      // Nothing left to change: followed only for its usage (Commit).
+      resource_dirty_[r] = epoch_;
+      dirty_.push_back(r);
+      unfixed_[r] = 0;
+      continue;
+    }
+    PushEvent(level * (1 - kRelativeEpsilon), EventKind::kDirty, r);
+  }
+  while (!events_.empty()) {
+    std::pop_heap(events_.begin(), events_.end(), SweepEventAfter());
+    const SweepEvent event = events_.back();
+    events_.pop_back();
+    const uint32_t id = event.id;
+    switch (static_cast<EventKind>(event.kind)) {
+      case EventKind::kDirty:
+        MakeDirty(id, event.level);
+        break;
+      case EventKind::kSaturation: {
+        if (unfixed_[id] == 0) break;
+        const double share = FairShare(id);
+        if (share > event.level) {  // Stale: shares only grow as flows freeze.
+          PushEvent(share, EventKind::kSaturation, id);
+          break;
+        }
+        // The flows a freeze marks changed make other resources dirty; none joins this
+        // resource's list, which is read in place.
+        for (const FlowRef& ref : resources_[id].flows) {
+          const uint32_t g = ref.flow;
+          if (flow_in_set_[g] == epoch_ && flow_fixed_[g] != epoch_) Freeze(g, share, id);
+        }
+        break;
+      }
+      case EventKind::kOldRate: {
+        if (flow_fixed_[id] == epoch_) break;
+        // The level reached the flow's old rate. Its old bottleneck, if untouched by the
+        // change, saturates here as before; otherwise the flow's rate changes, and every
+        // resource it crosses is followed from now on.
+        const uint32_t b = flows_[id].bottleneck;
+        const double old_rate = flow_previous_rate_[id];
+        if (b == kBoundBottleneck || (b != kNoBottleneck && resource_dirty_[b] != epoch_)) {
+          Freeze(id, old_rate, b);
+        } else {
+          MarkChanged(id, old_rate);
+        }
+        break;
+      }
+      case EventKind::kBound:
+        if (flow_fixed_[id] != epoch_) Freeze(id, event.level, kBoundBottleneck);
+        break;
+    }
   }
   Commit();
-  solve_set_.clear();
+  region_.clear();
   dirty_.clear();
+  arrivals_.clear();
+  departures_.clear();
   ++epoch_;
 }
 
-bool FlowModel::ExpandSubset() {
-  ++check_stamp_;
-  bool added = false;
-  // A re-solved flow that fails the condition is out-rated by a flow held fixed on the resource
-  // that bottlenecked it in the solve, which is saturated: the faster flows of its saturated
-  // resources must give way, so they join. (An unsaturated resource holds it back from nothing.)
-  // The test is the negation of MeetsMaxMin's, so the fastest flow there always joins.
-  size_t solved = solve_set_.size();
-  for (size_t i = 0; i < solved; ++i) {
-    uint32_t f = solve_set_[i];
-    flow_checked_[f] = check_stamp_;
-    if (MeetsMaxMin(f)) continue;
-    double rate = flows_[f].rate;
-    for (const Hop& hop : flows_[f].hops) {
-      const Resource& resource = resources_[hop.resource];
-      if (resource.usage < resource.capacity * (1 - kRelativeEpsilon)) continue;
-      for (const FlowRef& other : resource.flows) {
-        uint32_t g = other.flow;
-        if (flow_in_set_[g] != epoch_ && rate < flows_[g].rate * (1 - kRelativeEpsilon)) {
-          AddToSolveSet(g);
-          flow_checked_[g] = check_stamp_;
-          added = true;
-        }
-      }
-    }
-  }
-  // A fixed flow can only fail where the usage or the largest rate of one of its resources
-  // changed, so only the flows on those resources are checked.
-  for (uint32_t r : changed_) {
-    for (const FlowRef& ref : resources_[r].flows) {
-      uint32_t f = ref.flow;
-      if (flow_checked_[f] == check_stamp_) continue;
-      flow_checked_[f] = check_stamp_;
-      if (!MeetsMaxMin(f)) {
-        AddToSolveSet(f);
-        added = true;
-      }
-    }
-  }
-  changed_.clear();
-  return added;
-}
-
-void FlowModel::SolveSubset() {
-  ++subset_solves_;
-  ++solve_stamp_;
-  solving_resources_.clear();
-  for (uint32_t f : solve_set_) {
-    for (const Hop& hop : flows_[f].hops) {
-      uint32_t r = hop.resource;
-      if (resource_solving_[r] != solve_stamp_) {
-        resource_solving_[r] = solve_stamp_;
-        // usage is current for every resource (refreshed whenever a rate on it changes), so
-        // the capacity left by the fixed flows is capacity - usage + the set's own rates.
-        residual_[r] = resources_[r].capacity - resources_[r].usage;
-        unfixed_[r] = 0;
-        unfixed_weight_[r] = 0;
-        solving_resources_.push_back(r);
-      }
-      residual_[r] += flows_[f].rate * hop.weight;
-      ++unfixed_[r];
-      unfixed_weight_[r] += hop.weight;
-    }
-  }
-
-  // A flow that shares none of its resources with another flow of the set gets the smallest
-  // residual over its weight on its route (or its bound) whatever the others get: fix it without
-  // the heap. Ring steps, where each link carries one flow, are all of this kind.
-  // An unbounded flow with as many flows of the set on each of its resources may be one of a
-  // bundle (FixBundle), checked once the lone flows are fixed (which share no resource with it).
-  // A resource that carries one flow of the set bounds that flow alone (its residual over the
-  // flow's weight there, whatever the others get): it joins the flow's bound (solve_bound_)
-  // rather than the share heap below, which then holds only the resources the set's flows share.
-  size_t unfixed_flows = solve_set_.size();
-  bundle_candidates_.clear();
-  bounded_.clear();
-  for (uint32_t f : solve_set_) {
-    const Flow& flow = flows_[f];
-    double rate = flow.bound;
-    double bound = flow.bound;
-    const uint32_t count = unfixed_[flow.hops[0].resource];
-    bool alone = true, even = true;
-    for (const Hop& hop : flow.hops) {
-      const double own = std::max(residual_[hop.resource], 0.0) / hop.weight;
-      alone = alone && unfixed_[hop.resource] == 1;
-      even = even && unfixed_[hop.resource] == count;
-      rate = std::min(rate, own);
-      if (unfixed_[hop.resource] == 1) bound = std::min(bound, own);
-    }
-    if (alone) {
-      Fix(f, rate);
-      --unfixed_flows;
-      continue;
-    }
-    solve_bound_[f] = bound;
-    if (std::isfinite(bound)) bounded_.push_back(f);
-    if (even && !std::isfinite(flow.bound)) bundle_candidates_.push_back(f);
-  }
-  if (unfixed_flows == 0) return;
-  // Unbounded flows that share their whole route with one another and with no other flow of the
-  // set (the pieces of a pipeline on one path) get the smallest fair share on it, as the heap
-  // below would give them, and without it.
-  for (uint32_t f : bundle_candidates_) {
-    if (flow_fixed_[f] != solve_stamp_) unfixed_flows -= FixBundle(f);
-  }
-  if (unfixed_flows == 0) return;
-
-  // The fair shares (residual / unfixed flows' weights) of the resources that two or more
-  // unfixed flows of the set share, as a list the scan below reads and then as a min-heap; the
-  // other resources bound their flow (solve_bound_, above), and bounded_ holds those flows by
-  // bound. Shares only grow as flows get fixed at the current lowest level (in exact arithmetic:
-  // a rounding may lower one by an ulp), so an entry's recorded share is a lower bound of the
-  // true one: an entry found stale at the heap's top is re-keyed, and Fix() never touches it.
-  share_heap_.clear();
-  for (uint32_t r : solving_resources_) {
-    if (unfixed_[r] < 2) continue;  // Drained, or folded into its flow's bound.
-    share_heap_.push_back(ShareEntry{FairShare(r), r});
-  }
-  // Each level's bottleneck is found by a scan of the current shares, within a budget of about
-  // what the heap's sifts would cost, then by the heap (below).
-  size_t scan_budget = kScanBudgetPerSift * share_heap_.size() *
-                       static_cast<size_t>(std::bit_width(share_heap_.size()));
-  bool scan = true;
-
-  std::sort(bounded_.begin(), bounded_.end(), [this](uint32_t a, uint32_t b) {
-    return solve_bound_[a] != solve_bound_[b] ? solve_bound_[a] < solve_bound_[b] : a < b;
-  });
-
-  size_t next_bounded = 0;
-  while (unfixed_flows > 0) {
-    while (next_bounded < bounded_.size() && flow_fixed_[bounded_[next_bounded]] == solve_stamp_) {
-      ++next_bounded;
-    }
-    double share = std::numeric_limits<double>::infinity();
-    if (scan && share_heap_.size() > scan_budget) {
-      // The recorded shares are lower bounds still (shares only grow): the heap takes them.
-      scan = false;
-      std::make_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
-    }
-    if (scan) {
-      scan_budget -= share_heap_.size();
-      // The lowest current share, then the lowest id (the heap's top, but for shares a rounding
-      // lowered below their recorded value: the scan takes the lower one; an entry's
-      // place does not matter); drained resources leave the list.
-      size_t best = 0;
-      for (size_t i = 0; i < share_heap_.size();) {
-        const uint32_t r = share_heap_[i].resource;
-        if (unfixed_[r] == 0) {
-          share_heap_[i] = share_heap_.back();
-          share_heap_.pop_back();
-          continue;
-        }
-        const double current = FairShare(r);
-        if (current < share || (current == share && r < share_heap_[best].resource)) {
-          share = current;
-          best = i;
-        }
-        ++i;
-      }
-      if (!share_heap_.empty()) std::swap(share_heap_.front(), share_heap_[best]);
-    }
-    while (!scan && !share_heap_.empty()) {
-      ShareEntry& top = share_heap_.front();
-      uint32_t r = top.resource;
-      double current = unfixed_[r] == 0 ? -1 : FairShare(r);
-      if (current >= 0 && current <= top.share) {
-        share = current;
-        break;
-      }
-      std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
-      if (current < 0) {
-        share_heap_.pop_back();  // Drained: every flow on it is fixed.
-      } else {
-        share_heap_.back().share = current;
-        std::push_heap(share_heap_.begin(), share_heap_.end(), ShareEntryAfter());
-      }
-    }
-    if (next_bounded < bounded_.size() && solve_bound_[bounded_[next_bounded]] <= share) {
-      Fix(bounded_[next_bounded], solve_bound_[bounded_[next_bounded]]);
-      --unfixed_flows;
-      continue;
-    }
-    PODSIM_CHECK(!share_heap_.empty()) << unfixed_flows << " flows left without a constraint";
-    uint32_t bottleneck = share_heap_.front().resource;
-    for (const FlowRef& ref : resources_[bottleneck].flows) {
-      if (flow_in_set_[ref.flow] == epoch_ && flow_fixed_[ref.flow] != solve_stamp_) {
-        Fix(ref.flow, share);
-        --unfixed_flows;
-      }
-    }
-  }
-}
-
-size_t FlowModel::FixBundle(uint32_t f) {
-  const Flow& flow = flows_[f];
-  const uint32_t first = flow.hops[0].resource;
-  const uint32_t count = unfixed_[first];
-  // Every unfixed flow of the set on the first resource must be unbounded and take f's route
-  // with its weights; then, as f meets `count` of them on each resource, they are all there is.
-  // (Bounded flows are left to the loop over bounded_, which fixes them one by one at the bound
-  // and may round the next one's share a unit in the last place below it.)
-  bundle_.clear();
-  for (const FlowRef& ref : resources_[first].flows) {
-    const uint32_t g = ref.flow;
-    if (flow_in_set_[g] != epoch_ || flow_fixed_[g] == solve_stamp_) continue;
-    const Flow& other = flows_[g];
-    if (std::isfinite(other.bound) || other.hops.size() != flow.hops.size()) return 0;
-    for (uint32_t h = 0; h < flow.hops.size(); ++h) {
-      if (other.hops[h].resource != flow.hops[h].resource ||
-          other.hops[h].weight != flow.hops[h].weight) {
-        return 0;
-      }
-    }
-    bundle_.push_back(g);
-  }
-  PODSIM_CHECK(bundle_.size() == count) << "resource " << first << " counts " << count
-                                        << " unfixed flows of the set, holds " << bundle_.size();
-  double rate = std::numeric_limits<double>::infinity();
-  for (const Hop& hop : flow.hops) rate = std::min(rate, FairShare(hop.resource));
-  for (uint32_t g : bundle_) Fix(g, rate);
-  return bundle_.size();
-}
-
-void FlowModel::Fix(uint32_t f, double rate) {
-  flow_fixed_[f] = solve_stamp_;
-  flows_[f].rate = rate;
-  for (const Hop& hop : flows_[f].hops) {
-    residual_[hop.resource] -= rate * hop.weight;
-    --unfixed_[hop.resource];
-    unfixed_weight_[hop.resource] -= hop.weight;
-  }
+void FlowModel::RefreshResource(uint32_t r) {
+  Resource& resource = resources_[r];
+  double usage = 0;
+  for (const FlowRef& ref : resource.flows) usage += flows_[ref.flow].rate * ref.weight;
+  PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
+      << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
+  resource.usage = usage;
 }
 
 void FlowModel::Commit() {
   int64_t now_ps = Now().picoseconds();
-  bool restored = false;
-  for (uint32_t f : solve_set_) {
+  for (uint32_t f : region_) {
     Flow& flow = flows_[f];
+    PODSIM_CHECK(flow_fixed_[f] == epoch_) << "flow slot " << f << " left unfrozen";
     double previous = flow_previous_rate_[f];
     bool first_allocation = !flow.completion.valid();
     if (!first_allocation && std::fabs(flow.rate - previous) <= kRateChangeEpsilon * previous) {
       flow.rate = previous;
-      restored = true;
       continue;
     }
     flow.remaining_bytes -= previous * static_cast<double>(now_ps - flow.last_update_ps) * 1e-12;
@@ -713,10 +601,9 @@ void FlowModel::Commit() {
     for (FlowObserver* observer : observers_)
       observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
   }
-  // Usage must match the committed rates whether or not anyone observes it.
-  if (restored) {
-    for (uint32_t r : dirty_) RefreshResource(r);
-  }
+  // Usage must match the committed rates whether or not anyone observes it: every changed
+  // flow's resources are dirty.
+  for (uint32_t r : dirty_) RefreshResource(r);
   if (!usage_observers_.empty()) {
     for (uint32_t r : dirty_) {
       for (FlowObserver* observer : usage_observers_) {

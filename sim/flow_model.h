@@ -10,17 +10,35 @@
 //   * A flow completes when its bytes are delivered; completion times are rounded up to whole
 //     picoseconds (time.h).
 //
-// Recomputation is local. Arrivals and departures at one instant are batched into one
-// reallocation (an event at the same time, after the events already due). Flows started one after
-// another that become active at one time, with no event scheduled in between, become active in
-// one event, in the order an event each would have given. A reallocation re-solves only the
-// flows whose max-min condition the change can break: starting from the arriving flows and the
-// resources flows left, it solves that set with every other flow's rate held fixed,
-// then checks the max-min condition of the flows that share a resource with the set and adds any
-// flow that fails it, until none fails. When it stops every flow meets the max-min condition, so
-// the allocation is the max-min one (a property test checks the condition on every flow after
-// every change, to 1e-6), yet idle
-// resources and unaffected flows cost nothing.
+// Recomputation. Arrivals and departures at one instant are batched into one reallocation (an
+// event at the same time, after the events already due). Flows started one after another that
+// become active at one time, with no event scheduled in between, become active in one event, in
+// the order an event each would have given. A reallocation replays progressive filling only
+// where the change reaches, in increasing order of rate level (a sweep):
+//   * Levels. Progressive filling raises every unfrozen flow's rate together; a flow freezes when
+//     a resource it crosses saturates (it is the fastest there) or at its bound. Below the rate
+//     r a departed flow had, none of its resources saturated, so without it the filling is the
+//     same: every flow slower than r keeps its rate. Likewise every flow slower than an arriving
+//     flow's new rate keeps its own, and that rate is at least 0.
+//   * The region. The sweep follows a resource from the level where the change first reaches it
+//     (a departure's rate, 0 for an arrival's resources, or the level at which a flow crossing
+//     it changed rate). From there its flows slower than that level count at their rates; the
+//     others join the region, unfrozen, and are frozen again by the sweep: when a followed
+//     resource saturates (its capacity less its frozen flows, over its unfrozen flows'
+//     weights, is the level), at their bound, or at their old rate, where a flow whose old
+//     bottleneck no change reached saturates there again. A flow frozen at another rate than
+//     before has changed, and the sweep follows every resource it crosses from that level.
+//     When no event is left every flow of the region is frozen, as the full filling would
+//     freeze it, and every other flow keeps its rate; only the changed ones are rescheduled.
+//   * Ties. Rounding may split one level in two (a departed flow's rate and the equal rates of
+//     the flows it shared a resource with): departures are followed from their rate less
+//     1e-9 of it, and a flow reaches its old rate 4e-9 after it, so that a resource the change
+//     reaches at a level is followed before a flow there is frozen at its old rate.
+//   * Cost. The work is that of the flows in the region and the resources followed, each event
+//     a heap operation; idle resources and unreached flows cost nothing. An arriving flow alone
+//     on every resource it crosses (a ring step's) is frozen at once, without events.
+// Property tests check the max-min condition on every flow after every change, to 1e-6, and the
+// rates against a from-scratch progressive filling.
 //
 // Owners. Each flow has the owner that was current when it started (set_owner; 0: none), and a
 // flow's callback runs with its owner current, so the flows a callback starts are its owner's
@@ -107,8 +125,6 @@ class FlowModel {
   // measure of how local recomputation stays.
   uint64_t reallocations() const { return reallocations_; }
   uint64_t resolved_flows() const { return resolved_flows_; }
-  // Number of sub-problem solves (fixpoint rounds) over all reallocations.
-  uint64_t subset_solves() const { return subset_solves_; }
 
   // Attaches an observer (not owned; it must outlive the model's use). Its WantsFlowUsage() is
   // asked now.
@@ -193,9 +209,9 @@ class FlowModel {
     bool active = false;   // Latency paid; moving bytes.
     bool sharing = false;  // Registered on its resources (active, bytes > 0, non-empty route).
     bool waiting = false;  // Counted in its resources' `waiting` (started with a latency).
-    // The hop whose resource last met its max-min condition (MeetsMaxMin asks it first: the
-    // bottleneck of a flow seldom moves).
-    uint8_t bottleneck_hop = 0;
+    // What holds its rate where it is: the resource on which it is saturated and the fastest,
+    // kBoundBottleneck at its rate bound, kNoBottleneck before its first allocation.
+    uint32_t bottleneck = kNoBottleneck;
     uint32_t owner = 0;
     double remaining_bytes = 0;  // As of last_update_ps.
     double rate = 0;             // bytes/s
@@ -212,8 +228,7 @@ class FlowModel {
   };
   struct Resource {
     double capacity;
-    double usage = 0;     // Sum of active flow rates times their weights.
-    double max_rate = 0;  // Largest active flow rate.
+    double usage = 0;  // Sum of active flow rates times their weights.
     std::vector<FlowRef> flows;
   };
   // A resource's owners, classes and hold (header comment), apart from the state the solver
@@ -246,33 +261,30 @@ class FlowModel {
   void Activate(uint32_t flow);
   void Complete(uint32_t flow);
   void RequestReallocation();
+  // The sweep (header comment, "Recomputation"), then Commit.
   void Reallocate();
-  // Progressive filling over the flows in solve_set_, every other flow's rate held fixed.
-  void SolveSubset();
-  // Fixes a flow of solve_set_ at `rate`, taking it (times its weights) off its resources'
-  // residual capacity.
-  void Fix(uint32_t flow, double rate);
-  // Fixes flow f and the flows of the set that take its route with its weights, where all are
-  // unbounded and no other unfixed flow of the set shares a resource with them, at the rate
-  // max-min gives them; returns how many it fixed (0 otherwise). REQUIRES: f unfixed and
-  // unbounded, with as many unfixed flows of the set on each of its resources.
-  size_t FixBundle(uint32_t f);
-  // A resource's fair share during SolveSubset: its residual over its unfixed flows' weights.
+  // Adds `flow` to the sweep's region, unfrozen, its rate so far kept as the previous one.
+  void Join(uint32_t flow);
+  // From now on the sweep follows resource `r` at `level`: its flows below the level count at
+  // their rates, the others join the region (an event at each one's old rate), and, with
+  // `schedule`, its saturation is scheduled. Returns false (a no-op) if it was followed already.
+  bool MakeDirty(uint32_t r, double level, bool schedule = true);
+  // The rate of `flow` changes: every resource it crosses is followed from `level` on.
+  void MarkChanged(uint32_t flow, double level);
+  // Freezes arriving flow `f` and the unfrozen flows that take its route with its weights and
+  // bound, if no other unfrozen flow crosses any of its resources (all followed): they get the
+  // smallest share on the route, or the bound. Otherwise does nothing.
+  void FreezeIsolated(uint32_t f);
+  // Fixes a region flow at `rate`, held there by `bottleneck`, taking it off its followed
+  // resources' residual capacity; marks it changed if its rate moved.
+  void Freeze(uint32_t flow, double rate, uint32_t bottleneck);
+  // A followed resource's fair share: its residual over its unfrozen flows' weights.
   // REQUIRES: unfixed_[resource] > 0.
   double FairShare(uint32_t resource) const {
     return std::max(residual_[resource], 0.0) / unfixed_weight_[resource];
   }
-  // Adds to solve_set_ the flows on changed resources that fail the max-min condition; returns
-  // whether any was added.
-  bool ExpandSubset();
-  // Recomputes usage and max_rate from the flows on the resource; returns whether the change can
-  // break the max-min condition of a flow on it (usage fell or the largest rate rose).
-  bool RefreshResource(uint32_t resource);
-  // Whether the flow is at its bound or has the largest rate on a saturated resource. Keeps the
-  // hop it found in Flow::bottleneck_hop.
-  bool MeetsMaxMin(uint32_t flow);
-  void AddToSolveSet(uint32_t flow);
-  void MarkDirty(uint32_t resource);
+  // Recomputes usage from the flows on the resource and checks it against the capacity.
+  void RefreshResource(uint32_t resource);
   void Commit();
   void ScheduleCompletion(uint32_t flow);
   FlowId IdOf(uint32_t flow) const { return FlowId{flow, flows_[flow].generation}; }
@@ -318,47 +330,55 @@ class FlowModel {
   uint64_t completed_flows_ = 0;
   uint64_t reallocations_ = 0;
   uint64_t resolved_flows_ = 0;
-  uint64_t subset_solves_ = 0;
   bool reallocation_pending_ = false;
 
-  // Scratch state of one reallocation. Membership is an epoch stamp, so clearing is O(1) and no
-  // work is proportional to the number of idle flows or resources.
+  // The changes since the last reallocation: flows that became active, and the resources flows
+  // left with the rate each had.
+  std::vector<uint32_t> arrivals_;
+  std::vector<std::pair<uint32_t, double>> departures_;
+
+  // Scratch state of one sweep. Membership is an epoch stamp, so clearing is O(1) and no work is
+  // proportional to the number of idle flows or resources.
   uint64_t epoch_ = 1;
-  std::vector<uint64_t> flow_in_set_;       // == epoch_: flow is in solve_set_.
-  std::vector<uint64_t> flow_checked_;      // == check stamp: checked in this ExpandSubset pass.
-  std::vector<uint64_t> flow_fixed_;        // == solve stamp: rate fixed in this SolveSubset.
-  std::vector<double> flow_previous_rate_;  // Rate before this reallocation.
-  // During SolveSubset, for a flow of the set not fixed alone: the smallest of its rate bound
-  // and the residual over its weight of each of its resources that no other flow of the set
-  // crosses.
-  std::vector<double> solve_bound_;
-  std::vector<uint64_t> resource_dirty_;    // == epoch_: resource is in dirty_.
-  std::vector<uint64_t> resource_solving_;  // == solve stamp: residual_/unfixed_ are valid.
-  std::vector<double> residual_;
-  std::vector<uint32_t> unfixed_;       // Flows of the set not fixed yet, per resource.
-  std::vector<double> unfixed_weight_;  // Their weights' sum.
-  std::vector<uint32_t> solve_set_;
-  std::vector<uint32_t> dirty_;
-  std::vector<uint32_t> changed_;  // Resources whose flows need a max-min check.
-  std::vector<uint32_t> solving_resources_;
-  uint64_t check_stamp_ = 1;
+  std::vector<uint64_t> flow_in_set_;       // == epoch_: in the region.
+  std::vector<uint64_t> flow_fixed_;        // == epoch_: frozen.
+  std::vector<uint64_t> flow_changed_;      // == epoch_: marked changed.
+  std::vector<double> flow_previous_rate_;  // Rate before this sweep, for region flows.
+  std::vector<uint64_t> resource_dirty_;    // == epoch_: followed (in dirty_).
+  // StartFlow's check for a repeated resource on long routes: == solve_stamp_ once seen.
+  std::vector<uint64_t> resource_solving_;
   uint64_t solve_stamp_ = 1;
-  // Fair share (residual / unfixed flows' weights) of a resource during SolveSubset, as recorded
-  // when it was computed for the list or re-keyed in the heap.
-  struct ShareEntry {
-    double share;
-    uint32_t resource;
+  std::vector<double> residual_;        // Followed resource: capacity less its frozen flows.
+  std::vector<uint32_t> unfixed_;       // Followed resource: its unfrozen region flows.
+  std::vector<double> unfixed_weight_;  // Their weights' sum.
+  std::vector<uint32_t> region_;
+  std::vector<uint32_t> dirty_;
+  std::vector<uint32_t> seeded_;  // Resources the arrivals made dirty, not yet scheduled.
+  std::vector<uint32_t> bundle_;  // FreezeIsolated's flows.
+  // The sweep's events, in order of level, then kind, then id (a resource or a flow slot).
+  enum class EventKind : uint32_t {
+    kDirty = 0,       // Follow resource `id` from this level (a seed).
+    kSaturation = 1,  // Resource `id` saturates at this level, if its share has not grown.
+    kOldRate = 2,     // Region flow `id` reaches its old rate.
+    kBound = 3,       // Region flow `id` reaches its rate bound.
   };
-  // Heap order (std heaps are max-heaps): the smallest share, then the lowest id, on top.
-  struct ShareEntryAfter {
-    bool operator()(const ShareEntry& a, const ShareEntry& b) const {
-      return a.share != b.share ? a.share > b.share : a.resource > b.resource;
+  struct SweepEvent {
+    double level;
+    uint32_t kind;
+    uint32_t id;
+  };
+  // Heap order (std heaps are max-heaps): the lowest level, kind and id on top.
+  struct SweepEventAfter {
+    bool operator()(const SweepEvent& a, const SweepEvent& b) const {
+      if (a.level != b.level) return a.level > b.level;
+      if (a.kind != b.kind) return a.kind > b.kind;
+      return a.id > b.id;
     }
   };
-  std::vector<ShareEntry> share_heap_;
-  std::vector<uint32_t> bounded_;
-  std::vector<uint32_t> bundle_;             // FixBundle's flows.
-  std::vector<uint32_t> bundle_candidates_;  // SolveSubset's flows that may be in a bundle.
+  void PushEvent(double level, EventKind kind, uint32_t id);
+  std::vector<SweepEvent> events_;
+  static constexpr uint32_t kNoBottleneck = UINT32_MAX;
+  static constexpr uint32_t kBoundBottleneck = UINT32_MAX - 1;
 };
 
 }  // namespace podsim::sim
