@@ -221,6 +221,7 @@ StatusOr<FlowId> FlowModel::StartFlow(const FlowSpec& spec, FlowCallback&& on_do
   flow.rate = 0;
   flow.bound = spec.max_rate_bytes_per_s;
   flow.last_update_ps = Now().picoseconds();
+  flow.bottleneck = kNoBottleneck;
   flow.hops.clear();
   for (size_t i = 0; i < spec.route.size(); ++i) {
     flow.hops.push_back(Hop{spec.route[i].value, 0, spec.weights.empty() ? 1.0 : spec.weights[i]});
@@ -378,12 +379,24 @@ void FlowModel::RequestReallocation() {
   engine_->Schedule(Time::Zero(), [this] { Reallocate(); });
 }
 
-void FlowModel::Join(uint32_t flow) {
+void FlowModel::Join(uint32_t flow, uint32_t scanned) {
+  Flow& joining = flows_[flow];
   flow_in_set_[flow] = epoch_;
-  flow_previous_rate_[flow] = flows_[flow].rate;
+  flow_previous_rate_[flow] = joining.rate;
   region_.push_back(flow);
   ++resolved_flows_;
-  if (std::isfinite(flows_[flow].bound)) PushEvent(flows_[flow].bound, EventKind::kBound, flow);
+  if (std::isfinite(joining.bound)) PushEvent(joining.bound, EventKind::kBound, flow);
+  // A resource followed already counted the flow at its rate, as slower than the level it was
+  // followed from: the level a tie's rounding puts a little above the one the flow joins at now
+  // (a flow's old-rate event runs after its level). It now counts the flow as unfrozen.
+  for (const Hop& hop : joining.hops) {
+    const uint32_t r = hop.resource;
+    if (r == scanned || resource_dirty_[r] != epoch_) continue;
+    residual_[r] += joining.rate * hop.weight;
+    ++unfixed_[r];
+    unfixed_weight_[r] += hop.weight;
+    PushEvent(FairShare(r), EventKind::kSaturation, r);
+  }
 }
 
 void FlowModel::PushEvent(double level, EventKind kind, uint32_t id) {
@@ -413,7 +426,7 @@ bool FlowModel::MakeDirty(uint32_t r, double level, bool schedule) {
       // Below the level the change reached: its rate cannot change (header comment).
       residual -= flow.rate * ref.weight;
     } else {
-      Join(g);
+      Join(g, r);
       ++unfrozen;
       weight += ref.weight;
       PushEvent(flow.rate * (1 + kTieOrder), EventKind::kOldRate, g);
@@ -492,7 +505,7 @@ void FlowModel::Reallocate() {
   // comes before any other level, so its resources are followed at once; a departed flow's
   // resources from its rate.
   for (uint32_t f : arrivals_) {
-    Join(f);
+    Join(f, kNoBottleneck);
     flow_changed_[f] = epoch_;
   }
   for (uint32_t f : arrivals_) {
@@ -542,7 +555,17 @@ void FlowModel::Reallocate() {
         // resource's list, which is read in place.
         for (const FlowRef& ref : resources_[id].flows) {
           const uint32_t g = ref.flow;
-          if (flow_in_set_[g] == epoch_ && flow_fixed_[g] != epoch_) Freeze(g, share, id);
+          if (flow_in_set_[g] != epoch_ || flow_fixed_[g] == epoch_) continue;
+          // A flow whose old bottleneck the change has not reached stops at its old rate there:
+          // this share can pass that rate only by the tie order's delay of its old-rate event.
+          const uint32_t b = flows_[g].bottleneck;
+          const double previous = flow_previous_rate_[g];
+          if (previous > 0 && share > previous && b < resources_.size() &&
+              resource_dirty_[b] != epoch_) {
+            Freeze(g, previous, b);
+          } else {
+            Freeze(g, share, id);
+          }
         }
         break;
       }

@@ -429,15 +429,19 @@ std::vector<double> ScratchMaxMin(const FlowModel& model, const std::vector<Acti
   return rate;
 }
 
-class FlowModelPropertyTest : public ::testing::TestWithParam<uint32_t> {};
-
-TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
+// Random bursts of arrivals (with and without latency, weights and bounds, some pieces of an
+// earlier flow's route), each followed by a check of every active flow: the max-min condition
+// and the from-scratch rates. With `near_ties`, capacities and bounds are off their round values
+// by a few 1e-9 of themselves, so that distinct levels fall within the sweep's tie margins
+// (flow_model.h, "Ties"), where the rates agree to the stated 1e-7 (1e-8 elsewhere).
+void CheckRandomBursts(uint32_t seed, bool near_ties) {
   Engine engine;
   FlowModel model(&engine);
-  std::mt19937 rng(GetParam());
+  std::mt19937 rng(seed);
+  auto jitter = [&] { return near_ties ? 1 + 1e-9 * static_cast<double>(rng() % 7) : 1.0; };
   constexpr int kResources = 24;
   for (int i = 0; i < kResources; ++i) {
-    ASSERT_TRUE(model.AddResource(1e9 * (1 + static_cast<double>(rng() % 8))).ok());
+    ASSERT_TRUE(model.AddResource(1e9 * (1 + static_cast<double>(rng() % 8)) * jitter()).ok());
   }
   std::vector<ActiveFlow> live;
   std::vector<Time> active_at;
@@ -452,8 +456,8 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
       // 1 to 10 hops: past the six a flow keeps inline and the eight StartFlow checks pairwise.
       const uint32_t hops = 1 + rng() % 10;
       for (uint32_t i = 0; i < hops; ++i) flow.route.push_back(ResourceId{picks[i]});
-      flow.bound =
-          rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) : std::numeric_limits<double>::infinity();
+      flow.bound = rng() % 5 == 0 ? 1e8 * (1 + rng() % 20) * jitter()
+                                  : std::numeric_limits<double>::infinity();
       Time latency = Time::Nanoseconds(rng() % 2 * 100);
       if (rng() % 2 == 0) {
         static constexpr double kWeights[] = {0.25, 0.5, 1, 2, 3, 7};
@@ -461,7 +465,7 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
       }
       if (!live.empty() && rng() % 3 == 0) {
         // Another piece of an earlier flow's pipeline: its route, weights and bound, so flows
-        // bundle (FlowModel::FixBundle) alone or with others crossing their route.
+        // bundle (FlowModel::FreezeIsolated) alone or with others crossing their route.
         const ActiveFlow& earlier = live[rng() % live.size()];
         flow.route = earlier.route;
         flow.weights = earlier.weights;
@@ -483,16 +487,33 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
     ExpectMaxMinFair(model, active);
     const std::vector<double> reference = ScratchMaxMin(model, active);
     for (size_t i = 0; i < active.size(); ++i) {
-      EXPECT_NEAR(model.rate(active[i].id), reference[i], 1e-9 * reference[i])
+      EXPECT_NEAR(model.rate(active[i].id), reference[i], (near_ties ? 1e-7 : 1e-8) * reference[i])
           << "flow slot " << active[i].id.slot << " at step " << step;
     }
-    if (HasFailure()) return;
+    if (::testing::Test::HasFailure()) return;
   }
   engine.Run();
   EXPECT_EQ(model.live_flows(), 0u);
 }
 
+class FlowModelPropertyTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
+  CheckRandomBursts(GetParam(), /*near_ties=*/false);
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelPropertyTest, ::testing::Range(1u, 21u));
+
+// Levels a few 1e-9 apart (the review of 2026-12-07 found two ways the sweep's tie order went
+// wrong there: a flow counted at its rate by one resource joining through another, and a flow
+// frozen past its untouched bottleneck).
+class FlowModelNearTieTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(FlowModelNearTieTest, SweepIsExactWhereLevelsNearlyTie) {
+  CheckRandomBursts(GetParam(), /*near_ties=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelNearTieTest, ::testing::Range(1u, 401u));
 
 TEST_F(FlowModelTest, WeightedFlowCountsItsWeightOnTheResource) {
   ResourceId link = Link(4 * kGBps);
