@@ -399,11 +399,6 @@ void FlowModel::Join(uint32_t flow, uint32_t scanned) {
   }
 }
 
-void FlowModel::PushEvent(double level, EventKind kind, uint32_t id) {
-  events_.push_back(SweepEvent{level, static_cast<uint32_t>(kind), id});
-  std::push_heap(events_.begin(), events_.end(), SweepEventAfter());
-}
-
 bool FlowModel::MakeDirty(uint32_t r, double level, bool schedule) {
   if (resource_dirty_[r] == epoch_) return false;
   resource_dirty_[r] = epoch_;
@@ -536,9 +531,7 @@ void FlowModel::Reallocate() {
     PushEvent(level * (1 - kRelativeEpsilon), EventKind::kDirty, r);
   }
   while (!events_.empty()) {
-    std::pop_heap(events_.begin(), events_.end(), SweepEventAfter());
-    const SweepEvent event = events_.back();
-    events_.pop_back();
+    const SweepEvent event = events_.Pop();
     const uint32_t id = event.id;
     switch (static_cast<EventKind>(event.kind)) {
       case EventKind::kDirty:

@@ -82,6 +82,7 @@
 #include "sim/flow_ids.h"
 #include "sim/flow_observer.h"
 #include "sim/status.h"
+#include "sim/sweep_queue.h"
 #include "sim/time.h"
 
 namespace podsim::sim {
@@ -373,21 +374,10 @@ class FlowModel {
     kOldRate = 2,     // Region flow `id` reaches its old rate.
     kBound = 3,       // Region flow `id` reaches its rate bound.
   };
-  struct SweepEvent {
-    double level;
-    uint32_t kind;
-    uint32_t id;
-  };
-  // Heap order (std heaps are max-heaps): the lowest level, kind and id on top.
-  struct SweepEventAfter {
-    bool operator()(const SweepEvent& a, const SweepEvent& b) const {
-      if (a.level != b.level) return a.level > b.level;
-      if (a.kind != b.kind) return a.kind > b.kind;
-      return a.id > b.id;
-    }
-  };
-  void PushEvent(double level, EventKind kind, uint32_t id);
-  std::vector<SweepEvent> events_;
+  void PushEvent(double level, EventKind kind, uint32_t id) {
+    events_.Push(level, static_cast<uint32_t>(kind), id);
+  }
+  SweepQueue events_;
   static constexpr uint32_t kNoBottleneck = UINT32_MAX;
   static constexpr uint32_t kBoundBottleneck = UINT32_MAX - 1;
 };
