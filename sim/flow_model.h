@@ -41,13 +41,26 @@
 //     distinct levels fall within a few 1e-9 of each other, rates may still be off by about 1e-7
 //     of themselves (8.4e-8 at worst in 3,000 random cases of levels jittered by 1e-9 steps, the
 //     margins times weights up to 7); elsewhere they agree with a from-scratch filling to 1e-8.
+//   * Watched resources. A resource that holds no flow (no flow's bottleneck) and has 2% of
+//     its capacity spare is watched instead of followed where the change reaches it: its flows
+//     do not join, and it constrains nothing. Without such resources the old rates are still
+//     max-min fair (every flow keeps its bottleneck), so the sweep gives the max-min rates of
+//     the flows without them; if each watched resource carries at most its capacity at those
+//     rates, they are feasible with it too, and so max-min fair with it (fair among more
+//     allocations, and one of the fewer). Otherwise the sweep runs again from the old rates
+//     following the resources found over capacity, and a third time following every resource
+//     the change reaches. In a dense load most resources a change reaches hold no flow: on
+//     BM_SharedTorus 87% of those the sweep followed, and 67% of the flows it added to regions
+//     came through them.
 //   * Cost. The work is that of the resources followed (each scan reads every flow on it) and
-//     the flows in the region, each event a heap operation; idle resources and unreached flows
-//     cost nothing. Arriving flows alone on every resource they cross, or sharing them only with
-//     flows on the very same route (a ring step's, a pipeline's pieces), are frozen at once,
-//     without events; a departure that leaves a resource empty is not followed.
+//     the flows in the region, each event a heap operation, plus a sum over each watched
+//     resource's flows; idle resources and unreached flows cost nothing. Arriving flows alone on
+//     every resource they cross, or sharing them only with flows on the very same route (a ring
+//     step's, a pipeline's pieces), are frozen at once, without events; a departure that leaves a
+//     resource empty is not followed.
 // Property tests check the max-min condition on every active flow after random bursts of
-// changes, to 1e-6, and the rates against a from-scratch progressive filling (above).
+// changes, to 1e-6, and the rates against a from-scratch progressive filling (above); a
+// watched resource's usage is accepted up to 1e-9 of its capacity over.
 //
 // Owners. Each flow has the owner that was current when it started (set_owner; 0: none), and a
 // flow's callback runs with its owner current, so the flows a callback starts are its owner's
@@ -131,10 +144,12 @@ class FlowModel {
   // Flows started and not yet completed (waiting their latency or active).
   size_t live_flows() const { return live_flows_; }
   uint64_t completed_flows() const { return completed_flows_; }
-  // Number of reallocations run so far, and the number of flows they re-solved in total: the
-  // measure of how local recomputation stays.
+  // Number of reallocations run so far, and the number of flows their sweeps re-solved in total
+  // (repeated sweeps included): the measure of how local recomputation stays.
   uint64_t reallocations() const { return reallocations_; }
   uint64_t resolved_flows() const { return resolved_flows_; }
+  // Sweeps run again because a watched resource would have been over capacity.
+  uint64_t repeated_sweeps() const { return repeated_sweeps_; }
 
   // Attaches an observer (not owned; it must outlive the model's use). Its WantsFlowUsage() is
   // asked now.
@@ -273,6 +288,16 @@ class FlowModel {
   void RequestReallocation();
   // The sweep (header comment, "Recomputation"), then Commit.
   void Reallocate();
+  // Seeds the sweep from arrivals_ and departures_ and runs its events.
+  void Sweep();
+  // Where the change reaches resource `r`: while watching_, if no flow is held by it, it has
+  // kWatchSpare of its capacity spare, and it is neither followed nor to be followed in this
+  // reallocation, watches it instead of following it (header comment, "Watched resources").
+  // Returns whether it is watched.
+  bool Watch(uint32_t r);
+  // Sums the watched resources' usage at the new rates; those over capacity are to be
+  // followed. Returns whether none is.
+  bool WatchedFit();
   // Adds `flow` to the sweep's region, unfrozen, its rate so far kept as the previous one;
   // followed resources other than `scanned` (the one whose scan adds it, if any) that counted it
   // at its rate count it as unfrozen instead.
@@ -342,6 +367,7 @@ class FlowModel {
   uint64_t completed_flows_ = 0;
   uint64_t reallocations_ = 0;
   uint64_t resolved_flows_ = 0;
+  uint64_t repeated_sweeps_ = 0;
   bool reallocation_pending_ = false;
 
   // The changes since the last reallocation: flows that became active, and the resources flows
@@ -357,6 +383,13 @@ class FlowModel {
   std::vector<uint64_t> flow_changed_;      // == epoch_: marked changed.
   std::vector<double> flow_previous_rate_;  // Rate before this sweep, for region flows.
   std::vector<uint64_t> resource_dirty_;    // == epoch_: followed (in dirty_).
+  std::vector<uint64_t> resource_watched_;  // == epoch_: watched (in watched_).
+  // == reallocations_: to be followed in this reallocation (a sweep found it over capacity).
+  std::vector<uint64_t> resource_followed_;
+  std::vector<uint32_t> flow_previous_bottleneck_;  // Bottleneck before this sweep (region flows).
+  // Per resource, the active flows whose bottleneck it is, as of the last commit.
+  std::vector<uint32_t> held_;
+
   // StartFlow's check for a repeated resource on long routes: == solve_stamp_ once seen.
   std::vector<uint64_t> resource_solving_;
   uint64_t solve_stamp_ = 1;
@@ -364,6 +397,8 @@ class FlowModel {
   std::vector<uint32_t> unfixed_;       // Followed resource: its unfrozen region flows.
   std::vector<double> unfixed_weight_;  // Their weights' sum.
   std::vector<uint32_t> region_;
+  std::vector<std::pair<uint32_t, double>> watched_;  // And their usage once WatchedFit sums it.
+  bool watching_ = true;                              // Whether the sweep may watch resources.
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> seeded_;  // Resources the arrivals made dirty, not yet scheduled.
   std::vector<uint32_t> bundle_;  // FreezeIsolated's flows.

@@ -345,6 +345,29 @@ TEST_F(FlowModelTest, RecomputationStaysLocal) {
   EXPECT_LE(model_.resolved_flows() - before, 2u);
 }
 
+// A resource no flow is held by is watched, not followed, when a flow crossing it speeds up;
+// where the sweep's rates would put it over capacity, the sweep runs again following it
+// (flow_model.h, "Watched resources"). f2 shares A with f1 (1 GB/s each) and crosses W, whose
+// other flow f3 is held by X at 0.4 GB/s: W carries 1.4 of 1.5 GB/s and holds no flow. When f1
+// ends, A alone would let f2 reach 2 GB/s; W holds it at 1.1.
+TEST_F(FlowModelTest, AWatchedResourceThatWouldOverflowIsFollowed) {
+  const ResourceId a = Link(2 * kGBps), w = Link(1.5 * kGBps), x = Link(0.4 * kGBps);
+  Time unused;
+  const FlowId f1 = Start(1e6, {a}, &unused);
+  const FlowId f2 = Start(1e9, {a, w}, &unused);
+  const FlowId f3 = Start(1e9, {w, x}, &unused);
+  engine_.RunUntil(Time::Zero());
+  EXPECT_DOUBLE_EQ(model_.rate(f1), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.rate(f2), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(model_.rate(f3), 0.4 * kGBps);
+  EXPECT_EQ(model_.repeated_sweeps(), 0u);
+  engine_.RunUntil(Time::Milliseconds(1));  // f1 is done after 1 ms.
+  EXPECT_FALSE(model_.exists(f1));
+  EXPECT_NEAR(model_.rate(f2), 1.1 * kGBps, 1e-6 * kGBps);
+  EXPECT_NEAR(model_.rate(f3), 0.4 * kGBps, 1e-6 * kGBps);
+  EXPECT_EQ(model_.repeated_sweeps(), 1u);
+}
+
 // Checks the max-min characterisation directly, independent of how it was computed: the
 // allocation is feasible and every flow is at its bound or has a saturated resource on which no
 // flow gets more.
@@ -434,7 +457,7 @@ std::vector<double> ScratchMaxMin(const FlowModel& model, const std::vector<Acti
 // and the from-scratch rates. With `near_ties`, capacities and bounds are off their round values
 // by a few 1e-9 of themselves, so that distinct levels fall within the sweep's tie margins
 // (flow_model.h, "Ties"), where the rates agree to the stated 1e-7 (1e-8 elsewhere).
-void CheckRandomBursts(uint32_t seed, bool near_ties) {
+void CheckRandomBursts(uint32_t seed, bool near_ties, uint64_t* repeated_sweeps = nullptr) {
   Engine engine;
   FlowModel model(&engine);
   std::mt19937 rng(seed);
@@ -494,6 +517,7 @@ void CheckRandomBursts(uint32_t seed, bool near_ties) {
   }
   engine.Run();
   EXPECT_EQ(model.live_flows(), 0u);
+  if (repeated_sweeps != nullptr) *repeated_sweeps = model.repeated_sweeps();
 }
 
 class FlowModelPropertyTest : public ::testing::TestWithParam<uint32_t> {};
@@ -503,6 +527,17 @@ TEST_P(FlowModelPropertyTest, IncrementalAllocationIsMaxMinFairAtAllTimes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowModelPropertyTest, ::testing::Range(1u, 21u));
+
+// The property seeds reach the repeated sweeps (and so check their rates too).
+TEST(FlowModelPropertySeedsTest, RepeatSweepsWhereWatchedResourcesOverflow) {
+  uint64_t repeated = 0;
+  for (uint32_t seed = 1; seed < 21; ++seed) {
+    uint64_t of_seed = 0;
+    CheckRandomBursts(seed, /*near_ties=*/false, &of_seed);
+    repeated += of_seed;
+  }
+  EXPECT_GT(repeated, 20u);
+}
 
 // Levels a few 1e-9 apart (the review of 2026-12-07 found two ways the sweep's tie order went
 // wrong there: a flow counted at its rate by one resource joining through another, and a flow
