@@ -134,6 +134,8 @@ void RunSharedTorus(benchmark::State& state, int idle_resources,
     completions += model.completed_flows();
     state.counters["resolved_per_realloc"] =
         static_cast<double>(model.resolved_flows()) / static_cast<double>(model.reallocations());
+    state.counters["repeated_per_realloc"] =
+        static_cast<double>(model.repeated_sweeps()) / static_cast<double>(model.reallocations());
   }
   state.SetItemsProcessed(static_cast<int64_t>(completions));
 }
