@@ -559,8 +559,16 @@ bool FlowModel::WatchedFit() {
   for (auto& [r, usage] : watched_) {
     const Resource& resource = resources_[r];
     usage = 0;
-    for (const FlowRef& ref : resource.flows) usage += flows_[ref.flow].rate * ref.weight;
-    if (usage > resource.capacity * (1 + kRelativeEpsilon)) {
+    double largest = 0;  // The largest rate times weight on the resource.
+    for (const FlowRef& ref : resource.flows) {
+      const double used = flows_[ref.flow].rate * ref.weight;
+      usage += used;
+      largest = std::max(largest, used);
+    }
+    // Over by more than rounding: following it would take the excess from its fastest flows,
+    // so no more than kRelativeEpsilon of what the largest of them takes is let pass (a margin
+    // relative to the capacity let a slow flow's rate be off by 1e-5 of itself).
+    if (usage > resource.capacity + kRelativeEpsilon * largest) {
       fit = false;
       resource_followed_[r] = reallocations_;
     }
@@ -667,6 +675,7 @@ void FlowModel::RefreshResource(uint32_t r) {
 
 void FlowModel::Commit() {
   int64_t now_ps = Now().picoseconds();
+  bool kept_rates = false;  // Whether a flow got its old rate back, a little off WatchedFit's.
   for (uint32_t f : region_) {
     Flow& flow = flows_[f];
     PODSIM_CHECK(flow_fixed_[f] == epoch_) << "flow slot " << f << " left unfrozen";
@@ -678,6 +687,7 @@ void FlowModel::Commit() {
     double previous = flow_previous_rate_[f];
     bool first_allocation = !flow.completion.valid();
     if (!first_allocation && std::fabs(flow.rate - previous) <= kRateChangeEpsilon * previous) {
+      kept_rates |= flow.rate != previous;
       flow.rate = previous;
       continue;
     }
@@ -692,7 +702,13 @@ void FlowModel::Commit() {
   // Usage must match the committed rates whether or not anyone observes it: every changed
   // flow's resources are dirty.
   for (uint32_t r : dirty_) RefreshResource(r);
-  for (const auto& [r, usage] : watched_) resources_[r].usage = usage;  // WatchedFit's sums.
+  for (const auto& [r, usage] : watched_) {
+    if (kept_rates) {
+      RefreshResource(r);
+    } else {
+      resources_[r].usage = usage;  // WatchedFit's sum, of the same rates.
+    }
+  }
   if (!usage_observers_.empty()) {
     for (uint32_t r : dirty_) {
       for (FlowObserver* observer : usage_observers_) {
@@ -701,7 +717,7 @@ void FlowModel::Commit() {
     }
     for (const auto& [r, usage] : watched_) {
       for (FlowObserver* observer : usage_observers_) {
-        observer->OnResourceUsageChanged(Now(), ResourceId{r}, usage);
+        observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
       }
     }
   }

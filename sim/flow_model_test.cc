@@ -452,6 +452,38 @@ std::vector<double> ScratchMaxMin(const FlowModel& model, const std::vector<Acti
   return rate;
 }
 
+// A watched resource found over capacity by less than its capacity's 1e-9 is still followed
+// where that excess would come out of a slow flow (a review's counterexample of 2026-12-07):
+// T crosses W with weight 0.25 and is held by Y; 100 flows h cross W with weight 7 and share X
+// with 10 short flows u. W holds no flow while the u run (91% used); once they end, the h take
+// all of X and W would carry 0.9e-9 more than its capacity, which must come out of T.
+TEST(FlowModelWatchTest, AWatchedResourceJustOverCapacityIsFollowed) {
+  Engine engine;
+  FlowModel model(&engine);
+  constexpr int kH = 100;
+  const double c = 1e9;
+  const double k = c * (1 + 0.9e-9) / (7 + 0.25 * 2.0 / kH);
+  const ResourceId w = *model.AddResource(c), x = *model.AddResource(k),
+                   y = *model.AddResource(2 * k / kH);
+  std::vector<ActiveFlow> flows;
+  auto start = [&](double bytes, std::vector<ResourceId> route, std::vector<double> weights) {
+    FlowSpec spec{bytes, route, Time::Zero(), std::numeric_limits<double>::infinity(), weights};
+    const FlowId id = *model.StartFlow(spec, [] {});
+    flows.push_back({id, route, std::numeric_limits<double>::infinity(), weights});
+  };
+  start(1e12, {w, y}, {0.25, 1});
+  for (int i = 0; i < kH; ++i) start(1e12, {w, x}, {7, 1});
+  const size_t long_flows = flows.size();
+  for (int i = 0; i < kH / 10; ++i) start(100, {x}, {});
+  engine.RunUntil(Time::Milliseconds(1));
+  flows.resize(long_flows);  // The u are done.
+  const std::vector<double> reference = ScratchMaxMin(model, flows);
+  ASSERT_LT(reference[0], 2 * k / kH * (1 - 1e-6));  // W takes from T's rate.
+  for (size_t i = 0; i < flows.size(); ++i) {
+    EXPECT_NEAR(model.rate(flows[i].id), reference[i], 1e-8 * reference[i]) << "flow " << i;
+  }
+}
+
 // Random bursts of arrivals (with and without latency, weights and bounds, some pieces of an
 // earlier flow's route), each followed by a check of every active flow: the max-min condition
 // and the from-scratch rates. With `near_ties`, capacities and bounds are off their round values
