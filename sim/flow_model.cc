@@ -559,16 +559,20 @@ bool FlowModel::WatchedFit() {
   for (auto& [r, usage] : watched_) {
     const Resource& resource = resources_[r];
     usage = 0;
-    double largest = 0;  // The largest rate times weight on the resource.
+    double fastest = 0;  // The fastest flow's rate there, times its weight.
+    double fastest_rate = 0;
     for (const FlowRef& ref : resource.flows) {
-      const double used = flows_[ref.flow].rate * ref.weight;
-      usage += used;
-      largest = std::max(largest, used);
+      const double rate = flows_[ref.flow].rate;
+      usage += rate * ref.weight;
+      if (rate > fastest_rate || (rate == fastest_rate && rate * ref.weight > fastest)) {
+        fastest_rate = rate;
+        fastest = rate * ref.weight;
+      }
     }
     // Over by more than rounding: following it would take the excess from its fastest flows,
-    // so no more than kRelativeEpsilon of what the largest of them takes is let pass (a margin
-    // relative to the capacity let a slow flow's rate be off by 1e-5 of itself).
-    if (usage > resource.capacity + kRelativeEpsilon * largest) {
+    // so no more than kRelativeEpsilon of what the fastest takes there is let pass (a margin
+    // relative to the capacity let a flow's rate be off by 1e-5 of itself).
+    if (usage > resource.capacity + kRelativeEpsilon * fastest) {
       fit = false;
       resource_followed_[r] = reallocations_;
     }

@@ -60,8 +60,8 @@
 //     resource empty is not followed.
 // Property tests check the max-min condition on every active flow after random bursts of
 // changes, to 1e-6, and the rates against a from-scratch progressive filling (above); a
-// watched resource may carry more than its capacity by 1e-9 of the largest rate times weight
-// on it at most (rounding), so that the rates stay within 1e-8 of the filling's there too.
+// watched resource may carry more than its capacity by 1e-9 of its fastest flow's rate times
+// weight at most (rounding), so that the rates stay within 1e-8 of the filling's there too.
 //
 // Owners. Each flow has the owner that was current when it started (set_owner; 0: none), and a
 // flow's callback runs with its owner current, so the flows a callback starts are its owner's
