@@ -58,8 +58,6 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
   resources_.push_back(Resource{capacity_bytes_per_s, 0, {}});
   tags_.emplace_back();
   resource_dirty_.push_back(0);
-  resource_watched_.push_back(0);
-  resource_followed_.push_back(0);
   held_.push_back(0);
   resource_solving_.push_back(0);
   residual_.push_back(0);
@@ -460,15 +458,15 @@ void FlowModel::MarkChanged(uint32_t flow, double level) {
 }
 
 bool FlowModel::Watch(uint32_t r) {
+  const uint64_t watched = epoch_ | kWatchedMark;
+  if (resource_dirty_[r] == watched) return true;
   if (!watching_ || held_[r] != 0 || resource_dirty_[r] == epoch_ ||
-      resource_followed_[r] == reallocations_ ||
-      resources_[r].usage > resources_[r].capacity * (1 - kWatchSpare)) {
+      resources_[r].usage > resources_[r].capacity * (1 - kWatchSpare) ||
+      std::find(to_follow_.begin(), to_follow_.end(), r) != to_follow_.end()) {
     return false;
   }
-  if (resource_watched_[r] != epoch_) {
-    resource_watched_[r] = epoch_;
-    watched_.emplace_back(r, 0.0);
-  }
+  resource_dirty_[r] = watched;
+  watched_.emplace_back(r, 0.0);
   return true;
 }
 
@@ -549,6 +547,7 @@ void FlowModel::Reallocate() {
   region_.clear();
   dirty_.clear();
   watched_.clear();
+  to_follow_.clear();
   arrivals_.clear();
   departures_.clear();
   ++epoch_;
@@ -574,7 +573,7 @@ bool FlowModel::WatchedFit() {
     // relative to the capacity let a flow's rate be off by 1e-5 of itself).
     if (usage > resource.capacity + kRelativeEpsilon * fastest) {
       fit = false;
-      resource_followed_[r] = reallocations_;
+      to_follow_.push_back(r);
     }
   }
   return fit;

@@ -383,10 +383,11 @@ class FlowModel {
   std::vector<uint64_t> flow_fixed_;        // == epoch_: frozen.
   std::vector<uint64_t> flow_changed_;      // == epoch_: marked changed.
   std::vector<double> flow_previous_rate_;  // Rate before this sweep, for region flows.
-  std::vector<uint64_t> resource_dirty_;    // == epoch_: followed (in dirty_).
-  std::vector<uint64_t> resource_watched_;  // == epoch_: watched (in watched_).
-  // == reallocations_: to be followed in this reallocation (a sweep found it over capacity).
-  std::vector<uint64_t> resource_followed_;
+  // == epoch_: followed (in dirty_); == epoch_ | kWatchedMark: watched (in watched_).
+  std::vector<uint64_t> resource_dirty_;
+  static constexpr uint64_t kWatchedMark = uint64_t{1} << 63;  // Epochs stay below it.
+  // To be followed for the rest of this reallocation: a sweep found them over capacity (few).
+  std::vector<uint32_t> to_follow_;
   std::vector<uint32_t> flow_previous_bottleneck_;  // Bottleneck before this sweep (region flows).
   // Per resource, the active flows whose bottleneck it is, as of the last commit.
   std::vector<uint32_t> held_;
