@@ -537,19 +537,20 @@ void FlowModel::Reallocate() {
       flows_[f].rate = flow_previous_rate_[f];
       flows_[f].bottleneck = flow_previous_bottleneck_[f];
     }
-    region_.clear();
-    dirty_.clear();
-    watched_.clear();
-    ++epoch_;
+    EndSweep();
     Sweep();
   }
   Commit();
-  region_.clear();
-  dirty_.clear();
-  watched_.clear();
+  EndSweep();
   to_follow_.clear();
   arrivals_.clear();
   departures_.clear();
+}
+
+void FlowModel::EndSweep() {
+  region_.clear();
+  dirty_.clear();
+  watched_.clear();
   ++epoch_;
 }
 
@@ -713,16 +714,13 @@ void FlowModel::Commit() {
     }
   }
   if (!usage_observers_.empty()) {
-    for (uint32_t r : dirty_) {
+    auto report = [this](uint32_t r) {
       for (FlowObserver* observer : usage_observers_) {
         observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
       }
-    }
-    for (const auto& [r, usage] : watched_) {
-      for (FlowObserver* observer : usage_observers_) {
-        observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
-      }
-    }
+    };
+    for (uint32_t r : dirty_) report(r);
+    for (const auto& [r, usage] : watched_) report(r);
   }
 }
 

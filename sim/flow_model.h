@@ -291,6 +291,8 @@ class FlowModel {
   void Reallocate();
   // Seeds the sweep from arrivals_ and departures_ and runs its events.
   void Sweep();
+  // Clears a sweep's region, followed and watched resources, and starts a new epoch.
+  void EndSweep();
   // Where the change reaches resource `r`: while watching_, if no flow is held by it, it has
   // kWatchSpare of its capacity spare, and it is neither followed nor to be followed in this
   // reallocation, watches it instead of following it (header comment, "Watched resources").
