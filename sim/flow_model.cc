@@ -15,9 +15,6 @@ namespace {
 // largest on a resource. Rates come out of sums and divisions of doubles, so exact equality would
 // make the max-min check fail on rounding noise; 1e-9 is far below any modelled effect.
 constexpr double kRelativeEpsilon = 1e-9;
-// A re-solved rate within this relative distance of the old one keeps the old rate and its
-// completion event: rescheduling would change nothing observable.
-constexpr double kRateChangeEpsilon = 1e-12;
 // The sweep's order within a tie: levels that rounding may have split (a departed flow's rate and
 // the rates of the flows it shared a bottleneck with) must follow a resource from the tie before
 // any of its flows is frozen at its old rate there. Departures are followed from their rate less
@@ -37,6 +34,11 @@ constexpr double kWatchSpare = 0.02;
 // On BM_SharedTorus 15.7-16.1 k completions/s, against 14.7-15.4 k with one and 15.7-16.3 k
 // with three or four.
 constexpr int kWatchingSweeps = 2;
+// WatchedFit sums a watched resource's flows where its usage, as a sum of changes, comes within
+// this share of its capacity: far above that sum's rounding (a few 1e-16 of the capacity for each
+// term, kMaxEstimatedCommits commits at most), far below any share a change moves.
+constexpr double kEstimateMargin = 1e-6;
+constexpr uint32_t kMaxEstimatedCommits = 1024;
 
 std::string Describe(double value) {
   std::ostringstream os;
@@ -55,9 +57,10 @@ StatusOr<ResourceId> FlowModel::AddResource(double capacity_bytes_per_s) {
     return Status::InvalidArgument("resource capacity must be finite and > 0 bytes/s (got " +
                                    Describe(capacity_bytes_per_s) + ")");
   }
-  resources_.push_back(Resource{capacity_bytes_per_s, 0, {}});
+  resources_.push_back(Resource{capacity_bytes_per_s, 0, {}, 0});
   tags_.emplace_back();
   resource_dirty_.push_back(0);
+  watched_slot_.push_back(0);
   held_.push_back(0);
   resource_solving_.push_back(0);
   residual_.push_back(0);
@@ -73,7 +76,13 @@ double FlowModel::capacity(ResourceId resource) const {
 
 double FlowModel::usage(ResourceId resource) const {
   PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
-  return resources_[resource.value].usage;
+  return SummedUsage(resource.value);
+}
+
+double FlowModel::SummedUsage(uint32_t r) const {
+  double usage = 0;
+  for (const FlowRef& ref : resources_[r].flows) usage += flows_[ref.flow].rate * ref.weight;
+  return usage;
 }
 
 size_t FlowModel::flow_count(ResourceId resource) const {
@@ -347,7 +356,7 @@ void FlowModel::Complete(uint32_t slot) {
       resource.flows[hop.position] = moved;
       flows_[moved.flow].hops[moved.hop].position = hop.position;
       resource.flows.pop_back();
-      departures_.emplace_back(hop.resource, flow.rate);
+      departures_.push_back(Departure{hop.resource, flow.rate, hop.weight});
       if (flow.bottleneck == hop.resource) --held_[hop.resource];
       if (!tracking_) continue;
       Tags& tags = tags_[hop.resource];
@@ -449,24 +458,41 @@ bool FlowModel::MakeDirty(uint32_t r, double level, bool schedule) {
   return true;
 }
 
-void FlowModel::MarkChanged(uint32_t flow, double level) {
+void FlowModel::MarkChanged(uint32_t flow, double level, double change) {
   if (flow_changed_[flow] == epoch_) return;
   flow_changed_[flow] = epoch_;
   for (const Hop& hop : flows_[flow].hops) {
-    if (!Watch(hop.resource)) MakeDirty(hop.resource, level);
+    if (Watch(hop.resource)) {
+      watched_[watched_slot_[hop.resource]].usage += change * hop.weight;
+    } else {
+      MakeDirty(hop.resource, level);
+    }
+  }
+}
+
+void FlowModel::AddChange(uint32_t flow, double change) {
+  const uint64_t watched = epoch_ | kWatchedMark;
+  for (const Hop& hop : flows_[flow].hops) {
+    if (resource_dirty_[hop.resource] == watched) {
+      watched_[watched_slot_[hop.resource]].usage += change * hop.weight;
+    }
   }
 }
 
 bool FlowModel::Watch(uint32_t r) {
   const uint64_t watched = epoch_ | kWatchedMark;
   if (resource_dirty_[r] == watched) return true;
+  const Resource& resource = resources_[r];
   if (!watching_ || held_[r] != 0 || resource_dirty_[r] == epoch_ ||
-      resources_[r].usage > resources_[r].capacity * (1 - kWatchSpare) ||
+      resource.usage > resource.capacity * (1 - kWatchSpare) ||
       std::find(to_follow_.begin(), to_follow_.end(), r) != to_follow_.end()) {
     return false;
   }
   resource_dirty_[r] = watched;
-  watched_.emplace_back(r, 0.0);
+  watched_slot_[r] = static_cast<uint32_t>(watched_.size());
+  const bool must_sum = resource.estimated_commits >= kMaxEstimatedCommits;
+  watched_.push_back(
+      Watched{r, false, resource.usage, must_sum ? -1 : resource.capacity * (1 - kEstimateMargin)});
   return true;
 }
 
@@ -483,7 +509,11 @@ void FlowModel::Freeze(uint32_t f, double rate, uint32_t bottleneck) {
   }
   const double previous = flow_previous_rate_[f];
   if (std::fabs(rate - previous) > kRateChangeEpsilon * previous || previous == 0) {
-    MarkChanged(f, rate);
+    if (flow_changed_[f] != epoch_) {
+      MarkChanged(f, rate, rate - previous);
+    } else if (previous > 0) {  // An arriving flow (rate 0 before) crosses no watched resource.
+      AddChange(f, rate - previous);
+    }
   }
 }
 
@@ -556,14 +586,18 @@ void FlowModel::EndSweep() {
 
 bool FlowModel::WatchedFit() {
   bool fit = true;
-  for (auto& [r, usage] : watched_) {
-    const Resource& resource = resources_[r];
-    usage = 0;
+  for (Watched& w : watched_) {
+    w.summed = w.usage > w.sum_above;
+    if (!w.summed) continue;
+    const Resource& resource = resources_[w.resource];
+    w.usage = 0;
     double fastest = 0;  // The fastest flow's rate there, times its weight.
     double fastest_rate = 0;
     for (const FlowRef& ref : resource.flows) {
-      const double rate = flows_[ref.flow].rate;
-      usage += rate * ref.weight;
+      const uint32_t g = ref.flow;
+      const double rate =
+          flow_in_set_[g] == epoch_ && KeepsOldRate(g) ? flow_previous_rate_[g] : flows_[g].rate;
+      w.usage += rate * ref.weight;
       if (rate > fastest_rate || (rate == fastest_rate && rate * ref.weight > fastest)) {
         fastest_rate = rate;
         fastest = rate * ref.weight;
@@ -572,9 +606,9 @@ bool FlowModel::WatchedFit() {
     // Over by more than rounding: following it would take the excess from its fastest flows,
     // so no more than kRelativeEpsilon of what the fastest takes there is let pass (a margin
     // relative to the capacity let a flow's rate be off by 1e-5 of itself).
-    if (usage > resource.capacity + kRelativeEpsilon * fastest) {
+    if (w.usage > resource.capacity + kRelativeEpsilon * fastest) {
       fit = false;
-      to_follow_.push_back(r);
+      to_follow_.push_back(w.resource);
     }
   }
   return fit;
@@ -604,7 +638,9 @@ void FlowModel::Sweep() {
     if (unfixed_[r] > 0) PushEvent(FairShare(r), EventKind::kSaturation, r);
   }
   seeded_.clear();
-  for (const auto& [r, level] : departures_) {
+  for (const Departure& departure : departures_) {
+    const uint32_t r = departure.resource;
+    const double level = departure.rate;
     if (resource_dirty_[r] == epoch_) continue;
     if (resources_[r].flows.empty()) {
       // Nothing left to change: followed only for its usage (Commit).
@@ -613,7 +649,11 @@ void FlowModel::Sweep() {
       unfixed_[r] = 0;
       continue;
     }
-    if (!Watch(r)) PushEvent(level * (1 - kRelativeEpsilon), EventKind::kDirty, r);
+    if (Watch(r)) {
+      watched_[watched_slot_[r]].usage -= level * departure.weight;
+    } else {
+      PushEvent(level * (1 - kRelativeEpsilon), EventKind::kDirty, r);
+    }
   }
   while (!events_.empty()) {
     const SweepEvent event = events_.Pop();
@@ -657,7 +697,7 @@ void FlowModel::Sweep() {
         if (b == kBoundBottleneck || (b != kNoBottleneck && resource_dirty_[b] != epoch_)) {
           Freeze(id, old_rate, b);
         } else {
-          MarkChanged(id, old_rate);
+          MarkChanged(id, old_rate, 0);  // Its change counts once it freezes (Freeze).
         }
         break;
       }
@@ -670,16 +710,15 @@ void FlowModel::Sweep() {
 
 void FlowModel::RefreshResource(uint32_t r) {
   Resource& resource = resources_[r];
-  double usage = 0;
-  for (const FlowRef& ref : resource.flows) usage += flows_[ref.flow].rate * ref.weight;
+  const double usage = SummedUsage(r);
   PODSIM_CHECK(usage <= resource.capacity * (1 + kFeasibilitySlack))
       << "resource " << r << " over capacity: " << usage << " > " << resource.capacity;
   resource.usage = usage;
+  resource.estimated_commits = 0;
 }
 
 void FlowModel::Commit() {
   int64_t now_ps = Now().picoseconds();
-  bool kept_rates = false;  // Whether a flow got its old rate back, a little off WatchedFit's.
   for (uint32_t f : region_) {
     Flow& flow = flows_[f];
     PODSIM_CHECK(flow_fixed_[f] == epoch_) << "flow slot " << f << " left unfrozen";
@@ -688,10 +727,8 @@ void FlowModel::Commit() {
       if (was < resources_.size()) --held_[was];
       if (flow.bottleneck < resources_.size()) ++held_[flow.bottleneck];
     }
-    double previous = flow_previous_rate_[f];
-    bool first_allocation = !flow.completion.valid();
-    if (!first_allocation && std::fabs(flow.rate - previous) <= kRateChangeEpsilon * previous) {
-      kept_rates |= flow.rate != previous;
+    const double previous = flow_previous_rate_[f];
+    if (KeepsOldRate(f)) {
       flow.rate = previous;
       continue;
     }
@@ -706,21 +743,20 @@ void FlowModel::Commit() {
   // Usage must match the committed rates whether or not anyone observes it: every changed
   // flow's resources are dirty.
   for (uint32_t r : dirty_) RefreshResource(r);
-  for (const auto& [r, usage] : watched_) {
-    if (kept_rates) {
-      RefreshResource(r);
-    } else {
-      resources_[r].usage = usage;  // WatchedFit's sum, of the same rates.
-    }
+  for (const Watched& w : watched_) {
+    Resource& resource = resources_[w.resource];
+    resource.usage = w.usage;  // WatchedFit's, at the same rates.
+    resource.estimated_commits = w.summed ? 0 : resource.estimated_commits + 1;
   }
   if (!usage_observers_.empty()) {
-    auto report = [this](uint32_t r) {
+    // Observers get the sum over each resource's flows, whichever way its usage was kept.
+    auto report = [this](uint32_t r, double usage) {
       for (FlowObserver* observer : usage_observers_) {
-        observer->OnResourceUsageChanged(Now(), ResourceId{r}, resources_[r].usage);
+        observer->OnResourceUsageChanged(Now(), ResourceId{r}, usage);
       }
     };
-    for (uint32_t r : dirty_) report(r);
-    for (const auto& [r, usage] : watched_) report(r);
+    for (uint32_t r : dirty_) report(r, resources_[r].usage);
+    for (const Watched& w : watched_) report(w.resource, SummedUsage(w.resource));
   }
 }
 

@@ -53,8 +53,10 @@
 //     BM_SharedTorus 87% of those the sweep followed, and 67% of the flows it added to regions
 //     came through them.
 //   * Cost. The work is that of the resources followed (each scan reads every flow on it) and
-//     the flows in the region, each event a heap operation, plus a sum over each watched
-//     resource's flows; idle resources and unreached flows cost nothing. Arriving flows alone on
+//     the flows in the region, each event a heap operation; a watched resource's usage is kept
+//     as its last usage plus the changes of the flows crossing it, read from their hops as they
+//     freeze, so its flows are not read (but where that sum comes within 1e-6 of its capacity);
+//     idle resources and unreached flows cost nothing. Arriving flows alone on
 //     every resource they cross, or sharing them only with flows on the very same route (a ring
 //     step's, a pipeline's pieces), are frozen at once, without events; a departure that leaves a
 //     resource empty is not followed.
@@ -85,6 +87,7 @@
 #define PODSIM_SIM_FLOW_MODEL_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -254,8 +257,12 @@ class FlowModel {
   };
   struct Resource {
     double capacity;
-    double usage = 0;  // Sum of active flow rates times their weights.
+    // Sum of active flow rates times their weights as of the last commit (for a resource last
+    // watched, kept as a sum of changes: WatchedFit).
+    double usage = 0;
     std::vector<FlowRef> flows;
+    // The commits in a row that set `usage` from a sum of changes.
+    uint32_t estimated_commits = 0;
   };
   // A resource's owners, classes and hold (header comment), apart from the state the solver
   // reads, which they would spread over more cache lines.
@@ -298,9 +305,23 @@ class FlowModel {
   // reallocation, watches it instead of following it (header comment, "Watched resources").
   // Returns whether it is watched.
   bool Watch(uint32_t r);
-  // Sums the watched resources' usage at the new rates; those over capacity are to be
-  // followed. Returns whether none is.
+  // The watched resources' usage at the rates Commit will commit; those over capacity are to be
+  // followed. Returns whether none is. The sweep keeps a watched resource's usage as it goes:
+  // its usage as of the last commit, less its departed flows, plus the change of each flow that
+  // crosses it and freezes at a new rate (MarkChanged, AddChange), so that no watched resource's
+  // flows are read. That sum is exact but for rounding; where it comes within kEstimateMargin of
+  // the capacity, or the resource's usage has been such a sum kMaxEstimatedCommits times in a
+  // row, its flows are summed instead (and the margin checked as the header comment states).
   bool WatchedFit();
+  // A region flow whose new rate is within kRateChangeEpsilon of its old one keeps the old one
+  // and its completion event (Commit).
+  bool KeepsOldRate(uint32_t f) const {
+    const double previous = flow_previous_rate_[f];
+    return flows_[f].completion.valid() &&
+           std::fabs(flows_[f].rate - previous) <= kRateChangeEpsilon * previous;
+  }
+  // The sum of the rates of the flows on `r`, each times its weight.
+  double SummedUsage(uint32_t r) const;
   // Adds `flow` to the sweep's region, unfrozen, its rate so far kept as the previous one;
   // followed resources other than `scanned` (the one whose scan adds it, if any) that counted it
   // at its rate count it as unfrozen instead.
@@ -309,8 +330,13 @@ class FlowModel {
   // their rates, the others join the region (an event at each one's old rate), and, with
   // `schedule`, its saturation is scheduled. Returns false (a no-op) if it was followed already.
   bool MakeDirty(uint32_t r, double level, bool schedule = true);
-  // The rate of `flow` changes: every resource it crosses is followed from `level` on.
-  void MarkChanged(uint32_t flow, double level);
+  // The rate of `flow` changes: every resource it crosses is followed from `level` on, or
+  // watched; a watched one's usage takes `change` (the flow's new rate less its old one, once
+  // frozen; else 0) times the flow's weight there.
+  void MarkChanged(uint32_t flow, double level, double change);
+  // A flow marked changed before it froze (at its old rate) froze at a rate `change` off its old
+  // one: the usage of the resources it crosses that are watched takes that change.
+  void AddChange(uint32_t flow, double change);
   // Freezes arriving flow `f` and the unfrozen flows that take its route with its weights and
   // bound, if no other unfrozen flow crosses any of its resources (all followed): they get the
   // smallest share on the route, or the bound. Otherwise does nothing.
@@ -376,7 +402,12 @@ class FlowModel {
   // The changes since the last reallocation: flows that became active, and the resources flows
   // left with the rate each had.
   std::vector<uint32_t> arrivals_;
-  std::vector<std::pair<uint32_t, double>> departures_;
+  struct Departure {
+    uint32_t resource;
+    double rate;    // The departed flow's.
+    double weight;  // Its weight on `resource`.
+  };
+  std::vector<Departure> departures_;
 
   // Scratch state of one sweep. Membership is an epoch stamp, so clearing is O(1) and no work is
   // proportional to the number of idle flows or resources.
@@ -401,8 +432,17 @@ class FlowModel {
   std::vector<uint32_t> unfixed_;       // Followed resource: its unfrozen region flows.
   std::vector<double> unfixed_weight_;  // Their weights' sum.
   std::vector<uint32_t> region_;
-  std::vector<std::pair<uint32_t, double>> watched_;  // And their usage once WatchedFit sums it.
-  bool watching_ = true;                              // Whether the sweep may watch resources.
+  struct Watched {
+    uint32_t resource;
+    bool summed = false;  // Whether WatchedFit summed its flows (else: usage is a sum of changes).
+    double usage;         // At the rates frozen so far (WatchedFit).
+    // Usage above which WatchedFit sums its flows (kEstimateMargin below the capacity), or -1
+    // once its usage has been a sum of changes kMaxEstimatedCommits times in a row.
+    double sum_above;
+  };
+  std::vector<Watched> watched_;
+  std::vector<uint32_t> watched_slot_;  // Per resource: its index in watched_ while watched.
+  bool watching_ = true;                // Whether the sweep may watch resources.
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> seeded_;  // Resources the arrivals made dirty, not yet scheduled.
   std::vector<uint32_t> bundle_;  // FreezeIsolated's flows.
@@ -417,6 +457,9 @@ class FlowModel {
     events_.Push(level, static_cast<uint32_t>(kind), id);
   }
   SweepQueue events_;
+  // A re-solved rate within this relative distance of the old one keeps the old rate and its
+  // completion event: rescheduling would change nothing observable.
+  static constexpr double kRateChangeEpsilon = 1e-12;
   static constexpr uint32_t kNoBottleneck = UINT32_MAX;
   static constexpr uint32_t kBoundBottleneck = UINT32_MAX - 1;
 };
