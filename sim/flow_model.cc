@@ -79,6 +79,11 @@ double FlowModel::usage(ResourceId resource) const {
   return SummedUsage(resource.value);
 }
 
+double FlowModel::kept_usage(ResourceId resource) const {
+  PODSIM_CHECK(resource.value < resources_.size()) << "unknown resource " << resource.value;
+  return resources_[resource.value].usage;
+}
+
 double FlowModel::SummedUsage(uint32_t r) const {
   double usage = 0;
   for (const FlowRef& ref : resources_[r].flows) usage += flows_[ref.flow].rate * ref.weight;
@@ -491,8 +496,9 @@ bool FlowModel::Watch(uint32_t r) {
   resource_dirty_[r] = watched;
   watched_slot_[r] = static_cast<uint32_t>(watched_.size());
   const bool must_sum = resource.estimated_commits >= kMaxEstimatedCommits;
-  watched_.push_back(
-      Watched{r, false, resource.usage, must_sum ? -1 : resource.capacity * (1 - kEstimateMargin)});
+  watched_.push_back(Watched{r, false, resource.usage,
+                             must_sum ? -std::numeric_limits<double>::infinity()
+                                      : resource.capacity * (1 - kEstimateMargin)});
   return true;
 }
 
@@ -741,7 +747,7 @@ void FlowModel::Commit() {
       observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
   }
   // Usage must match the committed rates whether or not anyone observes it: every changed
-  // flow's resources are dirty.
+  // flow's resources are followed (summed here) or watched (a sum of changes, to rounding).
   for (uint32_t r : dirty_) RefreshResource(r);
   for (const Watched& w : watched_) {
     Resource& resource = resources_[w.resource];

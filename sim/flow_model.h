@@ -55,8 +55,11 @@
 //   * Cost. The work is that of the resources followed (each scan reads every flow on it) and
 //     the flows in the region, each event a heap operation; a watched resource's usage is kept
 //     as its last usage plus the changes of the flows crossing it, read from their hops as they
-//     freeze, so its flows are not read (but where that sum comes within 1e-6 of its capacity);
-//     idle resources and unreached flows cost nothing. Arriving flows alone on
+//     freeze, so its flows are not read (but where that sum comes within 1e-6 of its capacity,
+//     and after 1,024 commits in a row from such sums, so that rounding cannot accumulate; it
+//     differs from the flows' sum by rounding, which may decide where a resource at exactly
+//     98% of its capacity is watched: another path to the same max-min rates); idle resources
+//     and unreached flows cost nothing. Arriving flows alone on
 //     every resource they cross, or sharing them only with flows on the very same route (a ring
 //     step's, a pipeline's pieces), are frozen at once, without events; a departure that leaves a
 //     resource empty is not followed.
@@ -139,6 +142,10 @@ class FlowModel {
   double capacity(ResourceId resource) const;
   // Sum of the rates of the active flows crossing `resource`, each times its weight, in bytes/s.
   double usage(ResourceId resource) const;
+  // The usage the model keeps for `resource` as of its last reallocation, from which it decides
+  // what to watch (for a resource last watched, a sum of changes: "Watched resources" above); it
+  // equals usage() to rounding once the reallocation due at a change has run.
+  double kept_usage(ResourceId resource) const;
   // Number of active flows crossing `resource`.
   size_t flow_count(ResourceId resource) const;
 
@@ -436,8 +443,8 @@ class FlowModel {
     uint32_t resource;
     bool summed = false;  // Whether WatchedFit summed its flows (else: usage is a sum of changes).
     double usage;         // At the rates frozen so far (WatchedFit).
-    // Usage above which WatchedFit sums its flows (kEstimateMargin below the capacity), or -1
-    // once its usage has been a sum of changes kMaxEstimatedCommits times in a row.
+    // Usage above which WatchedFit sums its flows (kEstimateMargin below the capacity), or
+    // -infinity once its usage has been a sum of changes kMaxEstimatedCommits times in a row.
     double sum_above;
   };
   std::vector<Watched> watched_;

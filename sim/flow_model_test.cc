@@ -552,6 +552,13 @@ void CheckRandomBursts(uint32_t seed, bool near_ties, uint64_t* repeated_sweeps 
       if (model.exists(live[i].id) && active_at[i] <= engine.now()) active.push_back(live[i]);
     }
     ExpectMaxMinFair(model, active);
+    // The usage the model keeps (for watched resources a sum of changes) is the flows' sum.
+    for (uint32_t r = 0; r < kResources; ++r) {
+      const ResourceId resource{r};
+      EXPECT_NEAR(model.kept_usage(resource), model.usage(resource),
+                  1e-12 * model.capacity(resource))
+          << "resource " << r << " at step " << step;
+    }
     const std::vector<double> reference = ScratchMaxMin(model, active);
     for (size_t i = 0; i < active.size(); ++i) {
       EXPECT_NEAR(model.rate(active[i].id), reference[i], (near_ties ? 1e-7 : 1e-8) * reference[i])
