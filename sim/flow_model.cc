@@ -417,7 +417,9 @@ void FlowModel::Join(uint32_t flow, uint32_t scanned) {
   if (std::isfinite(joining.bound)) PushEvent(joining.bound, EventKind::kBound, flow);
   // A resource followed already counted the flow at its rate, as slower than the level it was
   // followed from: the level a tie's rounding puts a little above the one the flow joins at now
-  // (a flow's old-rate event runs after its level). It now counts the flow as unfrozen.
+  // (a flow's old-rate event runs after its level). It now counts the flow as unfrozen. No
+  // resource did unless one was followed from a level above the flow's rate.
+  if (!(joining.rate < highest_followed_level_ * (1 - kRelativeEpsilon))) return;
   for (const Hop& hop : joining.hops) {
     const uint32_t r = hop.resource;
     if (r == scanned || resource_dirty_[r] != epoch_) continue;
@@ -432,6 +434,7 @@ bool FlowModel::MakeDirty(uint32_t r, double level, bool schedule) {
   if (resource_dirty_[r] == epoch_) return false;
   resource_dirty_[r] = epoch_;
   dirty_.push_back(r);
+  highest_followed_level_ = std::max(highest_followed_level_, level);
   const Resource& resource = resources_[r];
   double residual = resource.capacity;
   uint32_t unfrozen = 0;
@@ -584,6 +587,7 @@ void FlowModel::Reallocate() {
 }
 
 void FlowModel::EndSweep() {
+  highest_followed_level_ = 0;
   region_.clear();
   dirty_.clear();
   watched_.clear();

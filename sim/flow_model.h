@@ -439,6 +439,9 @@ class FlowModel {
   std::vector<uint32_t> unfixed_;       // Followed resource: its unfrozen region flows.
   std::vector<double> unfixed_weight_;  // Their weights' sum.
   std::vector<uint32_t> region_;
+  // The highest level a resource has been followed from in this sweep (MakeDirty); a flow at
+  // least that fast was counted as slower by none (Join).
+  double highest_followed_level_ = 0;
   struct Watched {
     uint32_t resource;
     bool summed = false;  // Whether WatchedFit summed its flows (else: usage is a sum of changes).
