@@ -9,6 +9,7 @@
 #include "interop/chakra_export.h"
 #include "interop/chakra_file.h"
 #include "interop/comm_groups.h"
+#include "sim/atomic_file.h"
 #include "workloads/compute_model.h"
 
 namespace podsim::cli {
@@ -40,6 +41,10 @@ void AddWriteChakraFlag(CLI::App* sub, std::string* prefix) {
   sub->add_option("--write-chakra", *prefix,
                   "Write the step as a Chakra execution trace for ASTRA-sim: PREFIX.<rank>.et for "
                   "every chip and PREFIX.comm_groups.json (docs/chakra.md)");
+}
+
+sim::Status CheckWriteChakra(const std::string& prefix) {
+  return sim::CheckCreatable(GroupsFile(prefix)).WithContext("--write-chakra");
 }
 
 sim::StatusOr<std::string> WriteChakraFiles(const std::string& prefix,

@@ -28,6 +28,10 @@ sim::StatusOr<std::string> WriteChakraFiles(const std::string& prefix,
                                             const topology::System& system,
                                             const schedule::Schedule& schedule);
 
+// --write-chakra checked before anything runs: the IoError, naming --write-chakra, of a folder
+// where PREFIX's files cannot be created (sim::CheckCreatable).
+sim::Status CheckWriteChakra(const std::string& prefix);
+
 // The flags of `podsim replay --chakra PREFIX`.
 struct ChakraReplayFlags {
   std::string prefix;

@@ -429,6 +429,13 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   InferenceOptions options = in.options;
   options.batch = in.batches.front();
   workloads::StepOptions step_options;
+  // The files written after the run are checked now, so that one that cannot be written does not
+  // fail the command after others were (the trace's is created below, before the run).
+  if (outputs.has_write_chakra()) {
+    PODSIM_RETURN_IF_ERROR(FieldError(CheckWriteChakra(outputs.write_chakra()), source,
+                                      "--write-chakra", "outputs.write_chakra"));
+  }
+  if (outputs.has_report()) PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
   std::unique_ptr<StepTraceFile> trace;
   if (outputs.has_trace()) {
     PODSIM_ASSIGN_OR_RETURN(trace, OpenTrace(in, options, outputs, source));
@@ -437,7 +444,6 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
   }
   std::unique_ptr<StepReportFile> report;
   if (outputs.has_report()) {
-    PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
     report = std::make_unique<StepReportFile>(&in.system);
     report->Attach(&step_options);
   }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/run_command.h"
+#include "sim/atomic_file.h"
 
 namespace podsim::cli {
 
@@ -12,8 +13,9 @@ void AddReportFlag(CLI::App* sub, std::string* report) {
 }
 
 sim::Status CheckReportFlag(const std::string& path, const scenario::SourceMap& source) {
-  return FieldError(reports::CheckReportPath(path).WithContext("--report"), source, "--report",
-                    "outputs.report");
+  sim::Status status = reports::CheckReportPath(path);
+  if (status.ok()) status = sim::CheckCreatable(path);
+  return FieldError(status.WithContext("--report"), source, "--report", "outputs.report");
 }
 
 sim::Status WriteReportFile(const std::string& path, const reports::Report& report,

@@ -25,7 +25,8 @@ namespace podsim::cli {
 void AddReportFlag(CLI::App* sub, std::string* report);
 
 // outputs.report checked before anything runs: InvalidArgument naming --report (or the scenario
-// field) unless it ends in .html or .htm.
+// field) unless it ends in .html or .htm, and the IoError of a file that cannot be created there
+// (sim::CheckCreatable).
 sim::Status CheckReportFlag(const std::string& path, const scenario::SourceMap& source);
 
 // Writes the report; an error names --report (or the scenario field).

@@ -25,6 +25,7 @@
 #include "cli/training_flags.h"
 #include "cli/validation_line.h"
 #include "scenario/scenario_build.h"
+#include "sim/atomic_file.h"
 #include "topology/names.h"
 #include "topology/system.h"
 #include "workloads/precision.h"
@@ -278,6 +279,18 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   workloads::StepOptions step_options =
       StepOptionsOf(train.every_chip(), train.flows(), train.exact(), io);
   step_options.time_layers = outputs.layer_times();
+  // Every file written after the run is checked now, so that one that cannot be written does not
+  // fail the command after others were (the trace's is created below, before the run).
+  if (outputs.has_write_schedule()) {
+    PODSIM_RETURN_IF_ERROR(
+        FieldError(sim::CheckCreatable(outputs.write_schedule()).WithContext("--write-schedule"),
+                   source, "--write-schedule", "outputs.write_schedule"));
+  }
+  if (outputs.has_write_chakra()) {
+    PODSIM_RETURN_IF_ERROR(FieldError(CheckWriteChakra(outputs.write_chakra()), source,
+                                      "--write-chakra", "outputs.write_chakra"));
+  }
+  if (outputs.has_report()) PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
   std::unique_ptr<StepTraceFile> trace;
   if (outputs.has_trace()) {
     // The trace needs the schedule before the run; SimulateTraining builds the same one.
@@ -293,7 +306,6 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   }
   std::unique_ptr<StepReportFile> report;
   if (outputs.has_report()) {
-    PODSIM_RETURN_IF_ERROR(CheckReportFlag(outputs.report(), source));
     report = std::make_unique<StepReportFile>(&system);
     report->Attach(&step_options);
   }
@@ -574,6 +586,7 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   const topology::System& system = *chakra_system;
   workloads::StepOptions step_options =
       StepOptionsOf(flags.every_chip, flags.flows, flags.exact, io);
+  if (!flags.write_chakra.empty()) PODSIM_RETURN_IF_ERROR(CheckWriteChakra(flags.write_chakra));
   std::unique_ptr<StepTraceFile> trace;
   if (!flags.trace.empty()) {
     PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,

@@ -147,6 +147,14 @@ StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& requ
   return file;
 }
 
+Status CheckCreatable(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+    return Status::Ok();  // Written in place (Create).
+  }
+  return AtomicFile::Create(path).status();  // Its temporary goes with it.
+}
+
 AtomicFile::AtomicFile(std::string path, std::string temp_path, int slot)
     : path_(std::move(path)), temp_path_(std::move(temp_path)), slot_(slot) {
   if (slot_ >= 0) stream_.open(temp_path_, std::ios::binary | std::ios::trunc);

@@ -56,6 +56,12 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// The IoError Create(path) would give (a folder, or a folder that is missing or not writable),
+// or Ok, leaving nothing behind: for a command to check every output it will write before it
+// runs, so that one it cannot write does not fail after others were written. A device or pipe
+// target is not opened.
+Status CheckCreatable(const std::string& path);
+
 // Writes `data` to `path` through an AtomicFile.
 Status WriteFileAtomically(const std::string& path, const std::string& data);
 

@@ -148,5 +148,32 @@ TEST_F(Issue16Test, OutputsMustBeTwoFilesAndFlagsGivenOnce) {
   EXPECT_EQ(Podsim(With(train, {"--seq", "4096"})).code, 2);
 }
 
+// A fuzzing campaign of 2026-12-07 (tools/fuzz_commands.py --seed 4107, input 549): a trace
+// written whole, then a schedule file in a missing folder, left the trace behind after exit 1.
+// Every output is now checked before the run, so none is written when one cannot be.
+TEST_F(Issue16Test, NoOutputIsWrittenWhenAnotherCannotBe) {
+  const std::vector<std::string> train = {"train",     "--system", "h100:8", "--model",
+                                          "llama3-8b", "--layout", "tp=8",   "--batch-tokens",
+                                          "32Ki",      "--seq",    "4096"};
+  const std::string missing = Path("missing") + "/";
+  ExpectOneError(With(train, {"--trace", Path("step.json"), "--write-schedule", missing + "s.pb"}),
+                 "--write-schedule: " + missing + "s.pb: cannot create a file in " + missing);
+  ExpectOneError(With(train, {"--trace", Path("step.json"), "--write-schedule", Path("s.pb"),
+                              "--write-chakra", missing + "et"}),
+                 "--write-chakra: " + missing + "et.comm_groups.json: cannot create a file in");
+  ExpectOneError(With(train, {"--write-schedule", Path("s.pb"), "--report", missing + "r.html"}),
+                 "--report: " + missing + "r.html: cannot create a file in");
+  const std::vector<std::string> infer = {
+      "infer",   "--system", "h100:8",  "--model", "llama3-8b", "--layout", "tp=8",
+      "--phase", "decode",   "--batch", "8",       "--context", "1024"};
+  ExpectOneError(With(infer, {"--trace", Path("d.json"), "--report", Path("r")}),
+                 "must end in .html");
+  ExpectOneError(With(infer, {"--trace", Path("d.json"), "--write-chakra", missing + "et"}),
+                 "--write-chakra: " + missing + "et.comm_groups.json: cannot create a file in");
+  std::filesystem::create_directory(Path("folder.html"));
+  ExpectOneError(With(infer, {"--trace", Path("d.json"), "--report", Path("folder.html")}),
+                 "--report: " + Path("folder.html") + ": is a folder, not a file", {"folder.html"});
+}
+
 }  // namespace
 }  // namespace podsim::testing
