@@ -470,6 +470,7 @@ void FlowModel::MarkChanged(uint32_t flow, double level, double change) {
   if (flow_changed_[flow] == epoch_) return;
   flow_changed_[flow] = epoch_;
   for (const Hop& hop : flows_[flow].hops) {
+    if (resource_dirty_[hop.resource] == epoch_) continue;  // Followed already.
     if (Watch(hop.resource)) {
       watched_[watched_slot_[hop.resource]].usage += change * hop.weight;
     } else {
