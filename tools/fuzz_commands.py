@@ -966,6 +966,9 @@ def run_case(binary: str, case: Case, timeout: float, memory_mb: int, file_mb: i
 
 INF_NAN = re.compile(rb"(?<![A-Za-z0-9_])[-+]?(?:inf(?:inity)?|nan)(?![A-Za-z0-9_])|\$inf",
                      re.I)
+# A double-quoted string on stdout is text podsim echoes (a scenario's description under
+# --dump-scenario, a JSON string), not a number it printed: the inf/nan check skips it.
+QUOTED = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -1081,7 +1084,7 @@ def classify(case: Case, res: Result) -> tuple[str, list[tuple[str, str]]]:
             problem = one_json_object(res.stdout)
             if problem:
                 failures.append(("bad-json", problem))
-        m = INF_NAN.search(res.stdout)
+        m = INF_NAN.search(QUOTED.sub(b'""', res.stdout))
         if m:
             failures.append(("inf-nan-output", f"stdout shows {m.group().decode('latin-1')!r}"))
         for name in case.links:

@@ -41,6 +41,8 @@ if mode == "nan-json": print('{"time_s": NaN}'); sys.exit(0)
 if mode == "list-json": print('[1, 2]'); sys.exit(0)
 if mode == "inf": print("cost $inf per million tokens"); sys.exit(0)
 if mode == "nan": print("MFU nan %"); sys.exit(0)
+if mode == "quoted-inf": print('description: "ring:-inf, \\"nan\\" inside"'); sys.exit(0)
+if mode == "quoted-then-inf": print('name: "x"\ntime inf s'); sys.exit(0)
 if mode == "inference": print("inference step 1.0 s, info"); sys.exit(0)
 if mode == "error": fail()
 if mode == "usage": err.write("Usage: podsim ...\nRun with --help\n"); sys.exit(2)
@@ -161,6 +163,9 @@ class FuzzCommandsTest(unittest.TestCase):
     def test_inf_nan(self):
         self.assertClass("inf-nan-output", "inf")
         self.assertClass("inf-nan-output", "nan")
+        # Echoed text in double quotes (a description under --dump-scenario) is not a number.
+        self.assertEqual(self.assertClass("ok", "quoted-inf"), ["ok"])
+        self.assertClass("inf-nan-output", "quoted-then-inf")
 
     def test_leftovers(self):
         self.assertClass("leftover-temp", "tmp-left")
