@@ -395,6 +395,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     PODSIM_RETURN_IF_ERROR(WriteReportFile(
         outputs.report(), report->Build(input, result.schedule, result.step), source));
   }
+  // The options as the step ran them (the framework's choices under this layout).
+  const workloads::OpOptions laid_out = workloads::WithLayoutDefaults(options, layout);
   if (outputs.json()) {
     nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
     for (const auto& [name, seconds] : result.breakdown) breakdown[name] = seconds;
@@ -425,7 +427,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
                              {"framework", workloads::FrameworkName(options.framework)},
                              {"kernels", workloads::KernelLibraryName(options.kernels)},
-                             {"reshard_after_forward", options.fsdp_reshard_after_forward},
+                             {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
+                             {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch},
                              {"fp8_all_gather", options.fp8_all_gather},
                              {"fp8_dispatch", options.fp8_dispatch},
                              {"loss", workloads::LossKernelName(options.loss)},
@@ -461,6 +464,11 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (options.framework != workloads::Framework::kBook) {
     io.out << "framework   " << workloads::FrameworkName(options.framework)
            << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
+    if (laid_out.fsdp_sync_last_microbatch && layout.fsdp > 1) {
+      io.out << "            with pp, FSDP2 as pipelining runs it: gathered weights kept from "
+                "forward to backward, gradients accumulated unsharded in fp32 and reduced in "
+                "the last microbatch\n";
+    }
   }
   if (options.kernels == workloads::KernelLibrary::kEager) {
     io.out << "kernels     eager: norms, rotary and SwiGLU as PyTorch eager's separate "

@@ -297,6 +297,12 @@ constexpr double kG6FoldingContextRowGuard = 0.40;
 // torchtitan on 64 A100s: mean 17.6%, worst 24.8% (Llama 2 70B at local batch 1) on 2026-12-05,
 // every row too fast, as V1's and V3's Megatron rows of 2021-22 are; a guard, not a target.
 constexpr double kG62A100RowGuard = 0.27;
+// torchtitan's 2D-4D rows (T4-T6) on 2026-12-07: every step too fast, mean 16.4%, worst 30.0%
+// (the 256K row: the CP rows' sequence scaling), AsyncTP 10.8% (podsim hides tp's traffic as
+// Transformer Engine's userbuffers do, and gains 14% where torchtitan measured 5.4%); memory all
+// under, worst 26.8% (T4, one microbatch of 16 sequences). Guards, not targets.
+constexpr double kG62MultiDimRowGuard = 0.33;
+constexpr double kG62MultiDimMemoryRowGuard = 0.30;
 constexpr double kG63RowGuard = 0.46;  // Worst 43.4%, the B200 row (BLOOM -23%, H200 -23%).
 // Megatron-Bridge 25.11: worst 70.7% (Qwen3-30B-A3B on 8 B200s); the dense H100 rows are +2.4% and
 // +0.3%, the MoE rows -43% to -71%. Raised from 0.70 on 2026-12-05 when Transformer Engine's
@@ -1011,6 +1017,91 @@ TEST(TrainingValidationTest, G62TorchtitanA100) {
   const TrainingResult oom =
       Train("a100:64", *llama2_70b, "fsdp=64", 2 * kGpus, torchtitan_a100_options("op"), {}, 4096);
   EXPECT_GT(oom.memory.total_bytes, oom.memory.hbm_bytes);
+}
+
+// --- G6.2 T4, T5 and T6: torchtitan's Llama 3.1 70B and 405B in 2D, 3D and 4D on 256 and 512
+// H100s (calibration.md G6.2; pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md,
+// December 2024) ---------------------------------------------------------------------------------
+// The Grand Teton H100s of the T1-T3 rows above (kGrandTetonH100; 400 Gb/s per GPU between
+// hosts: podsim's h100 preset), torch.compile (fused kernels, the loss uncompiled: --loss
+// upcast), Float8 linear layers (--fp8), SDPA's flash backend (--attention fa2), full activation
+// checkpointing and sequence parallelism with every TP (torchtitan's plan). T4: Llama 3.1 70B on
+// 256 GPUs, FSDP 32 x TP 8, local batch 16 (global 512) at seq 8192, without and with AsyncTP
+// (torchtitan's micro-pipelined all-gather matmul and matmul reduce-scatter: --tp-comm-overlap).
+// T5: Llama 3.1 405B on 512 GPUs, FSDP 8 x TP 8 x PP 8, local batch 32 (global 256), AsyncTP,
+// 1F1B; the pipeline's microbatches are not stated and run at torchtitan's default of that time,
+// the pipeline degree (pipelining_utils.py: pipeline_parallel_microbatches or the pp degree), 8.
+// T6: the same with CP, local batch 8 at 32K to 256K: FSDP x CP = 8 runs as fsdp=8 with each
+// sequence on cp chips, as the CP rows above do. Under pp, torchtitan runs FSDP2 as pipelining
+// does (framework.h): the gathered weights kept to the backward, the gradients accumulated in
+// fp32 and reduced in the last microbatch. Measured: TPS/GPU, torchtitan's tokens of a
+// data-parallel rank over the step time and its non-data-parallel GPUs, so the step time is
+// the step's tokens / (GPUs x TPS/GPU); and the peak memory per GPU (max reserved, the largest
+// over the pipeline's ranks). Not a row: T5's interleaved 1F1B (128 TPS/GPU), whose default
+// split (2 stages a rank, torchtitan's generate_split_points) puts 126 layers unevenly over 16
+// virtual stages, which podsim's layout refuses.
+TEST(TrainingValidationTest, G62TorchtitanMultiDimensional) {
+  struct Row {
+    const char* name;
+    const char* model;
+    int gpus;
+    const char* layout;
+    int64_t sequences, seq;
+    bool async_tp;
+    double tokens_per_s_per_gpu;
+    double memory_gib;
+  };
+  ErrorSummary summary("G6.2 torchtitan 2D-4D"), memory("G6.2 torchtitan 2D-4D memory");
+  constexpr const char* k3d = "fsdp=8,tp=8,sp=1,pp=8,microbatches=8";
+  for (const Row& r :
+       {Row{"T4 70B 2D", "llama3-70b", 256, "fsdp=32,tp=8,sp=1", 512, 8192, false, 829, 71.9},
+        Row{"T4 70B 2D AsyncTP", "llama3-70b", 256, "fsdp=32,tp=8,sp=1", 512, 8192, true, 876,
+            67.6},
+        Row{"T5 405B 3D 1F1B", "llama3-405b", 512, k3d, 256, 8192, true, 100, 82.5},
+        Row{"T6 405B 4D 32K", "llama3-405b", 512, k3d, 64, 32768, true, 76, 75.3},
+        Row{"T6 405B 4D 64K", "llama3-405b", 512, k3d, 32, 65536, true, 47, 75.9},
+        Row{"T6 405B 4D 128K", "llama3-405b", 512, k3d, 16, 131072, true, 31, 77.1},
+        Row{"T6 405B 4D 256K", "llama3-405b", 512, k3d, 8, 262144, true, 16, 84.9}}) {
+    sim::StatusOr<ModelSpec> model = ParseModel(r.model);
+    ASSERT_TRUE(model.ok()) << model.status();
+    OpOptions options = FrameworkOptions(Framework::kTorchtitan);
+    options.kernels = KernelLibrary::kFused;
+    options.recompute = RecomputePolicy::kFull;
+    options.fp8 = true;
+    options.attention = AttentionKernel::kFlash2;
+    options.tp_comm_overlap = r.async_tp;
+    const std::string system = "h100:" + std::to_string(r.gpus) + kGrandTetonH100;
+    const TrainingResult result = Train(system, *model, r.layout, r.sequences, options, {}, r.seq);
+    const double tokens = static_cast<double>(r.sequences * r.seq);
+    const double measured = tokens / (r.gpus * r.tokens_per_s_per_gpu);
+    char what[240];
+    std::snprintf(what, sizeof what,
+                  "step time on %s, torchtitan %s, %lld x %lld tokens, full checkpointing, "
+                  "compile, Float8%s (published %.0f TPS/GPU)",
+                  system.c_str(), r.layout, static_cast<long long>(r.sequences),
+                  static_cast<long long>(r.seq), r.async_tp ? ", AsyncTP" : "",
+                  r.tokens_per_s_per_gpu);
+    char note[400];
+    std::snprintf(note, sizeof note,
+                  "compute %.0f%% of the step, bubble and idle %.0f%%, exposed tp %.0f%%, cp "
+                  "%.0f%%, fsdp %.0f%%; the Grand Teton H100's 500 W limit is not modelled",
+                  SharePercent(result, "compute"),
+                  SharePercent(result, "bubble") + SharePercent(result, "idle"),
+                  SharePercent(result, "exposed_tp"), SharePercent(result, "exposed_cp"),
+                  SharePercent(result, "exposed_fsdp"));
+    const std::string command = TrainCommand(system, *model, r.layout, r.sequences, options, r.seq);
+    const std::string id = std::string("G6.2 torchtitan ") + r.name;
+    RecordSourceRow(summary, id, what, result.step_time_s, measured, "hopper", command, note);
+    RecordMeasuredMemory(memory, id + " memory",
+                         "peak memory per GPU on " + system + ", torchtitan " + r.layout +
+                             " (published, max reserved over the ranks)",
+                         result.memory.total_bytes, r.memory_gib, "hopper", command,
+                         kTorchtitanMemoryNote);
+  }
+  summary.Print();
+  memory.Print();
+  EXPECT_LE(summary.Worst(), kG62MultiDimRowGuard);
+  EXPECT_LE(memory.Worst(), kG62MultiDimMemoryRowGuard);
 }
 
 // --- Megatron-Bridge's performance summary, 25.11 NeMo container (NVIDIA-NeMo/Megatron-Bridge

@@ -211,6 +211,11 @@ run cannot be set up without guessing what it ran:
   different benchmark results").
 - **G6.3**'s H200 and B200 sequence sweep (8K to 256K): ZeRO-3 with CPU offload, which podsim
   does not model (its right-sized 8K runs are rows).
+- **G6.2**'s T5 with the interleaved 1F1B schedule (Llama 3.1 405B, 128 TPS/GPU): torchtitan's
+  default split (two stages a rank, `generate_split_points`) puts 126 layers unevenly over 16
+  virtual stages, which podsim's layout refuses (virtual stages of equal layers only); and the
+  405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting and H100 part
+  the table does not state.
 - **G6.4**'s Parallel Folding Qwen2-57B-A14B and Megatron-Core MoE GB200/GB300 figures, and
   AXLearn's iteration times: the per-row configurations are not in the pack.
 """

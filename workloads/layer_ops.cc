@@ -602,6 +602,15 @@ OpOptions FrameworkOptions(Framework framework) {
   return options;
 }
 
+OpOptions WithLayoutDefaults(const OpOptions& options, const Layout& layout) {
+  OpOptions out = options;
+  if (options.framework == Framework::kTorchtitan && layout.pp > 1) {
+    out.fsdp_reshard_after_forward = false;
+    out.fsdp_sync_last_microbatch = true;
+  }
+  return out;
+}
+
 sim::Status ValidateFrameworkLayout(const OpOptions& options, const Layout& layout) {
   if (options.framework != Framework::kTorchtitan) return sim::Status::Ok();
   if (layout.tp > 1 && !layout.sp) {

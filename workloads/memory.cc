@@ -113,7 +113,9 @@ int64_t InFlightChunks(const Layout& layout, int stage, bool ep_comm_overlap) {
 }
 
 MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const BatchSpec& batch,
-                            const OpOptions& options, const topology::ChipSpec& chip, int stage) {
+                            const OpOptions& stated_options, const topology::ChipSpec& chip,
+                            int stage) {
+  const OpOptions options = WithLayoutDefaults(stated_options, layout);
   const ShardShape shape = ShapeOf(layout, model, batch);
   const PrecisionRecipe& p = options.precision;
   MemoryBreakdown m;
@@ -247,6 +249,16 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     if (held) {
       buffer += D(layers.dense) * others(dense, fsdp) +
                 D(layers.moe) * (others(moe_dense, fsdp) + others(experts, expert_fsdp));
+    }
+    // Under fsdp_sync_last_microbatch, the stage's unsharded gradients, accumulated in fp32 from
+    // the first microbatch's backward to the last's reduce-scatters (counted with the shards'
+    // gradients, which exist only once those have run: an upper bound by 1/fsdp of them).
+    if (options.fsdp_sync_last_microbatch && layout.microbatch_count() > 1) {
+      auto unsharded = [&](double params, int shards) { return shards <= 1 ? 0.0 : params; };
+      m.grad_bytes +=
+          kFp32Bytes *
+          (D(layers.dense) * unsharded(dense, fsdp) +
+           D(layers.moe) * (unsharded(moe_dense, fsdp) + unsharded(experts, expert_fsdp)));
     }
     m.buffer_bytes += buffer;
   }

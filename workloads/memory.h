@@ -8,7 +8,10 @@
 //     experts of MoE layers by ep, etp and expert-fsdp instead (layout.h), their optimizer
 //     shards under the distributed optimizer over expert-dp.
 //   * Per parameter: PrecisionRecipe bytes (precision.h) for params, grads, master, moments; a
-//     gradient buffer whenever the step has several microbatches (GradBufferBytes).
+//     gradient buffer whenever the step has several microbatches (GradBufferBytes). Where fsdp
+//     reduces in the last microbatch only (OpOptions::fsdp_sync_last_microbatch, torchtitan
+//     under pp), also the stage's unsharded gradients in fp32, accumulated until then.
+//   * The options as WithLayoutDefaults completes them for the layout (layer_ops.h).
 //   * Activations: LayerActivationBytes per layer and microbatch (layer_ops.h) x layers per
 //     chunk x the chunk-microbatches a stage holds at its peak (InFlightChunks), plus the
 //     embedding's (first stage) or the head's (last stage) saved tensors for each microbatch

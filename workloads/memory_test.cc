@@ -326,6 +326,27 @@ TEST(MemoryTest, NoReshardAfterForwardHoldsEveryLayersGatheredWeights) {
   EXPECT_EQ(LayerForwardOps(c.model, c.layout, shape, keep).front().name, "fsdp.all-gather.layer");
 }
 
+// Issue 14: torchtitan under pipelining (WithLayoutDefaults) keeps every layer's gathered
+// weights, as without reshard after forward, and accumulates the stage's unsharded gradients in
+// fp32 (4 bytes a parameter of the chip's tp shard of each layer) until the last microbatch;
+// with one microbatch there is nothing to accumulate.
+TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
+  Case c = Make("llama3-8b", "fsdp=8,pp=2,microbatches=4", {32, 4096});
+  OpOptions kept;
+  kept.fsdp_reshard_after_forward = false;
+  const OpOptions torchtitan = FrameworkOptions(Framework::kTorchtitan);
+  kept.precision = torchtitan.precision;
+  const topology::ChipSpec h100 = Chip("h100");
+  const MemoryBreakdown plain = StageMemory(c.model, c.layout, c.batch, kept, h100, 0);
+  const MemoryBreakdown piped = StageMemory(c.model, c.layout, c.batch, torchtitan, h100, 0);
+  const double layer = LayerParamsPerTpShard(c.model, c.layout);
+  EXPECT_REL(piped.grad_bytes - plain.grad_bytes, 16 * layer * 4, 1e-9);
+  EXPECT_REL(piped.buffer_bytes, plain.buffer_bytes, 1e-12);
+  Case one = Make("llama3-8b", "fsdp=8,pp=2,microbatches=1", {8, 4096});
+  EXPECT_REL(StageMemory(one.model, one.layout, one.batch, torchtitan, h100, 0).grad_bytes,
+             StageMemory(one.model, one.layout, one.batch, kept, h100, 0).grad_bytes, 1e-12);
+}
+
 // Issue 14: a step of several microbatches holds its gradients between them, whatever the recipe
 // counts; the book's recipe (one microbatch) gets a buffer in the working precision.
 TEST(MemoryTest, GradientAccumulationAlwaysHoldsAGradientBuffer) {

@@ -121,14 +121,16 @@ int FirstCompute(const schedule::Program& program, int from) {
 
 class StageBuilder {
  public:
-  StageBuilder(schedule::Program* program, const Layout& layout)
-      : program_(program), layout_(layout) {}
+  // `fsdp_sync_last_microbatch`: OpOptions' (fsdp's reduce-scatters in the last microbatch).
+  StageBuilder(schedule::Program* program, const Layout& layout, bool fsdp_sync_last_microbatch)
+      : program_(program), layout_(layout), fsdp_sync_last_(fsdp_sync_last_microbatch) {}
 
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
   // for the first compute op of the previous layer. The dp collectives run once per step: the
   // gradient reductions in the last microbatch (`last_microbatch`), the distributed optimizer's
-  // parameter gathers in the first (microbatch 0); the other microbatches drop them. Returns the
-  // index of the list's last compute op (-1: none).
+  // parameter gathers in the first (microbatch 0); the other microbatches drop them, and fsdp's
+  // reduce-scatters likewise under fsdp_sync_last_microbatch. Returns the index of the list's
+  // last compute op (-1: none).
   int Append(const OpList& list, int input, const StageUnit& unit, int layer,
              bool last_microbatch) {
     std::vector<int> index(list.size(), -1);
@@ -138,6 +140,10 @@ class StageBuilder {
       const Op& op = list[i];
       if (op.kind == OpKind::kCollective && IsDpGroup(op.axis) &&
           !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
+        continue;
+      }
+      if (fsdp_sync_last_ && !last_microbatch && op.kind == OpKind::kCollective &&
+          IsFsdpGroup(op.axis) && op.collective == collectives::CollectiveOp::kReduceScatter) {
         continue;
       }
       schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
@@ -241,6 +247,7 @@ class StageBuilder {
  private:
   schedule::Program* program_;
   const Layout& layout_;
+  const bool fsdp_sync_last_;
   std::map<std::string, std::vector<std::string>, std::less<>> group_axes_;
   int previous_layer_start_ = -1;
 };
@@ -277,9 +284,10 @@ schedule::Schedule TrainingSchedule(const topology::System& system, const ModelS
 }
 
 void BuildTrainingSchedule(const topology::System& system, const ModelSpec& model,
-                           const Layout& layout, const BatchSpec& batch, const OpOptions& options,
-                           schedule::Schedule* schedule) {
+                           const Layout& layout, const BatchSpec& batch,
+                           const OpOptions& stated_options, schedule::Schedule* schedule) {
   PODSIM_CHECK(schedule->programs_size() == 0) << "BuildTrainingSchedule into a non-empty schedule";
+  const OpOptions options = WithLayoutDefaults(stated_options, layout);
   schedule::Schedule& out = *schedule;
   out.set_system(system.name);
   AddMesh(&out, layout.MeshAxes());
@@ -396,7 +404,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
     schedule::Program* program = out.add_programs();
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
-    StageBuilder builder(program, layout);
+    StageBuilder builder(program, layout, options.fsdp_sync_last_microbatch);
     const MemoryBreakdown memory = StageMemory(model, layout, batch, options, system.chip, stage);
     // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.StaticBytes());

@@ -32,8 +32,10 @@
 // Collectives per layer are layer_ops.h's. Weight all-gathers are issued on their own stream
 // ahead of use, each waiting for the first compute op of the layer before it (at most two
 // layers' gathered weights at once, as memory.h budgets). Gradient reduce-scatters (fsdp) run
-// after every microbatch's weight gradients, as ZeRO-3 does; data-parallel all-reduces only after
-// the last microbatch's (gradient accumulation). The optimizer step waits for every reduction.
+// after every microbatch's weight gradients, as ZeRO-3 does (in the last microbatch only under
+// OpOptions::fsdp_sync_last_microbatch); data-parallel all-reduces only after the last
+// microbatch's (gradient accumulation). The optimizer step waits for every reduction. The
+// options are completed for the layout first (WithLayoutDefaults, layer_ops.h).
 
 #ifndef PODSIM_WORKLOADS_TRAINING_SCHEDULE_H_
 #define PODSIM_WORKLOADS_TRAINING_SCHEDULE_H_

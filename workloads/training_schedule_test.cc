@@ -173,6 +173,53 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
   EXPECT_LT(with->step_time, without->step_time);
 }
 
+// Issue 14: torchtitan under pipelining runs FSDP2 as torch.distributed.pipelining does
+// (framework.h): each layer's weights gathered in its forward only, kept for its backward, and
+// fsdp's reduce-scatters in the last microbatch only (WithLayoutDefaults); the book's FSDP and
+// torchtitan without pp reduce-scatter every microbatch and gather again in the backward.
+TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerStep) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
+  sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
+  ASSERT_TRUE(system.ok() && model.ok());
+  const BatchSpec batch{64, 2048};
+  struct Count {
+    std::set<int> scatter_microbatches;
+    int gathers = 0;
+  };
+  auto count = [&](const std::string& layout_text, Framework framework) {
+    const Layout layout = ParseLayout(layout_text).value();
+    const schedule::Schedule s =
+        TrainingSchedule(*system, *model, layout, batch, FrameworkOptions(framework));
+    EXPECT_TRUE(CheckSchedule(*system, s).ok()) << layout_text;
+    Count c;
+    for (const schedule::Op& op : s.programs(0).ops()) {
+      if (op.kind() != schedule::COLLECTIVE || op.axes_size() != 1 || op.axes(0) != "fsdp") {
+        continue;
+      }
+      if (op.collective() == schedule::REDUCE_SCATTER)
+        c.scatter_microbatches.insert(op.microbatch());
+      if (op.collective() == schedule::ALL_GATHER) ++c.gathers;
+    }
+    return c;
+  };
+  const Count piped = count("fsdp=8,pp=2,microbatches=4", Framework::kTorchtitan);
+  EXPECT_EQ(piped.scatter_microbatches, std::set<int>{3});
+  const Count book = count("fsdp=8,pp=2,microbatches=4", Framework::kBook);
+  EXPECT_EQ(book.scatter_microbatches, (std::set<int>{0, 1, 2, 3}));
+  // Stage 0's 8 layers and the embedding gathered in each of 4 microbatches' forwards; the book's
+  // backward gathers the layers again (the embedding's backward reads no weights).
+  EXPECT_EQ(piped.gathers, 4 * 9);
+  EXPECT_EQ(book.gathers, 4 * (9 + 8));
+  const Count flat = count("fsdp=16,microbatches=4", Framework::kTorchtitan);
+  EXPECT_EQ(flat.scatter_microbatches, (std::set<int>{0, 1, 2, 3}));
+  const OpOptions laid_out = WithLayoutDefaults(FrameworkOptions(Framework::kTorchtitan),
+                                                ParseLayout("fsdp=8,pp=2").value());
+  EXPECT_TRUE(laid_out.fsdp_sync_last_microbatch);
+  EXPECT_FALSE(laid_out.fsdp_reshard_after_forward);
+  EXPECT_TRUE(
+      WithLayoutDefaults(laid_out, ParseLayout("fsdp=8,pp=2").value()).fsdp_sync_last_microbatch);
+}
+
 // Issue 14: HFU counts the matmul and attention work executed, so it never exceeds 100%; MFU,
 // counting the pairs a causal kernel executes (the default), is never above it. Only the full-pair
 // convention on a causal flash kernel counts work that is not done, and may exceed HFU.
