@@ -607,6 +607,11 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
             << (base.fsdp_reshard_after_forward
                     ? ""
                     : ", fsdp keeps gathered weights until the backward")
+            << (base.framework == workloads::Framework::kTorchtitan
+                    ? ", FSDP2 under pipelining as torch.distributed.pipelining runs it "
+                      "(layouts with pp: weights gathered once a step, gradients reduced after "
+                      "the last microbatch)"
+                    : "")
             << "\n";
   shown.out << "layouts     " << candidates.size() << " valid; " << too_big << " do not fit in HBM";
   if (too_big > 0)

@@ -464,10 +464,10 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (options.framework != workloads::Framework::kBook) {
     io.out << "framework   " << workloads::FrameworkName(options.framework)
            << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
-    if (laid_out.fsdp_sync_last_microbatch && layout.fsdp > 1) {
-      io.out << "            with pp, FSDP2 as pipelining runs it: gathered weights kept from "
-                "forward to backward, gradients accumulated unsharded in fp32 and reduced in "
-                "the last microbatch\n";
+    if (laid_out.fsdp_sync_last_microbatch) {
+      io.out << "            with pp, FSDP2 as pipelining runs it: weights gathered once a step "
+                "and kept, gradients accumulated unsharded in fp32 and reduce-scattered after "
+                "the last microbatch's backward\n";
     }
   }
   if (options.kernels == workloads::KernelLibrary::kEager) {

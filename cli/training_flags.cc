@@ -29,8 +29,10 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                   "and Adam, 16 B, gradients accumulated in fp32 over microbatches and reduced in "
                   "fp32, as torchtitan's FSDP2 and MaxText do), zero (ZeRO's 16 B, "
                   "fp16 accumulation, gradients reduced in their own precision as DeepSpeed "
-                  "does), megatron (fp32 main grads, 18 B; --framework megatron's) or book (10 B, "
-                  "bf16 gradients)");
+                  "does), megatron (fp32 main grads, 18 B; --framework megatron's), book (10 B, "
+                  "bf16 gradients) or amp (PyTorch autocast: fp32 params and grads, each forward "
+                  "casting the weights to 16 bits, each weight gradient cast to fp32 and added "
+                  "into .grad; 18 B with the casts; workloads/precision.h)");
   sub->add_flag("--grad-reduce-in-bf16", flags->grad_reduce_in_bf16,
                 "Gradients accumulated and reduced in bf16 (2 B) whatever --precision keeps "
                 "(Megatron-LM's --grad-reduce-in-bf16, Megatron-Core's grad_reduce_in_fp32=False "

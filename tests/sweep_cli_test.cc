@@ -180,7 +180,7 @@ TEST(SweepCliTest, FrameworkOptionsApplyToEveryLayout) {
   EXPECT_EQ(bad.code, 1);
   EXPECT_EQ(bad.err,
             "podsim: error: --precision: unknown value 'fp64'; expected mixed, zero, megatron, "
-            "book\n");
+            "book, amp\n");
 }
 
 // Layouts beyond the work bound are not ranked, and the count says so; the same with every

@@ -346,7 +346,8 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "podsim: error: --batch-tokens: expected a whole number of tokens >= 1 like 4096, 4M "
        "(4,000,000) or 4Mi (4,194,304) (got '4X')\n"},
       {With(kTrain, {"--precision", "fp32"}),
-       "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book\n"},
+       "podsim: error: --precision: unknown value 'fp32'; expected mixed, zero, megatron, book, "
+       "amp\n"},
       {With(kTrain, {"--loss", "upcastt"}),
        "podsim: error: --loss: unknown value 'upcastt' (did you mean 'upcast'?); expected "
        "vocab-parallel, upcast, compiled\n"},

@@ -216,6 +216,10 @@ run cannot be set up without guessing what it ran:
   virtual stages, which podsim's layout refuses (virtual stages of equal layers only); and the
   405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting and H100 part
   the table does not state.
+- **G6.3**'s GPT3 table of the flash-attention repository (125M to 2.7B on 8 A100s, 2022):
+  FlashAttention 1, a kernel podsim has no curve for (its rows with FlashAttention-2, Lambda's,
+  are rows); and Lambda's memory per GPU (73 and 56 GB), nvidia-smi's reading, its unit and
+  scope unstated.
 - **G6.4**'s Parallel Folding Qwen2-57B-A14B and Megatron-Core MoE GB200/GB300 figures, and
   AXLearn's iteration times: the per-row configurations are not in the pack.
 """

@@ -34,10 +34,10 @@
 //                 (MmBackward), and the reduce-scatter of their input's gradient (the backward of
 //                 the input's redistribution) waits for every linear that read that input: it is
 //                 exposed behind the weight gradients instead of overlapping them;
-//               * with pp > 1, FSDP2 as torch.distributed.pipelining runs it: each layer's
-//                 gathered weights kept from its forward to its backward, and the gradients
-//                 accumulated unsharded in fp32 and reduce-scattered in the last microbatch only
-//                 (WithLayoutDefaults, layer_ops.h).
+//               * with pp > 1, FSDP2 as torch.distributed.pipelining runs it: the weights
+//                 gathered once a step, in the first microbatch's forward, and kept all step; the
+//                 gradients accumulated unsharded in fp32 and reduce-scattered after the last
+//                 microbatch's backward (WithLayoutDefaults, layer_ops.h).
 //   maxtext     MaxText on XLA: fused kernels (XLA fusion), the loss's fp32 softmax kept (its
 //               cross_entropy_with_logits saves fp32 residuals: the vocab-parallel loss's bytes);
 //               with sp the gathered input is kept (XLA keeps the all-gather's result for the

@@ -109,8 +109,21 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
   const double buffer = options.precision.GradBufferBytes(layout.microbatch_count());
   // One microbatch whose gradients stay in the working precision accumulates nothing: the
   // weight-gradient ops write the gradients the reductions send.
-  const bool accumulates =
+  bool accumulates =
       layout.microbatch_count() > 1 || options.precision.grad_bytes > options.precision.param_bytes;
+  // Bytes an element of the gradient added into the buffer.
+  double incoming = options.precision.activation_bytes;
+  if (options.precision.casts_weights && groups.fsdp_size == 1) {
+    // Amp(): autograd casts each 16-bit weight gradient to fp32 and, in a step of several
+    // microbatches, adds that into .grad (precision.h); with one, the cast is .grad.
+    Op cast = b.Base("grad.cast." + what, OpKind::kElementwise, Phase::kBackwardWeight);
+    cast.hbm_read_bytes = incoming * params;
+    cast.hbm_write_bytes = buffer * params;
+    cast.deps = dws;
+    dws = {b.AddSide(cast)};
+    incoming = buffer;
+    accumulates = layout.microbatch_count() > 1;
+  }
   if (buffer > 0 && groups.fsdp_size == 1 && accumulates) {
     double unfused = params;
     if (options.precision.fused_grad_accumulation) {
@@ -126,7 +139,7 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
     if (unfused > 0.5) {
       Op add = b.Base("grad.accumulate." + what, OpKind::kElementwise, Phase::kBackwardWeight);
       add.flops = kAddFlops * unfused;
-      add.hbm_read_bytes = (options.precision.activation_bytes + buffer) * unfused;
+      add.hbm_read_bytes = (incoming + buffer) * unfused;
       add.hbm_write_bytes = buffer * unfused;
       add.deps = dws;
       dws = {b.AddSide(add)};
@@ -156,8 +169,19 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
 // optimizer, first `updated` over groups.dp -- the parameters whose gradients the op list's
 // reduction reduce-scatters, so that what is gathered is what was updated (kept by the schedule for
 // the first microbatch only). Returns the last gather (-1: none).
+void AppendWeightCast(Builder& b, double params, const OpOptions& options, const std::string& what,
+                      Phase phase) {
+  Op cast = b.Base("weights.cast." + what, OpKind::kElementwise, phase);
+  cast.hbm_read_bytes = options.precision.master_bytes * params;
+  cast.hbm_write_bytes = options.precision.param_bytes * params;
+  b.Add(cast);
+}
+
 int WeightGather(Builder& b, double params, double updated, const OpOptions& options,
                  const std::string& what, Phase phase, const DataGroups& groups) {
+  if (options.precision.casts_weights && phase == Phase::kForward && what != "embedding") {
+    AppendWeightCast(b, params, options, what, phase);
+  }
   // The transformer layers' weights (not the embedding's or the head's) in fp8 where asked: over
   // fsdp and over the distributed optimizer's dp alike (torchao's fp8 all-gather, Megatron-Core's
   // fp8_param_gather).

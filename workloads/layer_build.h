@@ -190,6 +190,13 @@ double GradWireBytes(const Layout& layout, const OpOptions& options);
 // DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
 // megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
 // (With fsdp the reduced shard is what accumulates; not modelled.)
+// Amp()'s cast of `params` fp32 weights to the working precision before the forward (or the
+// recomputation, `phase`) that reads them, on the compute stream (precision.h): reads
+// master_bytes, writes param_bytes a parameter. Norm gains, which autocast leaves in fp32,
+// are counted with the rest (under 0.1% of a layer's parameters).
+void AppendWeightCast(Builder& b, double params, const OpOptions& options, const std::string& what,
+                      Phase phase);
+
 void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
                              const OpOptions& options, const std::string& what,
                              const DataGroups& groups);
@@ -198,7 +205,9 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
 // over groups.fsdp (every forward and backward), and, in the forward with the distributed
 // optimizer, first `updated` over groups.dp -- the parameters whose gradients the op list's
 // reduction reduce-scatters, so that what is gathered is what was updated (kept by the schedule for
-// the first microbatch only). Returns the last gather (-1: none).
+// the first microbatch only). Under a recipe that casts weights (PrecisionRecipe::Amp), the
+// forward's casts of `params` too, first on the compute stream (AppendWeightCast), but for the
+// embedding's, whose lookup autocast does not cast. Returns the last gather (-1: none).
 int WeightGather(Builder& b, double params, double updated, const OpOptions& options,
                  const std::string& what, Phase phase, const DataGroups& groups);
 

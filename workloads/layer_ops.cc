@@ -338,8 +338,20 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
     case RecomputePolicy::kSaveNamed: {
       Builder re(Phase::kRecompute);
       AppendLayerForward(re, model, layout, d, options, Phase::kRecompute, moe, -1, -1);
+      OpList recomputed = re.Take();
+      if (options.precision.casts_weights) {
+        // autocast casts again the weights of the linear layers the recomputation runs: every
+        // one under full recomputation, the matmuls not kept under a save list.
+        double weights = 0;
+        for (const Op& op : recomputed) {
+          if (op.kind != OpKind::kMatmul || op.name.starts_with("attn.core")) continue;
+          if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) continue;
+          weights += D(op.shape.k) * D(op.shape.n) * D(op.shape.batch);
+        }
+        if (weights > 0) AppendWeightCast(b, weights, options, "layer", Phase::kRecompute);
+      }
       const int offset = static_cast<int>(b.ops().size());
-      for (Op op : re.Take()) {
+      for (Op op : recomputed) {
         if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) {
           // Kept: nothing to recompute. Keep the list's indices valid with a zero-cost marker.
           op.flops = op.model_flops = op.hfu_flops = op.hbm_read_bytes = op.hbm_write_bytes = 0;
@@ -604,7 +616,8 @@ OpOptions FrameworkOptions(Framework framework) {
 
 OpOptions WithLayoutDefaults(const OpOptions& options, const Layout& layout) {
   OpOptions out = options;
-  if (options.framework == Framework::kTorchtitan && layout.pp > 1) {
+  if (options.framework == Framework::kTorchtitan && layout.pp > 1 &&
+      (layout.fsdp > 1 || layout.expert_fsdp() > 1)) {
     out.fsdp_reshard_after_forward = false;
     out.fsdp_sync_last_microbatch = true;
   }

@@ -143,13 +143,15 @@ struct OpOptions {
   // the layer's backward, which gathers nothing; memory holds every layer's gathered weights at
   // the turn from forward to backward (memory.h). Without fsdp it changes nothing.
   bool fsdp_reshard_after_forward = true;
-  // FSDP's gradient reduce-scatters in the last microbatch only (false: after every microbatch's
-  // weight gradients, ZeRO-3's way): torch.distributed.pipelining's stages turn FSDP2's gradient
-  // sync off for every backward but a step's last (stage.py, backward_maybe_with_nosync:
-  // set_requires_gradient_sync(last_backward)), and each chip accumulates its stage's unsharded
-  // gradients until then, upcast to FSDP2's reduce dtype, fp32 (FSDPParam.
-  // to_accumulated_grad_if_needed; memory.h). No flag: WithLayoutDefaults sets it for a framework
-  // that runs so.
+  // FSDP as torch.distributed.pipelining runs FSDP2 (false: ZeRO-3's way, reduce-scatters after
+  // every microbatch's weight gradients): its stages run every backward with gradient sync and
+  // resharding off and, after a stage's last backward of the step, FSDP2's post_backward for the
+  // whole stage (stage.py, backward_maybe_with_nosync, since pytorch/pytorch#134052, September
+  // 2024). So each layer's weights are gathered in the first microbatch's forward and kept all
+  // step, each chip accumulates its stage's unsharded gradients, upcast to FSDP2's reduce dtype,
+  // fp32 (FSDPParam.to_accumulated_grad_if_needed; memory.h), and the reduce-scatters start
+  // after the last microbatch's backward (training_schedule.h). No flag: WithLayoutDefaults sets
+  // it for a framework that runs so.
   bool fsdp_sync_last_microbatch = false;
   // With fp8 and fsdp: the layers' weights all-gathered over fsdp in fp8 (torchao's
   // enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp): each chip casts
@@ -181,11 +183,12 @@ struct OpOptions {
 OpOptions FrameworkOptions(Framework framework);
 
 // `options` with what its framework does under `layout` beyond its fixed defaults: torchtitan
-// with pp > 1 keeps each layer's gathered weights from its forward to its backward (its
-// reshard_after_forward_policy "default", "for PP, do not reshard after forward to avoid
-// per-microbatch all-gathers": torchtitan models/llama3/parallelize.py) and reduces fsdp's
-// gradients in the last microbatch only (fsdp_sync_last_microbatch). Idempotent; the schedule
-// and the memory apply it (training_schedule.h, memory.h).
+// with pp > 1 and fsdp does not reshard after the forward (torchtitan 9dec370,
+// torchtitan/parallelisms/parallelize_llama.py, apply_fsdp: "if pp_enabled: reshard_after_forward
+// = False") and runs FSDP2 under torch.distributed.pipelining, which gathers the weights once a
+// step and reduces fsdp's gradients after the last microbatch's backward only
+// (fsdp_sync_last_microbatch). Idempotent; the schedule and the memory apply it
+// (training_schedule.h, memory.h).
 OpOptions WithLayoutDefaults(const OpOptions& options, const Layout& layout);
 
 // DeepEP's fp8 token: 7,168 bytes of hidden state and 56 fp32 scales, 7,392 bytes (DeepEP

@@ -490,6 +490,58 @@ TEST(LayerOpsTest, ExpertGradientsReduceOverTheExpertDataAxes) {
   EXPECT_DOUBLE_EQ(CommBytes(bwd, "fsdp"), (param + wire) * dense);
 }
 
+// The amp recipe (PyTorch autocast): each forward first casts the layer's fp32 weights to 16 bits
+// (4 bytes read, 2 written a parameter), a full recomputation casts them again, and each weight
+// gradient is cast to fp32 (2 read, 4 written) and, with several microbatches, added into .grad
+// (8 read, 4 written), before the fp32 all-reduce.
+TEST(LayerOpsTest, AmpCastsTheWeightsEachForwardAndTheGradientsToFp32) {
+  OpOptions amp;
+  amp.precision = PrecisionRecipe::Amp();
+  for (const int microbatches : {1, 4}) {
+    SCOPED_TRACE(microbatches);
+    const Case s = Make("llama3-8b", "dp=2,microbatches=" + std::to_string(microbatches), 8, 1024);
+    const double params = LayerParamsPerTpShard(s.model, s.layout);
+    const OpList fwd = LayerForwardOps(s.model, s.layout, s.shape, amp);
+    ASSERT_EQ(fwd.front().name, "weights.cast.layer");
+    EXPECT_DOUBLE_EQ(fwd.front().hbm_read_bytes, 4 * params);
+    EXPECT_DOUBLE_EQ(fwd.front().hbm_write_bytes, 2 * params);
+    const OpList bwd = LayerBackwardOps(s.model, s.layout, s.shape, amp);
+    auto find = [&](const OpList& ops, std::string_view name) -> const Op* {
+      for (const Op& op : ops) {
+        if (op.name == name) return &op;
+      }
+      return nullptr;
+    };
+    const Op* cast = find(bwd, "grad.cast.layer");
+    ASSERT_NE(cast, nullptr);
+    EXPECT_DOUBLE_EQ(cast->hbm_read_bytes, 2 * params);
+    EXPECT_DOUBLE_EQ(cast->hbm_write_bytes, 4 * params);
+    const Op* add = find(bwd, "grad.accumulate.layer");
+    if (microbatches == 1) {
+      EXPECT_EQ(add, nullptr);
+    } else {
+      ASSERT_NE(add, nullptr);
+      EXPECT_DOUBLE_EQ(add->hbm_read_bytes, 8 * params);
+      EXPECT_DOUBLE_EQ(add->hbm_write_bytes, 4 * params);
+    }
+    EXPECT_DOUBLE_EQ(CommBytes(bwd, "dp"), 4 * params);
+    EXPECT_EQ(find(bwd, "weights.cast.layer"), nullptr);
+    OpOptions full = amp;
+    full.recompute = RecomputePolicy::kFull;
+    const Op* recast =
+        find(LayerBackwardOps(s.model, s.layout, s.shape, full), "weights.cast.layer");
+    ASSERT_NE(recast, nullptr);
+    EXPECT_EQ(recast->phase, Phase::kRecompute);
+    // The linear layers' weights: the layer's parameters but its two norms' gains.
+    EXPECT_DOUBLE_EQ(recast->hbm_write_bytes, 2 * (params - 2 * s.model.d_model));
+  }
+  // The embedding's lookup is not cast; the (untied) head's projection is.
+  const Case s = Make("llama3-8b", "dp=2", 8, 1024);
+  EXPECT_EQ(EmbeddingForwardOps(s.model, s.layout, s.shape, amp).front().name.find("cast"),
+            std::string::npos);
+  EXPECT_EQ(HeadForwardOps(s.model, s.layout, s.shape, amp).front().name, "weights.cast.head");
+}
+
 // Context parallelism, all-gather variant: each chip computes 1/cp of the sequence's matmuls and
 // causal attention pairs (load-balanced), after gathering the sequence's keys and values over cp;
 // the backward gathers them again and reduce-scatters their gradients.

@@ -237,7 +237,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     // Without resharding after the forward, nothing is prefetched at the turn from forward to
     // backward, where every layer of the stage is held gathered (all of them: an upper bound under
     // pipelining, where fewer chunks may be in flight); plus one layer's gradients. Not counted:
-    // the embedding's and the head's gathered weights.
+    // the embedding's and the head's gathered weights (but under fsdp_sync_last_microbatch,
+    // below).
     const bool held = !options.fsdp_reshard_after_forward;
     const double copies = held ? 0 : 2;
     double buffer = 0;
@@ -250,15 +251,22 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       buffer += D(layers.dense) * others(dense, fsdp) +
                 D(layers.moe) * (others(moe_dense, fsdp) + others(experts, expert_fsdp));
     }
-    // Under fsdp_sync_last_microbatch, the stage's unsharded gradients, accumulated in fp32 from
-    // the first microbatch's backward to the last's reduce-scatters (counted with the shards'
-    // gradients, which exist only once those have run: an upper bound by 1/fsdp of them).
-    if (options.fsdp_sync_last_microbatch && layout.microbatch_count() > 1) {
-      auto unsharded = [&](double params, int shards) { return shards <= 1 ? 0.0 : params; };
-      m.grad_bytes +=
-          kFp32Bytes *
-          (D(layers.dense) * unsharded(dense, fsdp) +
-           D(layers.moe) * (unsharded(moe_dense, fsdp) + unsharded(experts, expert_fsdp)));
+    if (options.fsdp_sync_last_microbatch) {
+      // Every parameter of the stage (its layers', and the embedding's and the head's in FSDP2's
+      // root module) is gathered in the first microbatch's forward and stays gathered all step,
+      // and its gradients accumulate unsharded until the reduce-scatters after the last
+      // backward: in fp32 with several microbatches (FSDP2 upcasts them to its reduce dtype), in
+      // the working precision with one. They take the place of the shards' gradients, which
+      // exist only after those reduce-scatters, when the unsharded ones are freed (torchtitan's
+      // zero_grad drops the gradients). Plus one layer's fresh gradients, as above.
+      const double unsharded =
+          (m.params - m.expert_params) * D(fsdp) + m.expert_params * D(std::max(expert_fsdp, 1));
+      double fresh = layers.dense > 0 ? grads(dense, fsdp) : 0;
+      if (layers.moe > 0) {
+        fresh = std::max(fresh, grads(moe_dense, fsdp) + grads(experts, expert_fsdp));
+      }
+      buffer = (unsharded - m.params) * gathered_bytes + fresh;
+      m.grad_bytes = unsharded * (layout.microbatch_count() > 1 ? kFp32Bytes : p.activation_bytes);
     }
     m.buffer_bytes += buffer;
   }

@@ -326,25 +326,26 @@ TEST(MemoryTest, NoReshardAfterForwardHoldsEveryLayersGatheredWeights) {
   EXPECT_EQ(LayerForwardOps(c.model, c.layout, shape, keep).front().name, "fsdp.all-gather.layer");
 }
 
-// Issue 14: torchtitan under pipelining (WithLayoutDefaults) keeps every layer's gathered
-// weights, as without reshard after forward, and accumulates the stage's unsharded gradients in
-// fp32 (4 bytes a parameter of the chip's tp shard of each layer) until the last microbatch;
-// with one microbatch there is nothing to accumulate.
+// Issue 14: torchtitan under pipelining (WithLayoutDefaults) keeps every parameter of the stage
+// gathered all step -- the 7/8 other chips hold, in bf16, the embedding's too -- and accumulates
+// the stage's unsharded gradients in fp32 (in bf16 with one microbatch) in place of the shards'
+// gradients; plus one layer's fresh gradients before they are accumulated (in fp32, the reduce
+// dtype podsim sends them in).
 TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
-  Case c = Make("llama3-8b", "fsdp=8,pp=2,microbatches=4", {32, 4096});
-  OpOptions kept;
-  kept.fsdp_reshard_after_forward = false;
   const OpOptions torchtitan = FrameworkOptions(Framework::kTorchtitan);
-  kept.precision = torchtitan.precision;
   const topology::ChipSpec h100 = Chip("h100");
-  const MemoryBreakdown plain = StageMemory(c.model, c.layout, c.batch, kept, h100, 0);
-  const MemoryBreakdown piped = StageMemory(c.model, c.layout, c.batch, torchtitan, h100, 0);
-  const double layer = LayerParamsPerTpShard(c.model, c.layout);
-  EXPECT_REL(piped.grad_bytes - plain.grad_bytes, 16 * layer * 4, 1e-9);
-  EXPECT_REL(piped.buffer_bytes, plain.buffer_bytes, 1e-12);
-  Case one = Make("llama3-8b", "fsdp=8,pp=2,microbatches=1", {8, 4096});
-  EXPECT_REL(StageMemory(one.model, one.layout, one.batch, torchtitan, h100, 0).grad_bytes,
-             StageMemory(one.model, one.layout, one.batch, kept, h100, 0).grad_bytes, 1e-12);
+  for (const int microbatches : {1, 4}) {
+    SCOPED_TRACE(microbatches);
+    Case c = Make("llama3-8b", "fsdp=8,pp=2,microbatches=" + std::to_string(microbatches),
+                  {8 * microbatches, 4096});
+    const MemoryBreakdown m = StageMemory(c.model, c.layout, c.batch, torchtitan, h100, 0);
+    const double unsharded = 8 * m.params;
+    EXPECT_REL(m.grad_bytes, unsharded * (microbatches > 1 ? 4 : 2), 1e-12);
+    const double layer = LayerParamsPerTpShard(c.model, c.layout);
+    // And pp's send and receive buffers of one microbatch's [tokens, D].
+    const double boundary = 2.0 * ShapeOf(c.layout, c.model, c.batch).tokens * c.model.d_model;
+    EXPECT_REL(m.buffer_bytes, 7 * m.params * 2 + layer * 4 + 2 * boundary, 1e-12);
+  }
 }
 
 // Issue 14: a step of several microbatches holds its gradients between them, whatever the recipe
@@ -442,8 +443,9 @@ TEST(MemoryTest, OptimizerStepCopyCountsBeyondTheActivationsOnly) {
 }
 
 TEST(MemoryTest, Bf16GradientsOverrideTheRecipesGradients) {
-  for (PrecisionRecipe recipe : {PrecisionRecipe::Mixed(), PrecisionRecipe::Megatron(),
-                                 PrecisionRecipe::Zero(), PrecisionRecipe::Book()}) {
+  for (PrecisionRecipe recipe :
+       {PrecisionRecipe::Mixed(), PrecisionRecipe::Megatron(), PrecisionRecipe::Zero(),
+        PrecisionRecipe::Book(), PrecisionRecipe::Amp()}) {
     SCOPED_TRACE(std::string(recipe.name));
     const double one = recipe.GradBufferBytes(1);
     recipe.bf16_gradients = true;
@@ -457,10 +459,13 @@ TEST(MemoryTest, Bf16GradientsOverrideTheRecipesGradients) {
 
 TEST(MemoryTest, RecipesByName) {
   EXPECT_EQ(PrecisionRecipeNames(),
-            (std::vector<std::string>{"mixed", "zero", "megatron", "book"}));
+            (std::vector<std::string>{"mixed", "zero", "megatron", "book", "amp"}));
   EXPECT_EQ(PrecisionRecipeNamed("megatron")->total_bytes_per_param(), 18);
+  // PyTorch autocast: fp32 parameters and gradients, Adam, and the 16-bit casts of one forward.
+  EXPECT_EQ(PrecisionRecipeNamed("amp")->total_bytes_per_param(), 18);
+  EXPECT_EQ(PrecisionRecipeNamed("amp")->GradWireBytes(1), 4);
   EXPECT_EQ(PrecisionRecipeNamed("fp8").status().message(),
-            "precision 'fp8' is not a recipe; use one of mixed, zero, megatron, book");
+            "precision 'fp8' is not a recipe; use one of mixed, zero, megatron, book, amp");
 }
 
 // G26 (Ch12 Quiz5 Q2): LLaMA-3 70B with tp=8 over dp=512 on H100: 700GB/8 = 87.5GB per GPU ->

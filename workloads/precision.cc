@@ -5,7 +5,8 @@ namespace podsim::workloads {
 namespace {
 
 constexpr PrecisionRecipe kRecipes[] = {PrecisionRecipe::Mixed(), PrecisionRecipe::Zero(),
-                                        PrecisionRecipe::Megatron(), PrecisionRecipe::Book()};
+                                        PrecisionRecipe::Megatron(), PrecisionRecipe::Book(),
+                                        PrecisionRecipe::Amp()};
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // PrecisionRecipe: bytes per parameter that training keeps on a chip, by role.
 //
-// Four recipes, because the references count differently (reference/formulas.md 2.4 and
+// Five recipes, because the references count differently (reference/formulas.md 2.4 and
 // measured.md V3); Mixed() is the default (OpOptions):
 //   Mixed()     bf16 mixed precision with fp32 master weights and Adam, as the frameworks run it
 //               today: Zero()'s 16 bytes/param, and with several microbatches the gradients
@@ -25,6 +25,18 @@
 //               on by default since 2022); with Zero() (and Megatron-LM 2021's local DDP, whose
 //               hook runs param.main_grad.add_(param.grad)) each microbatch's gradients are added
 //               into the buffer by a separate pass (layer_ops.cc).
+//   Amp()       PyTorch's automatic mixed precision (torch.autocast with fp16 or bf16, as
+//               PyTorch Lightning's precision 16 or bf16 and plain PyTorch loops run it): the
+//               parameters and their gradients stay fp32 (4 + 4) with Adam's moments (8), and
+//               each forward casts the weights of the linear layers it runs to 16 bits (autocast
+//               caches the casts for that forward; the backward reads the copies it saved), a
+//               pass reading 4 and writing 2 bytes a parameter, every microbatch: 2 bytes held
+//               (param_bytes) at the turn from forward to backward, 18 in all. A weight gradient
+//               comes out in 16 bits and autograd casts it to fp32 (reading 2, writing 4) and
+//               adds it into .grad (reading 4 + 4, writing 4), every microbatch of a step of
+//               several; AccumulateGrad takes the first microbatch's cast gradient as .grad
+//               without the add, which podsim counts all the same (12 bytes a parameter once a
+//               step: under 1/m of the step's gradient traffic). Gradients travel in fp32.
 // Gradient accumulation: a step of several microbatches (pp > 1, or gradient accumulation) must
 // hold its gradients from one microbatch to the next, whatever the recipe says; a recipe that
 // holds none (the book's, which counts one microbatch) gets a buffer in the working precision
@@ -63,6 +75,10 @@ struct PrecisionRecipe {
   // gradient buffer accumulates in bf16 and the gradients travel in bf16 (2 bytes each). A
   // recipe that holds no gradients at one microbatch still holds none.
   bool bf16_gradients = false;
+  // Amp(): each forward casts the fp32 parameters (master_bytes) of its linear layers to the
+  // working precision (param_bytes), and each weight gradient is cast to fp32 before it is added
+  // into the buffer (layer_build.cc).
+  bool casts_weights = false;
 
   // Bytes per parameter of the gradient buffer a step of `microbatches` holds: grad_bytes for
   // one microbatch; for several, accumulation_bytes, or grad_bytes, or the working precision's
@@ -97,13 +113,16 @@ struct PrecisionRecipe {
   static constexpr PrecisionRecipe Zero() { return {"zero", 2, 2, 4, 8, 2}; }
   static constexpr PrecisionRecipe Megatron() { return {"megatron", 2, 4, 4, 8, 2, true}; }
   static constexpr PrecisionRecipe Mixed() { return {"mixed", 2, 2, 4, 8, 2, false, 4, 4}; }
+  static constexpr PrecisionRecipe Amp() {
+    return {"amp", 2, 4, 4, 8, 2, false, 4, 4, false, true};
+  }
 };
 
 // The recipe as reports name it: its name, and ", gradients in bf16" with bf16_gradients.
 std::string PrecisionLabel(const PrecisionRecipe& recipe);
 
 // The recipes by name, in the order of PrecisionRecipeNames(): "mixed" (the default), "zero",
-// "megatron", "book".
+// "megatron", "book", "amp".
 std::vector<std::string> PrecisionRecipeNames();
 // The recipe named `name`; InvalidArgument listing the names otherwise.
 sim::StatusOr<PrecisionRecipe> PrecisionRecipeNamed(std::string_view name);

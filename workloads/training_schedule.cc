@@ -128,9 +128,15 @@ class StageBuilder {
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
   // for the first compute op of the previous layer. The dp collectives run once per step: the
   // gradient reductions in the last microbatch (`last_microbatch`), the distributed optimizer's
-  // parameter gathers in the first (microbatch 0); the other microbatches drop them, and fsdp's
-  // reduce-scatters likewise under fsdp_sync_last_microbatch. Returns the index of the list's
-  // last compute op (-1: none).
+  // parameter gathers in the first (microbatch 0); the other microbatches drop them. Returns the
+  // index of the list's last compute op (-1: none).
+  //
+  // Under fsdp_sync_last_microbatch, FSDP2 as torch.distributed.pipelining runs it (each backward
+  // with gradient sync and resharding off, then post_backward for the whole stage after its last
+  // one: stage.py's backward_maybe_with_nosync since pytorch/pytorch#134052, September 2024):
+  // fsdp's weight gathers in the first microbatch's forwards only, the weights then kept all
+  // step, and its reduce-scatters in the last microbatch only, each waiting for the end of its
+  // unit's backward (DeferReductions).
   int Append(const OpList& list, int input, const StageUnit& unit, int layer,
              bool last_microbatch) {
     std::vector<int> index(list.size(), -1);
@@ -142,8 +148,11 @@ class StageBuilder {
           !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
         continue;
       }
-      if (fsdp_sync_last_ && !last_microbatch && op.kind == OpKind::kCollective &&
-          IsFsdpGroup(op.axis) && op.collective == collectives::CollectiveOp::kReduceScatter) {
+      const bool fsdp_reduction = op.kind == OpKind::kCollective && IsFsdpGroup(op.axis) &&
+                                  op.collective == collectives::CollectiveOp::kReduceScatter;
+      if (fsdp_sync_last_ &&
+          ((fsdp_reduction && !last_microbatch) ||
+           (IsFsdpGroup(op.axis) && IsWeightGather(op) && unit.microbatch > 0))) {
         continue;
       }
       schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
@@ -152,6 +161,7 @@ class StageBuilder {
         for (const std::string& axis : GroupAxes(op.axis)) out->add_axes(axis);
       }
       index[i] = program_->ops_size() - 1;
+      if (fsdp_sync_last_ && fsdp_reduction) deferred_.push_back(index[i]);
       out->set_microbatch(unit.microbatch);
       out->set_layer(layer);
       for (int dep : op.deps) {
@@ -174,6 +184,48 @@ class StageBuilder {
     auto it = group_axes_.find(group);
     if (it == group_axes_.end()) it = group_axes_.emplace(group, layout_.GroupAxes(group)).first;
     return it->second;
+  }
+
+  // The fsdp reduce-scatters appended since the last call, to wait for op `op` (the unit's last
+  // compute op) and to move after the unit's ops: under fsdp_sync_last_microbatch (Append),
+  // done by MoveDeferredReductions once the stage is built.
+  void DeferReductions(int op) {
+    if (op >= 0 && !deferred_.empty()) {
+      deferrals_.push_back({op, program_->ops_size(), std::move(deferred_)});
+    }
+    deferred_.clear();
+  }
+  // Moves each unit's deferred reduce-scatters, and the collectives that wait for them (HSDP's dp
+  // reductions), after the unit's last op, each reduce-scatter waiting for the unit's last compute
+  // op. Units keep their ops, so their boundaries stay.
+  void MoveDeferredReductions() {
+    if (deferrals_.empty()) return;
+    std::vector<int> order(program_->ops_size());
+    for (int i = 0; i < program_->ops_size(); ++i) order[i] = i;
+    std::vector<char> moved(program_->ops_size(), 0);
+    for (const Deferral& d : deferrals_) {
+      const int begin = d.reductions.front();
+      for (int r : d.reductions) {
+        moved[r] = 1;
+        program_->mutable_ops(r)->add_deps(d.anchor);
+      }
+      for (int i = begin; i < d.end; ++i) {
+        const schedule::Op& op = program_->ops(i);
+        if (moved[i] || op.kind() != schedule::COLLECTIVE) continue;
+        for (uint32_t dep : op.deps()) {
+          if (moved[dep]) moved[i] = 1;
+        }
+      }
+      int at = begin;
+      for (int i = begin; i < d.end; ++i) {
+        if (!moved[i]) order[at++] = i;
+      }
+      for (int i = begin; i < d.end; ++i) {
+        if (moved[i]) order[at++] = i;
+      }
+    }
+    ReorderOps(program_, order);
+    deferrals_.clear();
   }
 
   // Makes the next layer's weight gathers wait for op `op` (a compute op) instead of the first
@@ -250,6 +302,13 @@ class StageBuilder {
   const bool fsdp_sync_last_;
   std::map<std::string, std::vector<std::string>, std::less<>> group_axes_;
   int previous_layer_start_ = -1;
+  std::vector<int> deferred_;  // Append's, for DeferReductions.
+  struct Deferral {
+    int anchor;                   // The unit's last compute op.
+    int end;                      // One past the unit's last op.
+    std::vector<int> reductions;  // Its fsdp reduce-scatters, in order.
+  };
+  std::vector<Deferral> deferrals_;
 };
 
 // The head's HBM in the forward, as memory.h counts it: its saved tensors (the unembedding's input
@@ -474,14 +533,17 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
           builder.Release(input, layer_saved[moe][re]);
         }
         if (vs == 0) {
-          builder.Release(builder.Append(embed_bwd, input, unit, -1, last_microbatch), embed_saved);
+          input = builder.Append(embed_bwd, input, unit, -1, last_microbatch);
+          builder.Release(input, embed_saved);
         } else {
           builder.Send(unit, offset_to(vs, vs - 1), tag(unit.microbatch, unit.chunk, false),
                        boundary_bytes, input);
         }
+        builder.DeferReductions(input);
       }
     }
     unit_begin.push_back(program->ops_size());
+    builder.MoveDeferredReductions();
     if (options.ep_comm_overlap) {
       // Each backward with the forward after it: 1F1B's steady state (ValidateEpCommOverlap).
       // The last unit is a cool-down backward, never paired, so the builder's gather anchor

@@ -174,9 +174,10 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
 }
 
 // Issue 14: torchtitan under pipelining runs FSDP2 as torch.distributed.pipelining does
-// (framework.h): each layer's weights gathered in its forward only, kept for its backward, and
-// fsdp's reduce-scatters in the last microbatch only (WithLayoutDefaults); the book's FSDP and
-// torchtitan without pp reduce-scatter every microbatch and gather again in the backward.
+// (framework.h): each layer's weights gathered in the first microbatch's forward only and kept
+// all step, and fsdp's reduce-scatters in the last microbatch only, after the whole of its
+// backward (WithLayoutDefaults); the book's FSDP and torchtitan without pp reduce-scatter every
+// microbatch and gather again in every forward and backward.
 TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerStep) {
   sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
   sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
@@ -185,6 +186,8 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
   struct Count {
     std::set<int> scatter_microbatches;
     int gathers = 0;
+    // Reduce-scatters issued before the last compute op of their microbatch's backward.
+    int early_scatters = 0;
   };
   auto count = [&](const std::string& layout_text, Framework framework) {
     const Layout layout = ParseLayout(layout_text).value();
@@ -192,12 +195,20 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
         TrainingSchedule(*system, *model, layout, batch, FrameworkOptions(framework));
     EXPECT_TRUE(CheckSchedule(*system, s).ok()) << layout_text;
     Count c;
-    for (const schedule::Op& op : s.programs(0).ops()) {
+    int last_compute = -1;
+    for (int i = 0; i < s.programs(0).ops_size(); ++i) {
+      const schedule::Op& op = s.programs(0).ops(i);
+      if (op.kind() != schedule::COLLECTIVE && op.microbatch() == 3) last_compute = i;
+    }
+    for (int i = 0; i < s.programs(0).ops_size(); ++i) {
+      const schedule::Op& op = s.programs(0).ops(i);
       if (op.kind() != schedule::COLLECTIVE || op.axes_size() != 1 || op.axes(0) != "fsdp") {
         continue;
       }
-      if (op.collective() == schedule::REDUCE_SCATTER)
+      if (op.collective() == schedule::REDUCE_SCATTER) {
         c.scatter_microbatches.insert(op.microbatch());
+        if (op.microbatch() == 3 && i < last_compute) ++c.early_scatters;
+      }
       if (op.collective() == schedule::ALL_GATHER) ++c.gathers;
     }
     return c;
@@ -206,10 +217,12 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
   EXPECT_EQ(piped.scatter_microbatches, std::set<int>{3});
   const Count book = count("fsdp=8,pp=2,microbatches=4", Framework::kBook);
   EXPECT_EQ(book.scatter_microbatches, (std::set<int>{0, 1, 2, 3}));
-  // Stage 0's 8 layers and the embedding gathered in each of 4 microbatches' forwards; the book's
-  // backward gathers the layers again (the embedding's backward reads no weights).
-  EXPECT_EQ(piped.gathers, 4 * 9);
+  // Stage 0's 8 layers and the embedding gathered once; the book's in every microbatch's forward,
+  // and again in its backward for the layers (the embedding's backward reads no weights).
+  EXPECT_EQ(piped.gathers, 9);
   EXPECT_EQ(book.gathers, 4 * (9 + 8));
+  EXPECT_EQ(piped.early_scatters, 0);
+  EXPECT_GT(book.early_scatters, 0);
   const Count flat = count("fsdp=16,microbatches=4", Framework::kTorchtitan);
   EXPECT_EQ(flat.scatter_microbatches, (std::set<int>{0, 1, 2, 3}));
   const OpOptions laid_out = WithLayoutDefaults(FrameworkOptions(Framework::kTorchtitan),
