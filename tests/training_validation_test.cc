@@ -297,7 +297,7 @@ constexpr double kG6FoldingContextRowGuard = 0.40;
 // torchtitan on 64 A100s: mean 17.6%, worst 24.8% (Llama 2 70B at local batch 1) on 2026-12-05,
 // every row too fast, as V1's and V3's Megatron rows of 2021-22 are; a guard, not a target.
 constexpr double kG62A100RowGuard = 0.27;
-// torchtitan's 2D-4D rows (T4-T6) on 2026-12-07: every step too fast, mean 16.6%, worst 30.3%
+// torchtitan's 2D-4D rows (T4-T6) on 2026-12-07: every step too fast, mean 16.2%, worst 30.1%
 // (the 256K row: the CP rows' sequence scaling), AsyncTP 10.8% (podsim hides tp's traffic as
 // Transformer Engine's userbuffers do, and gains 14% where torchtitan measured 5.4%); memory all
 // under, worst 26.8% (T4, one microbatch of 16 sequences). Guards, not targets.

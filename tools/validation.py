@@ -216,6 +216,11 @@ run cannot be set up without guessing what it ran:
   virtual stages, which podsim's layout refuses (virtual stages of equal layers only); and the
   405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting and H100 part
   the table does not state.
+- **G6.1**'s strong scaling (the 177B from 96 to 4,608 H100s at a global batch of 1,152, MFU
+  47% to 42%): the layouts at each scale (TP, PP, virtual stages, micro-batch) are not stated.
+  With the weak-scaling row's TP 8 x PP 6 and one-sequence microbatches podsim gives MFU 57% at
+  96 GPUs and 28.5% at 4,608 (exact; 12 microbatches a step there, whose 1F1B bubble alone is
+  29%), so the run at scale used what the table does not say.
 - **G6.3**'s GPT3 table of the flash-attention repository (125M to 2.7B on 8 A100s, 2022):
   FlashAttention 1, a kernel podsim has no curve for (its rows with FlashAttention-2, Lambda's,
   are rows); and Lambda's memory per GPU (73 and 56 GB), nvidia-smi's reading, its unit and

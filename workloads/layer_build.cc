@@ -101,7 +101,10 @@ double GradWireBytes(const Layout& layout, const OpOptions& options) {
 // gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
 // DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
 // megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
-// (With fsdp the reduced shard is what accumulates; not modelled.)
+// With fsdp the reduced shard is what accumulates (not modelled), but under
+// OpOptions::fsdp_sync_last_microbatch the unsharded gradients accumulate, by the same pass
+// (FSDP2's accumulate_unsharded_grad_if_needed; its first microbatch casts instead of adding,
+// which reads 4 bytes a parameter fewer than the pass counts).
 void AppendGradientReduction(Builder& b, const Layout& layout, double params, std::vector<int> dws,
                              const OpOptions& options, const std::string& what,
                              const DataGroups& groups) {
@@ -124,7 +127,8 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
     incoming = buffer;
     accumulates = layout.microbatch_count() > 1;
   }
-  if (buffer > 0 && groups.fsdp_size == 1 && accumulates) {
+  const bool unsharded = groups.fsdp_size == 1 || options.fsdp_sync_last_microbatch;
+  if (buffer > 0 && unsharded && accumulates) {
     double unfused = params;
     if (options.precision.fused_grad_accumulation) {
       for (int dw : dws) {

@@ -189,7 +189,10 @@ double GradWireBytes(const Layout& layout, const OpOptions& options);
 // gradients in the working precision and the buffer and writes the buffer (Megatron-LM 2021
 // DistributedDataParallel's hook `param.main_grad.add_(param.grad.data)`,
 // megatron/model/distributed.py), which also covers any weight gradient that is not a matmul's.
-// (With fsdp the reduced shard is what accumulates; not modelled.)
+// With fsdp the reduced shard is what accumulates (not modelled), but under
+// OpOptions::fsdp_sync_last_microbatch the unsharded gradients accumulate, by the same pass
+// (FSDP2's accumulate_unsharded_grad_if_needed; its first microbatch casts instead of adding,
+// which reads 4 bytes a parameter fewer than the pass counts).
 // Amp()'s cast of `params` fp32 weights to the working precision before the forward (or the
 // recomputation, `phase`) that reads them, on the compute stream (precision.h): reads
 // master_bytes, writes param_bytes a parameter. Norm gains, which autocast leaves in fp32,

@@ -188,6 +188,7 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
     int gathers = 0;
     // Reduce-scatters issued before the last compute op of their microbatch's backward.
     int early_scatters = 0;
+    int accumulations = 0;  // Passes adding a layer's gradients into the unsharded ones.
   };
   auto count = [&](const std::string& layout_text, Framework framework) {
     const Layout layout = ParseLayout(layout_text).value();
@@ -202,6 +203,7 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
     }
     for (int i = 0; i < s.programs(0).ops_size(); ++i) {
       const schedule::Op& op = s.programs(0).ops(i);
+      if (op.name() == "grad.accumulate.layer") ++c.accumulations;
       if (op.kind() != schedule::COLLECTIVE || op.axes_size() != 1 || op.axes(0) != "fsdp") {
         continue;
       }
@@ -223,6 +225,10 @@ TEST(TrainingScheduleTest, TorchtitanUnderPipeliningReducesFsdpGradientsOncePerS
   EXPECT_EQ(book.gathers, 4 * (9 + 8));
   EXPECT_EQ(piped.early_scatters, 0);
   EXPECT_GT(book.early_scatters, 0);
+  // The unsharded gradients accumulate, each layer's in each microbatch's backward; the book's
+  // reduce-scatter each microbatch's instead.
+  EXPECT_EQ(piped.accumulations, 4 * 8);
+  EXPECT_EQ(book.accumulations, 0);
   const Count flat = count("fsdp=16,microbatches=4", Framework::kTorchtitan);
   EXPECT_EQ(flat.scatter_microbatches, (std::set<int>{0, 1, 2, 3}));
   const OpOptions laid_out = WithLayoutDefaults(FrameworkOptions(Framework::kTorchtitan),
