@@ -276,16 +276,16 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
               << "layout, " << system.name << " (" << system.fabric.chip_count() << " chips)\n";
   }
   // The layouts the framework does not run as simulated (torchtitan's tp without sp) are not
-  // candidates.
+  // candidates, nor those the precision recipe is not modelled with (amp's fsdp and pp).
   std::erase_if(candidates, [&base](const workloads::LayoutCandidate& candidate) {
-    return !workloads::ValidateFrameworkLayout(base, candidate.layout).ok();
+    return !workloads::ValidateFrameworkLayout(base, candidate.layout).ok() ||
+           !workloads::ValidatePrecision(base, candidate.layout).ok();
   });
   if (candidates.empty()) {
     return sim::Status::InvalidArgument(
-        "--framework: " + std::string(workloads::FrameworkName(base.framework)) +
-        " runs no layout "
-        "of " +
-        model.name + " on " + system.name + " (workloads/framework.h)");
+        "--framework " + std::string(workloads::FrameworkName(base.framework)) +
+        " with --precision " + std::string(base.precision.name) + " runs no layout of " +
+        model.name + " on " + system.name + " (workloads/framework.h, workloads/precision.h)");
   }
   // Memory and the lower bound of every candidate. Neither depends on the mapping (with free
   // communication the placement of the mesh changes nothing), so each is computed once for the

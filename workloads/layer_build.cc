@@ -116,14 +116,24 @@ void AppendGradientReduction(Builder& b, const Layout& layout, double params, st
       layout.microbatch_count() > 1 || options.precision.grad_bytes > options.precision.param_bytes;
   // Bytes an element of the gradient added into the buffer.
   double incoming = options.precision.activation_bytes;
-  if (options.precision.casts_weights && groups.fsdp_size == 1) {
-    // Amp(): autograd casts each 16-bit weight gradient to fp32 and, in a step of several
-    // microbatches, adds that into .grad (precision.h); with one, the cast is .grad.
-    Op cast = b.Base("grad.cast." + what, OpKind::kElementwise, Phase::kBackwardWeight);
-    cast.hbm_read_bytes = incoming * params;
-    cast.hbm_write_bytes = buffer * params;
-    cast.deps = dws;
-    dws = {b.AddSide(cast)};
+  if (options.precision.casts_weights) {
+    // Amp(): autograd casts each 16-bit weight gradient a matmul writes to fp32 (an embedding's
+    // lookup runs in fp32: nothing to cast) and, in a step of several microbatches, adds that
+    // into .grad (precision.h); with one, the cast is .grad.
+    double cast_elements = 0;
+    for (int dw : dws) {
+      const Op& op = b.ops()[dw];
+      if (op.kind == OpKind::kMatmul) {
+        cast_elements += D(op.shape.m) * D(op.shape.n) * D(op.shape.batch);
+      }
+    }
+    if (cast_elements > 0) {
+      Op cast = b.Base("grad.cast." + what, OpKind::kElementwise, Phase::kBackwardWeight);
+      cast.hbm_read_bytes = incoming * cast_elements;
+      cast.hbm_write_bytes = buffer * cast_elements;
+      cast.deps = dws;
+      dws = {b.AddSide(cast)};
+    }
     incoming = buffer;
     accumulates = layout.microbatch_count() > 1;
   }
@@ -191,7 +201,11 @@ int WeightGather(Builder& b, double params, double updated, const OpOptions& opt
   // fp8_param_gather).
   constexpr double kFp8Bytes = 1;
   const bool fp8 = options.fp8_all_gather && (what == "layer" || what == "experts");
-  const double gathered_bytes = fp8 ? kFp8Bytes : options.precision.param_bytes;
+  // Under autocast (Amp) the parameters themselves are fp32: what ZeroRedundancyOptimizer sends
+  // after its step.
+  const double gathered_bytes = fp8                               ? kFp8Bytes
+                                : options.precision.casts_weights ? options.precision.master_bytes
+                                                                  : options.precision.param_bytes;
   int gather = -1;
   if (options.distributed_optimizer && groups.dp_size > 1 && phase == Phase::kForward &&
       updated > 0) {

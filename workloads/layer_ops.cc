@@ -340,12 +340,12 @@ OpList LayerBackwardOps(const ModelSpec& model, const Layout& layout, const Shar
       AppendLayerForward(re, model, layout, d, options, Phase::kRecompute, moe, -1, -1);
       OpList recomputed = re.Take();
       if (options.precision.casts_weights) {
-        // autocast casts again the weights of the linear layers the recomputation runs: every
-        // one under full recomputation, the matmuls not kept under a save list.
+        // autocast casts again the weights of every linear layer of the recomputed forward, the
+        // matmuls whose outputs a save list keeps too: their backwards need the casts, which
+        // are not saved.
         double weights = 0;
         for (const Op& op : recomputed) {
           if (op.kind != OpKind::kMatmul || op.name.starts_with("attn.core")) continue;
-          if (options.recompute == RecomputePolicy::kSaveNamed && Saved(options, op.name)) continue;
           weights += D(op.shape.k) * D(op.shape.n) * D(op.shape.batch);
         }
         if (weights > 0) AppendWeightCast(b, weights, options, "layer", Phase::kRecompute);
@@ -656,8 +656,25 @@ sim::Status ValidateEpCommOverlap(const OpOptions& options, const Layout& layout
   return sim::Status::Ok();
 }
 
+sim::Status ValidatePrecision(const OpOptions& options, const Layout& layout) {
+  if (!options.precision.casts_weights) return sim::Status::Ok();
+  std::string with;
+  if (layout.fsdp > 1 || layout.expert_fsdp() > 1) with = "fsdp";
+  if (layout.pp > 1) with = "pp > 1";
+  if (options.fp8) with = "--fp8";
+  if (options.precision.bf16_gradients) with = "--grad-reduce-in-bf16";
+  if (with.empty()) return sim::Status::Ok();
+  return sim::Status::InvalidArgument(
+      "precision amp (PyTorch autocast) is modelled with data, tensor, context and expert "
+      "parallelism only, not with " +
+      with +
+      " (fp32 parameters gathered by fsdp, a forward's casts held per microbatch in flight, "
+      "fp8 casts from fp32, and gradients that autocast keeps in fp32 are not)");
+}
+
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout) {
   PODSIM_RETURN_IF_ERROR(ValidateAttentionOption(options, layout));
+  PODSIM_RETURN_IF_ERROR(ValidatePrecision(options, layout));
   if (options.fp8_dispatch && layout.ep <= 1) {
     return sim::Status::InvalidArgument(
         "an fp8 dispatch needs expert parallelism (ep > 1 in the layout)");

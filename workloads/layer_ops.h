@@ -201,6 +201,9 @@ inline constexpr double kFp8DispatchBytesPerElement = 1.0 + 4.0 / 128;
 // parallelism is enabled"), --ep-comm-overlap expert parallelism and the 1F1B schedule.
 // InvalidArgument naming the option otherwise.
 sim::Status ValidateOpOptions(const OpOptions& options, const Layout& layout);
+// The part of ValidateOpOptions about the precision recipe: amp (PyTorch autocast) without fsdp,
+// pp, fp8 or bf16 gradients, which it does not model.
+sim::Status ValidatePrecision(const OpOptions& options, const Layout& layout);
 // The part of ValidateOpOptions about options.attention: cp > 1 needs flash attention.
 sim::Status ValidateAttentionOption(const OpOptions& options, const Layout& layout);
 // InvalidArgument when options.attention names a kernel `efficiency` has no curve for.

@@ -512,10 +512,12 @@ TEST(LayerOpsTest, AmpCastsTheWeightsEachForwardAndTheGradientsToFp32) {
       }
       return nullptr;
     };
+    // The matmuls' weight gradients: the layer's parameters but its two norms' gains.
+    const double linear = params - 2.0 * s.model.d_model;
     const Op* cast = find(bwd, "grad.cast.layer");
     ASSERT_NE(cast, nullptr);
-    EXPECT_DOUBLE_EQ(cast->hbm_read_bytes, 2 * params);
-    EXPECT_DOUBLE_EQ(cast->hbm_write_bytes, 4 * params);
+    EXPECT_DOUBLE_EQ(cast->hbm_read_bytes, 2 * linear);
+    EXPECT_DOUBLE_EQ(cast->hbm_write_bytes, 4 * linear);
     const Op* add = find(bwd, "grad.accumulate.layer");
     if (microbatches == 1) {
       EXPECT_EQ(add, nullptr);
@@ -532,14 +534,33 @@ TEST(LayerOpsTest, AmpCastsTheWeightsEachForwardAndTheGradientsToFp32) {
         find(LayerBackwardOps(s.model, s.layout, s.shape, full), "weights.cast.layer");
     ASSERT_NE(recast, nullptr);
     EXPECT_EQ(recast->phase, Phase::kRecompute);
-    // The linear layers' weights: the layer's parameters but its two norms' gains.
-    EXPECT_DOUBLE_EQ(recast->hbm_write_bytes, 2 * (params - 2 * s.model.d_model));
+    EXPECT_DOUBLE_EQ(recast->hbm_write_bytes, 2 * linear);
   }
-  // The embedding's lookup is not cast; the (untied) head's projection is.
-  const Case s = Make("llama3-8b", "dp=2", 8, 1024);
-  EXPECT_EQ(EmbeddingForwardOps(s.model, s.layout, s.shape, amp).front().name.find("cast"),
-            std::string::npos);
-  EXPECT_EQ(HeadForwardOps(s.model, s.layout, s.shape, amp).front().name, "weights.cast.head");
+  // The embedding's lookup is not cast, nor its gradient; the head's projection and its weight
+  // gradient are, tied or not (a tied head's gradient is reduced with the embedding's).
+  for (const char* model : {"llama3-8b", "llama3-8b:tied=true"}) {
+    SCOPED_TRACE(model);
+    const Case s = Make(model, "dp=2", 8, 1024);
+    const OpList embed_fwd = EmbeddingForwardOps(s.model, s.layout, s.shape, amp);
+    const OpList embed_bwd = EmbeddingBackwardOps(s.model, s.layout, s.shape, amp);
+    for (const OpList* ops : {&embed_fwd, &embed_bwd}) {
+      for (const Op& op : *ops) EXPECT_EQ(op.name.find("cast"), std::string::npos) << op.name;
+    }
+    EXPECT_EQ(HeadForwardOps(s.model, s.layout, s.shape, amp).front().name, "weights.cast.head");
+    double cast = 0;
+    for (const Op& op : HeadBackwardOps(s.model, s.layout, s.shape, amp)) {
+      if (op.name == "grad.cast.head") cast = op.hbm_write_bytes;
+    }
+    EXPECT_DOUBLE_EQ(cast, 4.0 * s.model.vocab * s.model.d_model);
+  }
+  // Not modelled with fsdp, pp, fp8 or bf16 gradients: refused.
+  EXPECT_TRUE(ValidateOpOptions(amp, ParseLayout("dp=2,tp=2").value()).ok());
+  for (const char* layout : {"fsdp=2", "pp=2,microbatches=2"}) {
+    EXPECT_FALSE(ValidateOpOptions(amp, ParseLayout(layout).value()).ok()) << layout;
+  }
+  OpOptions fp8 = amp;
+  fp8.fp8 = true;
+  EXPECT_FALSE(ValidateOpOptions(fp8, ParseLayout("dp=2").value()).ok());
 }
 
 // Context parallelism, all-gather variant: each chip computes 1/cp of the sequence's matmuls and

@@ -138,6 +138,11 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     const double shard_params = (m.params - m.expert_params) / D(layout.grad_dp()) +
                                 m.expert_params / D(layout.expert_grad_dp());
     m.optimizer_bytes = shard_params * (p.master_bytes + p.optimizer_bytes);
+    // Under autocast (Amp) the fp32 copy is the model's own parameters, which every rank keeps
+    // whole: PyTorch's ZeroRedundancyOptimizer shards the moments only.
+    if (p.casts_weights) {
+      m.optimizer_bytes = m.params * p.master_bytes + shard_params * p.optimizer_bytes;
+    }
     if (fp32_shard) m.optimizer_step_bytes = shard_params * kFp32Bytes;
   }
 
@@ -258,15 +263,16 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       // backward: in fp32 with several microbatches (FSDP2 upcasts them to its reduce dtype), in
       // the working precision with one. They take the place of the shards' gradients, which
       // exist only after those reduce-scatters, when the unsharded ones are freed (torchtitan's
-      // zero_grad drops the gradients). Plus one layer's fresh gradients, as above.
+      // zero_grad drops the gradients). Plus one layer's fresh gradients, in the parameters'
+      // dtype; they accumulate in the reduce dtype, fp32 unless the gradients are reduced in
+      // bf16 (FSDP2 upcasts only where the two differ).
       const double unsharded =
           (m.params - m.expert_params) * D(fsdp) + m.expert_params * D(std::max(expert_fsdp, 1));
-      double fresh = layers.dense > 0 ? grads(dense, fsdp) : 0;
-      if (layers.moe > 0) {
-        fresh = std::max(fresh, grads(moe_dense, fsdp) + grads(experts, expert_fsdp));
-      }
-      buffer = (unsharded - m.params) * gathered_bytes + fresh;
-      m.grad_bytes = unsharded * (layout.microbatch_count() > 1 ? kFp32Bytes : p.activation_bytes);
+      double fresh = layers.dense > 0 ? dense : 0;
+      if (layers.moe > 0) fresh = std::max(fresh, moe_dense + experts);
+      buffer = (unsharded - m.params) * gathered_bytes + fresh * p.param_bytes;
+      const double accumulated = p.bf16_gradients ? p.param_bytes : kFp32Bytes;
+      m.grad_bytes = unsharded * (layout.microbatch_count() > 1 ? accumulated : p.activation_bytes);
     }
     m.buffer_bytes += buffer;
   }

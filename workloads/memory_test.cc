@@ -329,8 +329,7 @@ TEST(MemoryTest, NoReshardAfterForwardHoldsEveryLayersGatheredWeights) {
 // Issue 14: torchtitan under pipelining (WithLayoutDefaults) keeps every parameter of the stage
 // gathered all step -- the 7/8 other chips hold, in bf16, the embedding's too -- and accumulates
 // the stage's unsharded gradients in fp32 (in bf16 with one microbatch) in place of the shards'
-// gradients; plus one layer's fresh gradients before they are accumulated (in fp32, the reduce
-// dtype podsim sends them in).
+// gradients; plus one layer's fresh gradients before they are accumulated, in bf16.
 TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
   const OpOptions torchtitan = FrameworkOptions(Framework::kTorchtitan);
   const topology::ChipSpec h100 = Chip("h100");
@@ -344,7 +343,7 @@ TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
     const double layer = LayerParamsPerTpShard(c.model, c.layout);
     // And pp's send and receive buffers of one microbatch's [tokens, D].
     const double boundary = 2.0 * ShapeOf(c.layout, c.model, c.batch).tokens * c.model.d_model;
-    EXPECT_REL(m.buffer_bytes, 7 * m.params * 2 + layer * 4 + 2 * boundary, 1e-12);
+    EXPECT_REL(m.buffer_bytes, 7 * m.params * 2 + layer * 2 + 2 * boundary, 1e-12);
   }
 }
 
@@ -464,6 +463,14 @@ TEST(MemoryTest, RecipesByName) {
   // PyTorch autocast: fp32 parameters and gradients, Adam, and the 16-bit casts of one forward.
   EXPECT_EQ(PrecisionRecipeNamed("amp")->total_bytes_per_param(), 18);
   EXPECT_EQ(PrecisionRecipeNamed("amp")->GradWireBytes(1), 4);
+  // ZeroRedundancyOptimizer under autocast shards Adam's moments only: the fp32 parameters are
+  // the model's own.
+  Case c = Make("llama3-8b", "dp=8", {8, 4096});
+  OpOptions amp;
+  amp.precision = PrecisionRecipe::Amp();
+  amp.distributed_optimizer = true;
+  const MemoryBreakdown m = StageMemory(c.model, c.layout, c.batch, amp, Chip("h100"), 0);
+  EXPECT_REL(m.optimizer_bytes, m.params * (4 + 8.0 / 8), 1e-12);
   EXPECT_EQ(PrecisionRecipeNamed("fp8").status().message(),
             "precision 'fp8' is not a recipe; use one of mixed, zero, megatron, book, amp");
 }

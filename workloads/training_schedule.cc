@@ -197,7 +197,8 @@ class StageBuilder {
   }
   // Moves each unit's deferred reduce-scatters, and the collectives that wait for them (HSDP's dp
   // reductions), after the unit's last op, each reduce-scatter waiting for the unit's last compute
-  // op. Units keep their ops, so their boundaries stay.
+  // op. Units keep their ops, so their boundaries stay; the gather anchor (an index) may not, and
+  // only the optimizer's ops, which gather nothing, are appended after.
   void MoveDeferredReductions() {
     if (deferrals_.empty()) return;
     std::vector<int> order(program_->ops_size());
