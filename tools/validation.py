@@ -224,7 +224,8 @@ run cannot be set up without guessing what it ran:
 - **G6.3**'s GPT3 table of the flash-attention repository (125M to 2.7B on 8 A100s, 2022):
   FlashAttention 1, a kernel podsim has no curve for (its rows with FlashAttention-2, Lambda's,
   are rows); and Lambda's memory per GPU (73 and 56 GB), nvidia-smi's reading, its unit and
-  scope unstated.
+  scope unstated (podsim's tensors: 56.3 and 39.0 GiB; the drop from 1 to 8 GPUs, 17.3 GiB,
+  is ZeroRedundancyOptimizer's sharding of Adam's moments, as measured).
 - **G6.4**'s Parallel Folding Qwen2-57B-A14B and Megatron-Core MoE GB200/GB300 figures, and
   AXLearn's iteration times: the per-row configurations are not in the pack.
 """
