@@ -89,9 +89,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     layers += of_stage;
   }
   PODSIM_FUZZ_CHECK(layers == model.layers, canonical + ": stages do not add up to the layers");
-  PODSIM_FUZZ_CHECK(wl::FirstLayerOfStage(layout, model, layout.pp - 1) +
-                            wl::LayersOfStage(layout, model, layout.pp - 1) ==
+  const int chunks = layout.pp * layout.virtual_stages;
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    PODSIM_FUZZ_CHECK(wl::LayersOfChunk(layout, model, chunk) >= 1,
+                      canonical + ": a chunk without layers");
+  }
+  PODSIM_FUZZ_CHECK(wl::FirstLayerOfChunk(layout, model, chunks - 1) +
+                            wl::LayersOfChunk(layout, model, chunks - 1) ==
                         model.layers,
-                    canonical + ": the last stage does not end at the last layer");
+                    canonical + ": the last chunk does not end at the last layer");
   return 0;
 }

@@ -211,11 +211,8 @@ run cannot be set up without guessing what it ran:
   different benchmark results").
 - **G6.3**'s H200 and B200 sequence sweep (8K to 256K): ZeRO-3 with CPU offload, which podsim
   does not model (its right-sized 8K runs are rows).
-- **G6.2**'s T5 with the interleaved 1F1B schedule (Llama 3.1 405B, 128 TPS/GPU): torchtitan's
-  default split (two stages a rank, `generate_split_points`) puts 126 layers unevenly over 16
-  virtual stages, which podsim's layout refuses (virtual stages of equal layers only); and the
-  405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting and H100 part
-  the table does not state.
+- **G6.2**'s 405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting
+  and H100 part the table does not state.
 - **G6.1**'s strong scaling (the 177B from 96 to 4,608 H100s at a global batch of 1,152, MFU
   47% to 42%): the layouts at each scale (TP, PP, virtual stages, micro-batch) are not stated.
   With the weak-scaling row's TP 8 x PP 6 and one-sequence microbatches podsim gives MFU 57% at

@@ -118,19 +118,41 @@ std::vector<std::string> Layout::GroupAxes(std::string_view group) const {
   return {std::string(group)};
 }
 
-int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage) {
-  const int64_t base = (model.layers + layout.pp - 1) / layout.pp;
-  const int64_t fewer = base * layout.pp - model.layers;
-  // Stages giving up a layer, in order: 0, pp-1, 1, pp-2, ...; `rank` is this stage's place.
-  const int64_t from_end = layout.pp - 1 - stage;
-  const int64_t rank = stage <= from_end ? 2 * stage : 2 * from_end + 1;
+namespace {
+
+// The layers of part `index` of `layers` spread over `parts` (LayersOfStage's rule).
+int64_t LayersOfPart(int64_t layers, int64_t parts, int64_t index) {
+  const int64_t base = (layers + parts - 1) / parts;
+  const int64_t fewer = base * parts - layers;
+  // Parts giving up a layer, in order: 0, parts-1, 1, parts-2, ...; `rank` is this part's place.
+  const int64_t from_end = parts - 1 - index;
+  const int64_t rank = index <= from_end ? 2 * index : 2 * from_end + 1;
   return rank < fewer ? base - 1 : base;
 }
 
-int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage) {
+}  // namespace
+
+int64_t LayersOfChunk(const Layout& layout, const ModelSpec& model, int chunk) {
+  return LayersOfPart(model.layers, int64_t{layout.pp} * layout.virtual_stages, chunk);
+}
+
+int64_t FirstLayerOfChunk(const Layout& layout, const ModelSpec& model, int chunk) {
   int64_t first = 0;
-  for (int s = 0; s < stage; ++s) first += LayersOfStage(layout, model, s);
+  for (int c = 0; c < chunk; ++c) first += LayersOfChunk(layout, model, c);
   return first;
+}
+
+int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage) {
+  int64_t layers = 0;
+  for (int c = 0; c < layout.virtual_stages; ++c) {
+    layers += LayersOfChunk(layout, model, c * layout.pp + stage);
+  }
+  return layers;
+}
+
+int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage) {
+  PODSIM_CHECK(layout.virtual_stages == 1) << "FirstLayerOfStage with virtual stages";
+  return FirstLayerOfChunk(layout, model, stage);
 }
 
 namespace {
@@ -358,9 +380,9 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
     return fail(StrCat({"tp=", Str(tp), " must divide ffn=", Str(model.ffn), of_model}));
   }
   const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
-  if (layout.virtual_stages > 1 && model.layers % chunks != 0) {
-    return fail(StrCat({"pp*virtual_stages = ", Str(chunks),
-                        " must divide layers=", Str(model.layers), of_model}));
+  if (layout.virtual_stages > 1 && model.layers < 2 * chunks && model.layers % chunks != 0) {
+    return fail(StrCat({"pp*virtual_stages = ", Str(chunks), " must divide layers=",
+                        Str(model.layers), " or be at most half of it (uneven chunks)", of_model}));
   }
   if (model.layers < 2 * int64_t{layout.pp} && model.layers % layout.pp != 0) {
     return fail(StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers),
@@ -490,8 +512,11 @@ ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec
   s.kv_heads = model.kv_heads % tp == 0 ? model.kv_heads / tp : 1;
   s.ffn = model.ffn / tp;
   s.vocab = (model.vocab + tp - 1) / tp;
-  s.layers_per_stage = (model.layers + layout.pp - 1) / layout.pp;
-  s.layers_per_chunk = s.layers_per_stage / layout.virtual_stages;
+  for (int stage = 0; stage < layout.pp; ++stage) {
+    s.layers_per_stage = std::max(s.layers_per_stage, LayersOfStage(layout, model, stage));
+  }
+  const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
+  s.layers_per_chunk = (model.layers + chunks - 1) / chunks;
   PODSIM_CHECK(s.microbatch_sequences >= 1 && s.layers_per_chunk >= 1)
       << "ShapeOf on an unvalidated layout " << layout.ToString();
   return s;

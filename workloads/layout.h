@@ -211,18 +211,27 @@ struct ShardShape {
   int64_t kv_heads = 0;              // K / tp, or 1 (replicated) when tp > K.
   int64_t ffn = 0;                   // F / tp.
   int64_t vocab = 0;                 // ceil(V / tp): Megatron pads the vocabulary.
-  int64_t layers_per_chunk = 0;      // L / (pp * virtual_stages).
-  int64_t layers_per_stage = 0;      // ceil(L / pp): the largest stage (LayersOfStage).
+  int64_t layers_per_chunk = 0;      // ceil(L / (pp * virtual_stages)): the largest chunk.
+  int64_t layers_per_stage = 0;      // The largest stage's (LayersOfStage).
 };
 ShardShape ShapeOf(const Layout& layout, const ModelSpec& model, const BatchSpec& batch);
 
-// Layers of pipeline stage `stage` (0-based). When pp does not divide the layers (virtual_stages
-// 1 only), stages get ceil(L/pp) layers except that the first and last stages, then the second
-// and second-to-last, ..., give up one each until the total is L: the stages holding the
-// embedding and the head get fewer, as Llama 3 405B's 126 layers on 16 stages (7 on the first
-// and last, 8 elsewhere; Llama Team 2024, sec. 3.3.2).
+// Layers of pipeline stage `stage` (0-based). When pp does not divide the layers, stages get
+// ceil(L/pp) layers except that the first and last stages, then the second and second-to-last,
+// ..., give up one each until the total is L: the stages holding the embedding and the head get
+// fewer, as Llama 3 405B's 126 layers on 16 stages (7 on the first and last, 8 elsewhere; Llama
+// Team 2024, sec. 3.3.2). With virtual stages the layers spread so over the pp * virtual_stages
+// chunks (LayersOfChunk), and a stage has its chunks' layers.
 int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage);
+// The first layer of stage `stage`. REQUIRES: virtual_stages == 1.
 int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage);
+// Layers of chunk (virtual stage) `chunk`, 0 <= chunk < pp * virtual_stages, chunk c of stage s
+// being c * pp + s, and its first layer: consecutive chunks hold consecutive layers, spread as
+// LayersOfStage spreads them over stages (torchtitan's default split of interleaved stages,
+// generate_split_points: 126 layers over 16 chunks are 7, 8 x 14, 7). Without virtual stages a
+// chunk is a stage.
+int64_t LayersOfChunk(const Layout& layout, const ModelSpec& model, int chunk);
+int64_t FirstLayerOfChunk(const Layout& layout, const ModelSpec& model, int chunk);
 
 }  // namespace podsim::workloads
 

@@ -36,6 +36,27 @@ TEST(LayoutTest, UnevenStagesGiveTheEndStagesFewerLayers) {
   EXPECT_EQ(total, 126);
 }
 
+// Interleaved stages over uneven chunks, as torchtitan splits them by default (two stages a rank,
+// generate_split_points): 126 layers over 8 x 2 chunks are 7, 8 x 14, 7, consecutive chunks
+// holding consecutive layers; stage s holds chunks s and 8 + s.
+TEST(LayoutTest, UnevenChunksGiveTheEndChunksFewerLayers) {
+  const ModelSpec model = ParseModel("llama3-405b").value();
+  const Layout layout = L("pp=8,microbatches=16,schedule=interleaved,virtual_stages=2");
+  int64_t total = 0;
+  for (int chunk = 0; chunk < 16; ++chunk) {
+    const int64_t layers = LayersOfChunk(layout, model, chunk);
+    EXPECT_EQ(layers, chunk == 0 || chunk == 15 ? 7 : 8) << chunk;
+    EXPECT_EQ(FirstLayerOfChunk(layout, model, chunk), total);
+    total += layers;
+  }
+  EXPECT_EQ(total, 126);
+  EXPECT_EQ(LayersOfStage(layout, model, 0), 15);
+  EXPECT_EQ(LayersOfStage(layout, model, 3), 16);
+  EXPECT_EQ(LayersOfStage(layout, model, 7), 15);
+  EXPECT_EQ(ShapeOf(layout, model, {16, 4096}).layers_per_chunk, 8);
+  EXPECT_EQ(ShapeOf(layout, model, {16, 4096}).layers_per_stage, 16);
+}
+
 TEST(LayoutTest, ParsesAxesFlagsAndSchedule) {
   Layout l = L("dp=2,fsdp=4,tp=8,pp=4,sp=1,microbatches=8,schedule=interleaved,virtual_stages=2");
   EXPECT_EQ(l.dp, 2);
@@ -113,10 +134,14 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
             "layout dp=1,fsdp=1,tp=1,pp=3: pp=3 must divide layers=5 or be at most half of it "
             "(uneven stages) of model 'custom:layers=5,d_model=768,ffn=3072,heads=12,kv_heads=12,"
             "head_dim=64,vocab=100'");
+  EXPECT_EQ(Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3",
+                  "llama3-70b:layers=20", 4, batch),
+            "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=8,schedule=interleaved,virtual_stages=3: "
+            "pp*virtual_stages = 12 must divide layers=20 or be at most half of it (uneven "
+            "chunks) of model 'llama3-70b:layers=20'");
   EXPECT_EQ(
       Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3", "llama3-70b", 4, batch),
-      "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=8,schedule=interleaved,virtual_stages=3: "
-      "pp*virtual_stages = 12 must divide layers=80 of model 'llama3-70b'");
+      "");
   EXPECT_EQ(
       Error("pp=4,microbatches=6,schedule=interleaved,virtual_stages=2", "llama3-70b", 4, batch),
       "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=6,schedule=interleaved,virtual_stages=2: "

@@ -17,22 +17,34 @@ struct StageLayers {
   int64_t moe = 0;
 };
 
-// Calls visit(chunk, index in the chunk, model layer) for each layer of `stage`: one contiguous
-// run, or with interleaving virtual_stages chunks of equal length, chunk c the (c pp + stage)-th
-// (as training_schedule.cc runs them).
+// Calls visit(chunk, index in the stage, index in the chunk, model layer) for each layer of
+// `stage`: one contiguous run, or with interleaving virtual_stages chunks, chunk c the
+// (c pp + stage)-th (LayersOfChunk; as training_schedule.cc runs them).
 template <typename Visit>
 void ForEachStageLayer(const ModelSpec& model, const Layout& layout, int stage, Visit visit) {
-  const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
+  int in_stage = 0;
   for (int c = 0; c < layout.virtual_stages; ++c) {
-    const int64_t first = layout.virtual_stages == 1 ? FirstLayerOfStage(layout, model, stage)
-                                                     : (int64_t{c} * layout.pp + stage) * chunk;
-    for (int64_t l = 0; l < chunk; ++l) visit(c, static_cast<int>(l), first + l);
+    const int chunk = c * layout.pp + stage;
+    const int64_t first = FirstLayerOfChunk(layout, model, chunk);
+    const int64_t layers = LayersOfChunk(layout, model, chunk);
+    for (int64_t l = 0; l < layers; ++l) visit(c, in_stage++, static_cast<int>(l), first + l);
   }
+}
+
+// Whether every chunk of `stage` has as many layers.
+bool EqualChunks(const ModelSpec& model, const Layout& layout, int stage) {
+  for (int c = 1; c < layout.virtual_stages; ++c) {
+    if (LayersOfChunk(layout, model, c * layout.pp + stage) !=
+        LayersOfChunk(layout, model, stage)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 StageLayers LayersOf(const ModelSpec& model, const Layout& layout, int stage) {
   StageLayers layers;
-  ForEachStageLayer(model, layout, stage, [&](int, int, int64_t layer) {
+  ForEachStageLayer(model, layout, stage, [&](int, int, int, int64_t layer) {
     (model.IsMoeLayer(layer) ? layers.moe : layers.dense) += 1;
   });
   return layers;
@@ -162,7 +174,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     holds[moe][1] = {LayerActivationBytes(fwd, options), RecomputeTransientBytes(fwd, options)};
   }
   double transient = 0;
-  if (options.recompute_layers.kind == RecomputeLayers::Kind::kAll) {
+  if (options.recompute_layers.kind == RecomputeLayers::Kind::kAll &&
+      EqualChunks(model, layout, stage)) {
     // Every layer alike: a chunk's layers hold the stage's mix of dense and MoE layers in
     // proportion, times the chunk-microbatches in flight; the largest layer sets the transient.
     const double per_layer =
@@ -187,12 +200,11 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     if (layers.dense > 0) transient = holds[0][1].transient;
     if (layers.moe > 0) transient = std::max(transient, holds[1][1].transient);
   } else {
-    // Some layers keep everything: chunks differ, and which layer's backward recomputes first
-    // decides the transient (memory.h).
+    // Some layers keep everything, or the stage's chunks are of unequal lengths: chunks differ,
+    // and which layer's backward recomputes first decides the transient (memory.h).
     std::vector<std::vector<LayerHold>> chunks(layout.virtual_stages);
-    const int64_t chunk = LayersOfStage(layout, model, stage) / layout.virtual_stages;
-    ForEachStageLayer(model, layout, stage, [&](int c, int l, int64_t layer) {
-      const bool re = options.recompute_layers.Recomputes(static_cast<int>(c * chunk) + l, l);
+    ForEachStageLayer(model, layout, stage, [&](int c, int in_stage, int l, int64_t layer) {
+      const bool re = options.recompute_layers.Recomputes(in_stage, l);
       chunks[c].push_back(holds[model.IsMoeLayer(layer)][re]);
     });
     const ActivationPeak peak = WalkActivations(units, chunks);

@@ -421,9 +421,9 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
   }
   // Whether the chunk's l-th layer runs options.recompute: chunks of one stage are equal, and a
   // chip's layers in model order are its chunks' in turn.
-  auto variant = [&](const StageUnit& unit, int l, int layers) {
-    return !some_layers_keep || options.recompute_layers.Recomputes(unit.chunk * layers + l, l) ? 1
-                                                                                                : 0;
+  // Whether layer `l` of a chunk whose first layer is the stage's `in_stage`-th recomputes.
+  auto variant = [&](int in_stage, int l) {
+    return !some_layers_keep || options.recompute_layers.Recomputes(in_stage + l, l) ? 1 : 0;
   };
   const OpList embed_fwd = EmbeddingForwardOps(model, layout, shape, options);
   const OpList embed_bwd = EmbeddingBackwardOps(model, layout, shape, options);
@@ -480,12 +480,13 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
         builder.AnchorGathers(FirstCompute(*program, unit_begin[u - 1]));
       }
       const int vs = unit.chunk * pp + stage;
-      // Chunks of one stage are equal (interleaving needs pp * v to divide the layers).
-      const int layers =
-          static_cast<int>(LayersOfStage(layout, model, stage) / layout.virtual_stages);
-      const int first_layer = layout.virtual_stages == 1
-                                  ? static_cast<int>(FirstLayerOfStage(layout, model, stage))
-                                  : vs * layers;
+      const int layers = static_cast<int>(LayersOfChunk(layout, model, vs));
+      const int first_layer = static_cast<int>(FirstLayerOfChunk(layout, model, vs));
+      // The chunk's first layer's index among the stage's (RecomputeLayers).
+      int in_stage = 0;
+      for (int c = 0; c < unit.chunk; ++c) {
+        in_stage += static_cast<int>(LayersOfChunk(layout, model, c * pp + stage));
+      }
       const bool last_microbatch = unit.microbatch == m - 1;
       if (unit.forward) {
         int input = -1;
@@ -498,7 +499,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
         }
         for (int l = 0; l < layers; ++l) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
-          const int re = variant(unit, l, layers);
+          const int re = variant(in_stage, l);
           const OpList& ops =
               unit.microbatch == 0 ? layer_fwd_run[moe][re] : layer_fwd_cached[moe][re];
           input = builder.Append(ops, input, unit, first_layer + l, last_microbatch);
@@ -523,7 +524,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
         }
         for (int l = layers; l-- > 0;) {
           const int moe = model.IsMoeLayer(first_layer + l) ? 1 : 0;
-          const int re = variant(unit, l, layers);
+          const int re = variant(in_stage, l);
           const int begin = program->ops_size();
           input =
               builder.Append(layer_bwd_run[moe][re], input, unit, first_layer + l, last_microbatch);

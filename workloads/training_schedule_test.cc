@@ -80,6 +80,40 @@ TEST(TrainingScheduleTest, InterleavingShrinksTheBubble) {
 
 // Every chip against one per stage, with tp, fsdp and pp each on its own axis of a 2x2x2 v5p
 // slice (parallel groups share no links, the condition of one chip per program).
+// Interleaving over chunks of unequal lengths (LayersOfChunk): 10 layers over 2 x 2 chunks are 2,
+// 3, 3, 2, so stage 0 runs layers 0-1 and 5-7, stage 1 layers 2-4 and 8-9, each in every
+// microbatch's forward; the step runs, and memory walks the stage's chunks.
+TEST(TrainingScheduleTest, InterleavingRunsUnevenChunks) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:2");
+  const ModelSpec model =
+      ParseModel(
+          "custom:layers=10,d_model=1024,ffn=4096,heads=8,kv_heads=8,head_dim=128,"
+          "vocab=1024")
+          .value();
+  const Layout layout =
+      ParseLayout("pp=2,microbatches=4,schedule=interleaved,virtual_stages=2").value();
+  const BatchSpec batch{4, 1024};
+  ASSERT_TRUE(ValidateLayout(layout, model, 2, batch).ok());
+  const schedule::Schedule s = TrainingSchedule(*system, model, layout, batch, OpOptions{});
+  ASSERT_TRUE(CheckSchedule(*system, s).ok());
+  const std::set<int> expected[2] = {{0, 1, 5, 6, 7}, {2, 3, 4, 8, 9}};
+  for (int stage = 0; stage < 2; ++stage) {
+    std::set<int> layers;
+    int forwards = 0;
+    for (const schedule::Op& op : s.programs(stage).ops()) {
+      // The layers' matmuls (the head's and the embedding's have layer -1).
+      if (op.kind() != schedule::MATMUL || op.layer() < 0) continue;
+      layers.insert(op.layer());
+      if (op.name() == "attn.qkv") ++forwards;
+    }
+    EXPECT_EQ(layers, expected[stage]) << stage;
+    EXPECT_EQ(forwards, 4 * 5) << stage;
+  }
+  sim::StatusOr<StepResult> step = SimulateStep(*system, s, {});
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_GT(PeakMemory(model, layout, batch, OpOptions{}, system->chip).activation_bytes, 0);
+}
+
 TEST(TrainingScheduleTest, OneChipPerStageMatchesEveryChip) {
   StepOptions every;
   every.chips = SimulatedChips::kEveryChip;
