@@ -1104,7 +1104,7 @@ TEST(TrainingValidationTest, G62TorchtitanA100) {
 // (torchtitan's micro-pipelined all-gather matmul and matmul reduce-scatter: --tp-comm-overlap).
 // T5: Llama 3.1 405B on 512 GPUs, FSDP 8 x TP 8 x PP 8, local batch 32 (global 256), AsyncTP,
 // 1F1B, and interleaved 1F1B with torchtitan's default split, two stages a rank
-// (generate_split_points: 126 layers over 16 chunks, 7, 8 x 14, 7, as podsim spreads them); the
+// (generate_split_points: 126 layers over 16 chunks, 7, 8 x 14, 7, as podsim spreads these); the
 // pipeline's microbatches are not stated and run at torchtitan's default of that time, the
 // number of stages (build_pipeline_schedule: pp degree x stages a rank), 8 under 1F1B and 16
 // interleaved.
@@ -1160,7 +1160,7 @@ TEST(TrainingValidationTest, G62TorchtitanMultiDimensional) {
     const TrainingResult result = Train(system, *model, r.layout, r.sequences, options, {}, r.seq);
     const double tokens = static_cast<double>(r.sequences * r.seq);
     const double measured = tokens / (r.gpus * r.tokens_per_s_per_gpu);
-    char what[240];
+    char what[320];
     std::snprintf(what, sizeof what,
                   "step time on %s, torchtitan %s (%s), %lld x %lld tokens, full "
                   "checkpointing, compile, Float8%s (published %.0f TPS/GPU)",

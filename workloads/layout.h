@@ -227,9 +227,11 @@ int64_t LayersOfStage(const Layout& layout, const ModelSpec& model, int stage);
 int64_t FirstLayerOfStage(const Layout& layout, const ModelSpec& model, int stage);
 // Layers of chunk (virtual stage) `chunk`, 0 <= chunk < pp * virtual_stages, chunk c of stage s
 // being c * pp + s, and its first layer: consecutive chunks hold consecutive layers, spread as
-// LayersOfStage spreads them over stages (torchtitan's default split of interleaved stages,
-// generate_split_points: 126 layers over 16 chunks are 7, 8 x 14, 7). Without virtual stages a
-// chunk is a stage.
+// LayersOfStage spreads them over stages. That is torchtitan's default split of interleaved
+// stages (generate_split_points) where L mod (pp v) is 0, pp v - 1 or pp v - 2, as 126 layers
+// over 16 chunks: 7, 8 x 14, 7; otherwise torchtitan gives its extra layers to the chunks after
+// the first (80 over 12: 6, 7 x 8, 6, 6, 6, where podsim has 6, 6, 7 x 8, 6, 6). Without virtual
+// stages a chunk is a stage.
 int64_t LayersOfChunk(const Layout& layout, const ModelSpec& model, int chunk);
 int64_t FirstLayerOfChunk(const Layout& layout, const ModelSpec& model, int chunk);
 

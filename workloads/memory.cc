@@ -207,6 +207,26 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       const bool re = options.recompute_layers.Recomputes(in_stage, l);
       chunks[c].push_back(holds[model.IsMoeLayer(layer)][re]);
     });
+    if (!options.offloaded_ops.empty()) {
+      // What the layers offload to host memory (every layer recomputes: ValidateOpOptions),
+      // walked as their activations are.
+      double offloaded_of[2] = {0, 0};
+      for (const bool moe : {false, true}) {
+        if ((moe ? layers.moe : layers.dense) == 0) continue;
+        offloaded_of[moe] = LayerOffloadedBytes(
+            LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense),
+            options);
+      }
+      std::vector<std::vector<LayerHold>> offloads(layout.virtual_stages);
+      double offloaded = 0;
+      ForEachStageLayer(model, layout, stage, [&](int c, int, int, int64_t layer) {
+        const double bytes = offloaded_of[model.IsMoeLayer(layer)];
+        offloads[c].push_back({bytes, 0});
+        offloaded += bytes;
+      });
+      m.host_offload_bytes = WalkActivations(units, offloads).held;
+      m.host_offload_traffic_bytes = offloaded * D(layout.microbatch_count());
+    }
     const ActivationPeak peak = WalkActivations(units, chunks);
     m.layer_activation_bytes = peak.held;
     transient = peak.with_transient - peak.held;

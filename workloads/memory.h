@@ -30,9 +30,10 @@
 //     first re-runs the layer's forward and holds every activation that forward saves until the
 //     backward has used it (PyTorch's checkpoint, Megatron-LM's recompute), on top of what every
 //     in-flight microbatch keeps; the largest layer of the stage sets it.
-//   * Where only some layers recompute (OpOptions::recompute_layers), chunks and layers differ:
-//     the activations and the recompute peak come from walking the stage's units in order
-//     (StageOrder) and holding and releasing each layer's activations as the schedule does
+//   * Where only some layers recompute (OpOptions::recompute_layers), or a stage's chunks are of
+//     unequal lengths (LayersOfChunk), chunks and layers differ: the activations, the recompute
+//     peak and the offloaded bytes come from walking the stage's units in order (StageOrder)
+//     and holding and releasing each layer's activations as the schedule does
 //     (WalkActivations), not from the closed forms above.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_

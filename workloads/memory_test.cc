@@ -193,10 +193,8 @@ TEST(MemoryTest, RecomputationHoldsOneLayersActivationsInItsBackward) {
   }
 }
 
-// MaxText's offloaded remat policies (remat_policy.h) keep their outputs in host memory: the same
-// outputs the saving policy keeps leave HBM and are reported apart, and nothing else changes.
-TEST(MemoryTest, OffloadedActivationsLeaveHbmForTheHost) {
-  Case c = Make("llama3-8b", "fsdp=4,tp=4,sp=1,pp=2,microbatches=4", {16, 4096});
+// The checks of OffloadedActivationsLeaveHbmForTheHost on one layout.
+void OffloadedActivationsLeaveHbm(const Case& c) {
   auto options = [](const char* name) {
     const RematPolicy policy = MaxTextRematPolicy(name).value();
     OpOptions o;
@@ -251,6 +249,19 @@ TEST(MemoryTest, OffloadedActivationsLeaveHbmForTheHost) {
   OpOptions bad = options("qkv_proj_offloaded");
   bad.recompute_layers = {RecomputeLayers::Kind::kEvery, 2};
   EXPECT_FALSE(ValidateOpOptions(bad, c.layout).ok());
+}
+
+// MaxText's offloaded remat policies (remat_policy.h) keep their outputs in host memory: the same
+// outputs the saving policy keeps leave HBM and are reported apart, and nothing else changes;
+// likewise with interleaving over unequal chunks (32 layers over 6: memory walks the units).
+TEST(MemoryTest, OffloadedActivationsLeaveHbmForTheHost) {
+  for (const char* layout :
+       {"fsdp=4,tp=4,sp=1,pp=2,microbatches=4",
+        "fsdp=4,tp=4,sp=1,pp=2,microbatches=4,schedule=interleaved,virtual_stages=3"}) {
+    SCOPED_TRACE(layout);
+    Case c = Make("llama3-8b", layout, {16, 4096});
+    OffloadedActivationsLeaveHbm(c);
+  }
 }
 
 // TR13 (Ch5 Q2, LLaMA-2 13B, 16M-token batch): params + optimizer (2+4+4)*13e9 ~ 130GB;

@@ -419,9 +419,8 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
       layer_transient[moe][recomputes] = RecomputeTransientBytes(fwd, layer_options);
     }
   }
-  // Whether the chunk's l-th layer runs options.recompute: chunks of one stage are equal, and a
-  // chip's layers in model order are its chunks' in turn.
-  // Whether layer `l` of a chunk whose first layer is the stage's `in_stage`-th recomputes.
+  // Whether layer `l` of a chunk whose first layer is the stage's `in_stage`-th runs
+  // options.recompute (a chip's layers in model order are its chunks' in turn).
   auto variant = [&](int in_stage, int l) {
     return !some_layers_keep || options.recompute_layers.Recomputes(in_stage + l, l) ? 1 : 0;
   };
