@@ -530,8 +530,8 @@ TEST(LayerOpsTest, AmpCastsTheWeightsEachForwardAndTheGradientsToFp32) {
     EXPECT_EQ(find(bwd, "weights.cast.layer"), nullptr);
     OpOptions full = amp;
     full.recompute = RecomputePolicy::kFull;
-    const Op* recast =
-        find(LayerBackwardOps(s.model, s.layout, s.shape, full), "weights.cast.layer");
+    const OpList recomputing = LayerBackwardOps(s.model, s.layout, s.shape, full);
+    const Op* recast = find(recomputing, "weights.cast.layer");
     ASSERT_NE(recast, nullptr);
     EXPECT_EQ(recast->phase, Phase::kRecompute);
     EXPECT_DOUBLE_EQ(recast->hbm_write_bytes, 2 * linear);
