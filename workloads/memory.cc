@@ -166,13 +166,20 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
   OpOptions keep_all = options;
   keep_all.recompute = RecomputePolicy::kNone;
   LayerHold holds[2][2];
+  // Each kind of layer's bytes offloaded to host memory (OpOptions::offloaded_ops; every layer
+  // recomputes then: ValidateOpOptions), and the stage's.
+  double offloaded_of[2] = {0, 0};
   for (const bool moe : {false, true}) {
     if ((moe ? layers.moe : layers.dense) == 0) continue;
     const OpList fwd =
         LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense);
     holds[moe][0] = {LayerActivationBytes(fwd, keep_all), 0};
     holds[moe][1] = {LayerActivationBytes(fwd, options), RecomputeTransientBytes(fwd, options)};
+    offloaded_of[moe] = LayerOffloadedBytes(fwd, options);
   }
+  const double offloaded = D(layers.dense) * offloaded_of[0] + D(layers.moe) * offloaded_of[1];
+  // Every microbatch's layers copy theirs out in the forward and back in the backward.
+  m.host_offload_traffic_bytes = offloaded * D(layout.microbatch_count());
   double transient = 0;
   if (options.recompute_layers.kind == RecomputeLayers::Kind::kAll &&
       EqualChunks(model, layout, stage)) {
@@ -184,19 +191,8 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     const double layers_held = D(LayersOfStage(layout, model, stage) / layout.virtual_stages) *
                                D(InFlightChunks(layout, stage, options.ep_comm_overlap));
     m.layer_activation_bytes = per_layer * layers_held;
-    // What the same layers offload to host memory (OpOptions::offloaded_ops).
-    double offloaded = 0;
-    for (const bool moe : {false, true}) {
-      const int64_t count = moe ? layers.moe : layers.dense;
-      if (count == 0) continue;
-      offloaded +=
-          D(count) * LayerOffloadedBytes(LayerForwardOps(model, layout, shape, options,
-                                                         moe ? MlpKind::kMoe : MlpKind::kDense),
-                                         options);
-    }
+    // The same layers' offloaded bytes, likewise.
     m.host_offload_bytes = offloaded / D(layers.dense + layers.moe) * layers_held;
-    // Every microbatch's layers copy theirs out in the forward and back in the backward.
-    m.host_offload_traffic_bytes = offloaded * D(layout.microbatch_count());
     if (layers.dense > 0) transient = holds[0][1].transient;
     if (layers.moe > 0) transient = std::max(transient, holds[1][1].transient);
   } else {
@@ -207,25 +203,13 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       const bool re = options.recompute_layers.Recomputes(in_stage, l);
       chunks[c].push_back(holds[model.IsMoeLayer(layer)][re]);
     });
-    if (!options.offloaded_ops.empty()) {
-      // What the layers offload to host memory (every layer recomputes: ValidateOpOptions),
-      // walked as their activations are.
-      double offloaded_of[2] = {0, 0};
-      for (const bool moe : {false, true}) {
-        if ((moe ? layers.moe : layers.dense) == 0) continue;
-        offloaded_of[moe] = LayerOffloadedBytes(
-            LayerForwardOps(model, layout, shape, options, moe ? MlpKind::kMoe : MlpKind::kDense),
-            options);
-      }
+    if (offloaded > 0) {
+      // The offloaded bytes, walked as the activations are.
       std::vector<std::vector<LayerHold>> offloads(layout.virtual_stages);
-      double offloaded = 0;
       ForEachStageLayer(model, layout, stage, [&](int c, int, int, int64_t layer) {
-        const double bytes = offloaded_of[model.IsMoeLayer(layer)];
-        offloads[c].push_back({bytes, 0});
-        offloaded += bytes;
+        offloads[c].push_back({offloaded_of[model.IsMoeLayer(layer)], 0});
       });
       m.host_offload_bytes = WalkActivations(units, offloads).held;
-      m.host_offload_traffic_bytes = offloaded * D(layout.microbatch_count());
     }
     const ActivationPeak peak = WalkActivations(units, chunks);
     m.layer_activation_bytes = peak.held;
