@@ -529,13 +529,18 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (outputs.json()) {
     nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
     for (const Entry* e : ranked) {
+      // What fsdp does under this layout (torchtitan with pp: train's JSON says the same).
+      const workloads::OpOptions laid_out =
+          workloads::WithLayoutDefaults(base, e->candidate.layout);
       layouts.push_back({{"layout", e->candidate.layout.ToString()},
                          {"recompute", workloads::RecomputeName(e->candidate.recompute)},
                          {"step_time_s", e->result->step_time_s},
                          {"mfu", e->result->mfu},
                          {"memory_per_chip_bytes", e->memory_bytes},
                          {"fits", e->fits},
-                         {"bottleneck", e->result->bottleneck}});
+                         {"bottleneck", e->result->bottleneck},
+                         {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
+                         {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch}});
     }
     const nlohmann::ordered_json validation =
         ValidationJson(system.chip, "training", workloads::FrameworkName(base.framework));

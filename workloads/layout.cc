@@ -379,14 +379,23 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   if (model.ffn % tp != 0) {
     return fail(StrCat({"tp=", Str(tp), " must divide ffn=", Str(model.ffn), of_model}));
   }
-  const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
-  if (layout.virtual_stages > 1 && model.layers < 2 * chunks && model.layers % chunks != 0) {
-    return fail(StrCat({"pp*virtual_stages = ", Str(chunks), " must divide layers=",
-                        Str(model.layers), " or be at most half of it (uneven chunks)", of_model}));
+  if (layout.schedule == PipelineSchedule::kInterleavedOneFOneB && layout.pp == 1) {
+    return fail(
+        "schedule=interleaved needs pp > 1: it interleaves the model chunks of pipeline "
+        "stages");
   }
-  if (model.layers < 2 * int64_t{layout.pp} && model.layers % layout.pp != 0) {
-    return fail(StrCat({"pp=", Str(layout.pp), " must divide layers=", Str(model.layers),
-                        " or be at most half of it (uneven stages)", of_model}));
+  const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
+  // Stages and chunks may be unequal (LayersOfChunk), each with one layer at least: torchtitan
+  // splits so, and so does Megatron-LM counting the embedding and the loss as layers
+  // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split: Llama 3.1
+  // 405B's 126 layers over 8 x 8 chunks, one on the first and the last, two elsewhere).
+  if (layout.virtual_stages > 1 && chunks > model.layers) {
+    return fail(StrCat({"pp*virtual_stages = ", Str(chunks), " exceeds layers=", Str(model.layers),
+                        ": every chunk needs a layer", of_model}));
+  }
+  if (layout.pp > model.layers) {
+    return fail(StrCat({"pp=", Str(layout.pp), " exceeds layers=", Str(model.layers),
+                        ": every stage needs a layer", of_model}));
   }
   if (layout.pp > 1 && layout.microbatches == 0) {
     return fail(

@@ -19,6 +19,17 @@ std::vector<int> Divisors(int64_t n, int64_t limit) {
   return divisors;
 }
 
+// The pipeline degrees tried for `layers` (layout_search.h): the divisors up to 16 and the powers
+// of two up to 16 that leave each stage two layers or more (uneven stages, layout.h), in order.
+std::vector<int> PipelineDegrees(int64_t layers) {
+  std::vector<int> degrees = Divisors(layers, 16);
+  for (int pp = 2; pp <= 16; pp *= 2) {
+    if (layers % pp != 0 && layers >= 2 * pp) degrees.push_back(pp);
+  }
+  std::sort(degrees.begin(), degrees.end());
+  return degrees;
+}
+
 // Where each mesh axis lands: its pieces of the physical axes, in order.
 std::string PlacementKey(const topology::MeshMapping& mapping) {
   std::string key;
@@ -111,7 +122,7 @@ std::vector<std::vector<Layout>> ValidLayouts(int64_t chips, int64_t tp_limit,
                                               const ModelSpec& model, const BatchSpec& batch) {
   std::vector<std::vector<Layout>> out;
   for (int tp = 1; tp <= tp_limit && chips % tp == 0; tp *= 2) {
-    for (int pp : Divisors(model.layers, 16)) {
+    for (int pp : PipelineDegrees(model.layers)) {
       if ((chips / tp) % pp != 0) continue;
       const int64_t data = chips / tp / pp;
       for (int cp : ContextSplits(data, batch.seq)) {
@@ -131,7 +142,8 @@ std::vector<std::vector<Layout>> ValidLayouts(int64_t chips, int64_t tp_limit,
               Layout l = base;
               l.microbatches = m;
               layouts.push_back(l);
-              if (model.layers % (2 * pp) == 0) {
+              // Two chunks a stage, equal or not (LayersOfChunk), each of two layers or more.
+              if (model.layers % (2 * pp) == 0 || model.layers >= 4 * pp) {
                 l.schedule = PipelineSchedule::kInterleavedOneFOneB;
                 l.virtual_stages = 2;
                 layouts.push_back(l);

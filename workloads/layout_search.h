@@ -7,9 +7,11 @@
 //   sp      0 and 1 when tp > 1 (only 1 for a model with experts, which needs it);
 //   ep, etp a model with experts: every ep dividing the experts, with etp = tp and (ep > 1, tp >
 //           1) etp = 1, wherever the layout's data axes (and tp) can hold it (layout.h);
-//   pp      1 and the divisors of the layers up to 16 (uneven stages are not enumerated), with
-//           microbatches 2 pp and 4 pp (1F1B), and the interleaved schedule with 2 chunks when
-//           it divides;
+//   pp      1, the divisors of the layers up to 16 and the powers of two up to 16 that leave
+//           every stage two layers or more (uneven stages, as torchtitan splits Llama 3.1 405B's
+//           126 layers over 8 stages: layout.h, LayersOfChunk), with microbatches 2 pp and 4 pp
+//           (1F1B), and the interleaved schedule with 2 chunks a stage where they are equal or
+//           hold two layers or more each;
 //   cp      1, and for sequences of kContextParallelMinSeq tokens or more (Megatron-Core's
 //           parallelism guide: context parallelism is for sequences of 8K tokens and more) every
 //           cp dividing the chips left by tp and pp whose 2 cp chunks divide the sequence

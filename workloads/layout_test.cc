@@ -128,17 +128,30 @@ TEST(LayoutTest, ValidationErrorsNameTheAxis) {
                 .substr(0, 55),
             "layout dp=1,fsdp=1,tp=8,pp=1: tp=8 must divide ffn=3004");
   EXPECT_EQ(Error("pp=3",
+                  "custom:layers=2,d_model=768,ffn=3072,heads=12,kv_heads=12,"
+                  "head_dim=64,vocab=100",
+                  3, batch),
+            "layout dp=1,fsdp=1,tp=1,pp=3: pp=3 exceeds layers=2: every stage needs a layer of "
+            "model 'custom:layers=2,d_model=768,ffn=3072,heads=12,kv_heads=12,head_dim=64,"
+            "vocab=100'");
+  EXPECT_EQ(Error("pp=3,microbatches=4",
                   "custom:layers=5,d_model=768,ffn=3072,heads=12,kv_heads=12,"
                   "head_dim=64,vocab=100",
                   3, batch),
-            "layout dp=1,fsdp=1,tp=1,pp=3: pp=3 must divide layers=5 or be at most half of it "
-            "(uneven stages) of model 'custom:layers=5,d_model=768,ffn=3072,heads=12,kv_heads=12,"
-            "head_dim=64,vocab=100'");
+            "");
+  EXPECT_EQ(Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3",
+                  "llama3-70b:layers=10", 4, batch),
+            "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=8,schedule=interleaved,virtual_stages=3: "
+            "pp*virtual_stages = 12 exceeds layers=10: every chunk needs a layer of model "
+            "'llama3-70b:layers=10'");
   EXPECT_EQ(Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3",
                   "llama3-70b:layers=20", 4, batch),
-            "layout dp=1,fsdp=1,tp=1,pp=4,microbatches=8,schedule=interleaved,virtual_stages=3: "
-            "pp*virtual_stages = 12 must divide layers=20 or be at most half of it (uneven "
-            "chunks) of model 'llama3-70b:layers=20'");
+            "");
+  // An audit of 2026-12-07: this reached the schedule's check ("peer_offset: must not be 0").
+  EXPECT_EQ(Error("dp=4,schedule=interleaved,virtual_stages=2", "llama3-70b", 4, batch),
+            "layout dp=4,fsdp=1,tp=1,pp=1,schedule=interleaved,virtual_stages=2: "
+            "schedule=interleaved needs pp > 1: it interleaves the model chunks of pipeline "
+            "stages");
   EXPECT_EQ(
       Error("pp=4,microbatches=8,schedule=interleaved,virtual_stages=3", "llama3-70b", 4, batch),
       "");
