@@ -384,6 +384,11 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     if (!dst.ok()) return FieldError(dst.status(), source, "--dst", "collective.dst");
     request.dst = *dst;
   }
+  if (p2p && request.src == request.dst) {
+    return FieldError(sim::Status::InvalidArgument(
+                          "--dst: the chip --src names; a p2p moves bytes between two chips"),
+                      source, "--dst", "collective.dst");
+  }
 
   // A sweep: 1 KiB to 16 GiB in powers of two (sweep_bytes), or nccl-tests' -b/-e/-f (the
   // scenario check bounds the count), each size rounded up to whole shards of a group. Sizes are
@@ -414,6 +419,16 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
       return source.Annotate(sim::Status::InvalidArgument(text), "collective.bytes");
     }
     sizes.push_back(c.bytes());
+  }
+  // An all-to-all's whole array is n times the size given (per rank): bounded as the runner
+  // bounds any collective's bytes, named as the user gave it.
+  if (*op == collectives::CollectiveOp::kAllToAll && array_bytes(sizes.back()) > 1e15) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "%.6g bytes per rank x %.0f ranks = %.4g bytes of an all-to-all's array, over "
+                  "podsim's limit of 1e15",
+                  sizes.back(), ranks, array_bytes(sizes.back()));
+    return source.Annotate(sim::Status::OutOfRange(text), "collective.bytes");
   }
 
   // Tracing observes one run; the sink writes to a temporary file renamed on Close, so a run that

@@ -28,7 +28,9 @@
 #include "sim/atomic_file.h"
 #include "topology/names.h"
 #include "topology/system.h"
+#include "workloads/layout_search.h"
 #include "workloads/precision.h"
+#include "workloads/recompute_layers.h"
 #include "workloads/remat_policy.h"
 #include "workloads/training.h"
 #include "workloads/training_schedule.h"
@@ -130,6 +132,13 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
           {"events", step.events + step.rehearsal_events}};
 }
 
+// --attention's values, in workloads::AttentionKernel's order (and scenario::Train::Attention's
+// after its default).
+const std::vector<std::string_view>& AttentionFlagValues() {
+  static const std::vector<std::string_view> kValues = {"flash", "materialized", "fa2", "cudnn"};
+  return kValues;
+}
+
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
@@ -177,9 +186,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
     }
     recompute = *chosen;
   }
-  PODSIM_ASSIGN_OR_RETURN(
-      size_t attention,
-      ChooseFlagValue("--attention", flags.attention, {"flash", "materialized", "fa2", "cudnn"}));
+  PODSIM_ASSIGN_OR_RETURN(size_t attention,
+                          ChooseFlagValue("--attention", flags.attention, AttentionFlagValues()));
   PODSIM_ASSIGN_OR_RETURN(
       size_t convention,
       ChooseFlagValue("--flops-convention", flags.flops_convention, {"causal", "full"}));
@@ -407,51 +415,55 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
     }
     const nlohmann::ordered_json validation =
         ValidationJson(system.chip, "training", workloads::FrameworkName(options.framework));
-    nlohmann::ordered_json j{{"system", system.name},
-                             {"model", model.name},
-                             {"layout", layout.ToString()},
-                             {"batch_tokens", batch.tokens()},
-                             {"seq", batch.seq},
-                             {"step_time_s", result.step_time_s},
-                             {"tokens_per_s", result.tokens_per_s},
-                             {"mfu", result.mfu},
-                             {"hfu", result.hfu},
-                             {"flops_convention", ConventionName(options)},
-                             {"precision", options.precision.name},
-                             {"grad_reduce_in_bf16", options.precision.bf16_gradients},
-                             {"distributed_optimizer", options.distributed_optimizer},
-                             {"tp_comm_overlap", options.tp_comm_overlap},
-                             {"ep_comm_overlap", options.ep_comm_overlap},
-                             {"fp8", options.fp8},
-                             {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
-                             {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
-                             {"framework", workloads::FrameworkName(options.framework)},
-                             {"kernels", workloads::KernelLibraryName(options.kernels)},
-                             {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
-                             {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch},
-                             {"fp8_all_gather", options.fp8_all_gather},
-                             {"fp8_dispatch", options.fp8_dispatch},
-                             {"loss", workloads::LossKernelName(options.loss)},
-                             {"breakdown", breakdown},
-                             {"memory_per_chip_bytes", memory.total_bytes},
-                             {"memory",
-                              {{"stage", memory.stage},
-                               {"params_bytes", memory.param_bytes},
-                               {"grads_bytes", memory.grad_bytes},
-                               {"optimizer_bytes", memory.optimizer_bytes},
-                               {"activations_bytes", memory.activation_bytes},
-                               {"buffers_bytes", memory.buffer_bytes},
-                               {"host_offload_bytes", memory.host_offload_bytes},
-                               {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
-                               {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
-                               {"loss_peak_bytes", memory.loss_peak_bytes},
-                               {"recompute_peak_bytes", memory.recompute_peak_bytes},
-                               {"optimizer_step_bytes", memory.optimizer_step_bytes},
-                               {"hbm_bytes", memory.hbm_bytes},
-                               {"headroom_bytes", memory.headroom_bytes}}},
-                             {"fits", memory.fits},
-                             {"validation", validation},
-                             {"simulation", StepJson(result.step)}};
+    nlohmann::ordered_json j{
+        {"system", system.name},
+        {"model", model.name},
+        {"layout", layout.ToString()},
+        {"batch_tokens", batch.tokens()},
+        {"seq", batch.seq},
+        {"step_time_s", result.step_time_s},
+        {"tokens_per_s", result.tokens_per_s},
+        {"mfu", result.mfu},
+        {"hfu", result.hfu},
+        {"flops_convention", ConventionName(options)},
+        {"recompute", workloads::RecomputeName(options.recompute)},
+        {"recompute_layers", workloads::RecomputeLayersName(options.recompute_layers)},
+        {"attention", AttentionFlagValues()[static_cast<size_t>(options.attention)]},
+        {"precision", options.precision.name},
+        {"grad_reduce_in_bf16", options.precision.bf16_gradients},
+        {"distributed_optimizer", options.distributed_optimizer},
+        {"tp_comm_overlap", options.tp_comm_overlap},
+        {"ep_comm_overlap", options.ep_comm_overlap},
+        {"fp8", options.fp8},
+        {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
+        {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
+        {"framework", workloads::FrameworkName(options.framework)},
+        {"kernels", workloads::KernelLibraryName(options.kernels)},
+        {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
+        {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch},
+        {"fp8_all_gather", options.fp8_all_gather},
+        {"fp8_dispatch", options.fp8_dispatch},
+        {"loss", workloads::LossKernelName(options.loss)},
+        {"breakdown", breakdown},
+        {"memory_per_chip_bytes", memory.total_bytes},
+        {"memory",
+         {{"stage", memory.stage},
+          {"params_bytes", memory.param_bytes},
+          {"grads_bytes", memory.grad_bytes},
+          {"optimizer_bytes", memory.optimizer_bytes},
+          {"activations_bytes", memory.activation_bytes},
+          {"buffers_bytes", memory.buffer_bytes},
+          {"host_offload_bytes", memory.host_offload_bytes},
+          {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
+          {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
+          {"loss_peak_bytes", memory.loss_peak_bytes},
+          {"recompute_peak_bytes", memory.recompute_peak_bytes},
+          {"optimizer_step_bytes", memory.optimizer_step_bytes},
+          {"hbm_bytes", memory.hbm_bytes},
+          {"headroom_bytes", memory.headroom_bytes}}},
+        {"fits", memory.fits},
+        {"validation", validation},
+        {"simulation", StepJson(result.step)}};
     if (outputs.layer_times()) j["layer_times"] = layer_times;
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();
@@ -461,6 +473,13 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "model       " << model.name << "\n";
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
+  const std::string layers = workloads::RecomputeLayersName(options.recompute_layers);
+  io.out << "recompute   " << workloads::RecomputeName(options.recompute)
+         << (options.recompute == workloads::RecomputePolicy::kNone || layers == "all"
+                 ? ""
+                 : " (layers " + layers + ")")
+         << "; attention kernel " << AttentionFlagValues()[static_cast<size_t>(options.attention)]
+         << "\n";
   if (options.framework != workloads::Framework::kBook) {
     io.out << "framework   " << workloads::FrameworkName(options.framework)
            << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
@@ -636,9 +655,18 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   io.out << "step time   " << FormatSeconds(seconds) << "\n";
   io.out << "MFU         " << FormatPercent(mfu) << " (HFU " << FormatPercent(hfu) << ")";
   if (mfu > 1) {
-    io.out << "; over 100%: ops that state their time (duration_s, a trace's recorded durations) "
-              "do more FLOPs in it than "
-           << system.chip.name << "'s peak allows";
+    // Two causes: ops that count more model (or hardware) FLOPs than they execute, or executed
+    // FLOPs in stated times that the peak cannot do.
+    const double executed = peak > 0 ? step.total_flops / peak : 0;
+    if (executed <= 1) {
+      io.out << "; over 100%: ops count more model_flops (or hfu_flops) than the flops they "
+                "execute, which take "
+             << FormatPercent(executed) << " of the peak";
+    } else {
+      io.out << "; over 100%: ops that state their time (duration_s, a trace's recorded "
+                "durations) do more FLOPs in it than "
+             << system.chip.name << "'s peak allows";
+    }
   }
   io.out << "\n";
   for (const auto& [name, s] : breakdown) {

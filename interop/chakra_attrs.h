@@ -38,6 +38,13 @@ inline constexpr std::string_view kPodsimTag = "podsim_tag";      // Sends, rece
 inline constexpr std::string_view kPodsimGroup = "podsim_group";  // string
 // Collectives: the group's rank grid when it has several dimensions (schedule.proto Group.shape).
 inline constexpr std::string_view kPodsimGroupShape = "podsim_group_shape";  // int64 list
+// Collectives: a later chunk of an operation already launched (schedule.proto Op.launched), which
+// pays no launch latency.
+inline constexpr std::string_view kPodsimLaunched = "podsim_launched";  // bool
+// The send and the receive a shift (schedule::SHIFT) is written as (chakra_export.h); on the
+// receive, the shift's whole bytes (its podsim_bytes are the transfer's, bytes / ranks).
+inline constexpr std::string_view kPodsimShift = "podsim_shift";             // bool
+inline constexpr std::string_view kPodsimShiftBytes = "podsim_shift_bytes";  // double
 inline constexpr std::string_view kPodsimHbmAlloc = "podsim_hbm_alloc_bytes";
 inline constexpr std::string_view kPodsimHbmFree = "podsim_hbm_free_bytes";
 

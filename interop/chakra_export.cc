@@ -130,6 +130,7 @@ Node Exporter::NodeOf(uint32_t chip, const Op& op, int index) {
       AddStringAttr(&node, "pg_name", group.name);
       AddStringAttr(&node, kPodsimGroup, group.description);
       AddDoubleAttr(&node, kPodsimBytes, op.bytes());
+      if (op.launched()) AddBoolAttr(&node, kPodsimLaunched, true);
       if (group.shape.size() > 1) {
         AddIntListAttr(&node, kPodsimGroupShape,
                        std::vector<int64_t>(group.shape.begin(), group.shape.end()));
@@ -203,6 +204,19 @@ std::pair<Node, Node> Exporter::ShiftNodes(uint32_t chip, const Op& op, int inde
     AddInt32Attr(node, "comm_tag", static_cast<int32_t>(index));
     AddIntAttr(node, "comm_size", Rounded(bytes));
     AddDoubleAttr(node, kPodsimBytes, bytes);
+    AddBoolAttr(node, kPodsimShift, true);
+    if (!send) {
+      // What podsim needs to read the pair back as the shift it is (chakra_import.h): its group
+      // and its bytes.
+      const Group& group = GroupOf(chip, op);
+      AddStringAttr(node, "pg_name", group.name);
+      AddStringAttr(node, kPodsimGroup, group.description);
+      AddDoubleAttr(node, kPodsimShiftBytes, op.bytes());
+      if (group.shape.size() > 1) {
+        AddIntListAttr(node, kPodsimGroupShape,
+                       std::vector<int64_t>(group.shape.begin(), group.shape.end()));
+      }
+    }
     AddPodsimAttrs(op, node);
     // Read back, sends and receives go on streams of their own, as the importer's do: a receive
     // waiting for its message must not hold back the send beside it.

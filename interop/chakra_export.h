@@ -15,8 +15,9 @@
 //   * shifts (schedule::SHIFT, ring attention's key/value passing), which Chakra has no collective
 //     for: a COMM_SEND_NODE to the next rank of the group (an id after the program's ops) and
 //     a COMM_RECV_NODE from the previous one (id = the op's index), tag = the op's index, on
-//     podsim streams "<stream>.send" and "<stream>.recv"; read back, they are a send and a
-//     receive.
+//     podsim streams "<stream>.send" and "<stream>.recv", both marked podsim_shift; the receive
+//     also carries the group (pg_name) and the shift's bytes, and podsim reads the pair back
+//     as the shift (chakra_import.cc), other tools as a send and a receive.
 // `data_deps` hold the op's deps and the previous op of its stream (a podsim stream runs its ops
 // in order; Chakra has no streams). Attributes named `podsim_*` keep what Chakra cannot say (the
 // kind, shape, model FLOPs, stream, exact bytes and durations), so podsim reads its own traces

@@ -56,6 +56,8 @@ class Importer {
   sim::StatusOr<bool> ConvertCompute(const Node& node, schedule::Op* op);
   sim::Status ConvertCollective(int rank, const Node& node, schedule::Op* op);
   sim::Status ConvertPointToPoint(int rank, const Node& node, schedule::Op* op);
+  // The receive podsim wrote for a shift (kPodsimShift), as that shift; its send is dropped.
+  sim::Status ConvertShift(int rank, const Node& node, schedule::Op* op);
   // The schedule group of process group `pg` (empty: every rank), added on first use.
   // `node` may give its rank grid (kPodsimGroupShape).
   sim::StatusOr<std::string> GroupOf(int rank, const Node& node, const std::string& pg,
@@ -231,6 +233,8 @@ sim::Status Importer::Restore(const Node& node, schedule::Op* op) {
   }
   PODSIM_ASSIGN_OR_RETURN(std::optional<bool> causal, BoolAttr(node, kPodsimCausal));
   if (causal) op->set_causal(*causal);
+  PODSIM_ASSIGN_OR_RETURN(std::optional<bool> launched, BoolAttr(node, kPodsimLaunched));
+  if (launched) op->set_launched(*launched);
   PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> kernel, StringAttr(node, kPodsimKernel));
   if (kernel) op->set_kernel(*kernel);
   for (const auto& [name, set] : {std::pair{kPodsimLayer, &schedule::Op::set_layer},
@@ -367,6 +371,28 @@ sim::Status Importer::ConvertCollective(int rank, const Node& node, schedule::Op
   return sim::Status::Ok();
 }
 
+sim::Status Importer::ConvertShift(int rank, const Node& node, schedule::Op* op) {
+  PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> pg, StringAttr(node, "pg_name"));
+  PODSIM_ASSIGN_OR_RETURN(std::optional<double> bytes, DoubleAttr(node, kPodsimShiftBytes));
+  if (!pg || pg->empty() || !bytes) {
+    return sim::Status::InvalidArgument(
+        "attr podsim_shift: a shift's receive needs pg_name and podsim_shift_bytes");
+  }
+  int64_t members = 0;
+  PODSIM_ASSIGN_OR_RETURN(std::string group, GroupOf(rank, node, *pg, &members));
+  op->set_kind(schedule::COLLECTIVE);
+  op->set_collective(schedule::SHIFT);
+  op->set_group(group);
+  PODSIM_RETURN_IF_ERROR(Restore(node, op));
+  op->set_bytes(*bytes);
+  // The receive's stream is the shift's with ".recv" (chakra_export.cc).
+  constexpr std::string_view kRecv = ".recv";
+  if (op->stream().ends_with(kRecv))
+    op->set_stream(op->stream().substr(0, op->stream().size() - kRecv.size()));
+  ++out_.summary.collectives;
+  return sim::Status::Ok();
+}
+
 sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::Op* op) {
   const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
   PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> src, IntAttr(node, "comm_src"));
@@ -425,9 +451,16 @@ sim::StatusOr<bool> Importer::Convert(int rank, const Node& node, schedule::Op* 
       PODSIM_RETURN_IF_ERROR(ConvertCollective(rank, node, op));
       return true;
     case ChakraProtoMsg::COMM_SEND_NODE:
-    case ChakraProtoMsg::COMM_RECV_NODE:
+    case ChakraProtoMsg::COMM_RECV_NODE: {
+      PODSIM_ASSIGN_OR_RETURN(std::optional<bool> shift, BoolAttr(node, kPodsimShift));
+      if (shift.value_or(false)) {
+        if (node.type() == ChakraProtoMsg::COMM_SEND_NODE) return false;
+        PODSIM_RETURN_IF_ERROR(ConvertShift(rank, node, op));
+        return true;
+      }
       PODSIM_RETURN_IF_ERROR(ConvertPointToPoint(rank, node, op));
       return true;
+    }
     default: {
       const int type = static_cast<int>(node.type());
       const std::string name = ChakraProtoMsg::NodeType_IsValid(type)

@@ -14,6 +14,7 @@
 #include "workloads/layout.h"
 #include "workloads/model_spec.h"
 #include "workloads/step_simulator.h"
+#include "workloads/training.h"
 #include "workloads/training_schedule.h"
 
 namespace podsim::interop {
@@ -68,6 +69,19 @@ RoundTrip Through(const std::string& system_text, const std::string& layout_text
   if (replayed.ok()) out.imported = *replayed;
   out.exported = std::move(*exported);
   return out;
+}
+
+// The same categories, each the same time but for the rounding of a mean over other chips (the
+// imported step's groups are explicit, so it simulates every chip, the original one per orbit).
+void ExpectSameBreakdown(const workloads::StepResult& imported,
+                         const workloads::StepResult& original) {
+  const std::map<std::string, double> a = workloads::MeanBreakdown(imported);
+  const std::map<std::string, double> b = workloads::MeanBreakdown(original);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, seconds] : b) {
+    ASSERT_EQ(a.count(name), 1u) << name;
+    EXPECT_NEAR(a.at(name), seconds, 1e-12) << name;
+  }
 }
 
 // 16 GPUs in two NVLink nodes: tensor parallelism inside a node, a pipeline of two stages
@@ -185,9 +199,10 @@ TEST(ChakraRoundTripTest, TorusStepKeepsItsStepTime) {
 }
 
 // Ring attention's shifts (Chakra has no such collective) go out as a send to the next rank of
-// the cp group and a receive from the previous one, and come back as podsim sends and receives:
-// the same transfers, so the same step time.
-TEST(ChakraRoundTripTest, RingAttentionShiftsBecomeSendsAndReceives) {
+// the cp group and a receive from the previous one, and come back as the shifts they were: the
+// same step time and the same breakdown (an audit of 2026-12-07 found the time waiting on them
+// counted as a pipeline bubble when they came back as receives).
+TEST(ChakraRoundTripTest, RingAttentionShiftsGoOutAsSendsAndReceivesAndComeBack) {
   const RoundTrip run = Through("h100:8", "cp=4,tp=2", 2);
   int sends = 0, receives = 0;
   for (const ChakraProtoMsg::Node& node : run.exported.ranks[0].nodes) {
@@ -199,6 +214,24 @@ TEST(ChakraRoundTripTest, RingAttentionShiftsBecomeSendsAndReceives) {
   EXPECT_EQ(sends, receives);
   EXPECT_GT(run.original.step_time.ToSeconds(), 0);
   EXPECT_EQ(run.imported.step_time, run.original.step_time);
+  EXPECT_GT(workloads::MeanBreakdown(run.original).count("exposed_cp"), 0u);
+  ExpectSameBreakdown(run.imported, run.original);
+}
+
+// Transformer Engine's tp overlap runs a collective in chunks, the later ones launched already
+// (schedule.proto Op.launched): the mark goes out and comes back (an audit of 2026-12-07 found
+// a replayed trace charging their launches again).
+TEST(ChakraRoundTripTest, LaunchedChunksStayLaunched) {
+  workloads::OpOptions options;
+  options.tp_comm_overlap = true;
+  const RoundTrip run = Through("h100:8", "dp=4,tp=2,sp=1", 4, kSmall, options);
+  int launched = 0;
+  for (const ChakraProtoMsg::Node& node : run.exported.ranks[0].nodes) {
+    launched += FindAttr(node, kPodsimLaunched) != nullptr ? 1 : 0;
+  }
+  EXPECT_GT(launched, 0);
+  EXPECT_EQ(run.imported.step_time, run.original.step_time);
+  ExpectSameBreakdown(run.imported, run.original);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,6 +171,17 @@ sim::Status CheckCollective(const Collective& c, const topology::System& system,
   return sim::Status::Ok();
 }
 
+// A sequence no longer than a model with learned positions has rows of its position embedding
+// (GPT-3's 2048); rotary models (learned_positions 0) take any length.
+sim::Status CheckPositions(const workloads::ModelSpec& model, int64_t tokens,
+                           const std::string& path, const SourceMap& source) {
+  if (model.learned_positions == 0 || tokens <= model.learned_positions) return sim::Status::Ok();
+  return Invalid(source, path,
+                 std::to_string(tokens) + " tokens exceed the " +
+                     std::to_string(model.learned_positions) + " positions of model '" +
+                     model.name + "' (its learned position embedding has a row per position)");
+}
+
 // batch_tokens and seq of train and sweep.
 sim::Status CheckTokens(const std::string& command, bool has_batch_tokens, int64_t batch_tokens,
                         bool has_seq, int64_t seq, const SourceMap& source) {
@@ -238,6 +250,7 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
   PODSIM_ASSIGN_OR_RETURN(workloads::Layout layout, BuildTrainLayout(t, source));
   PODSIM_RETURN_IF_ERROR(
       CheckTokens("train", t.has_batch_tokens(), t.batch_tokens(), t.has_seq(), t.seq(), source));
+  PODSIM_RETURN_IF_ERROR(CheckPositions(model, t.seq(), "train.seq", source));
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "train.recompute", Train::Recompute_descriptor(),
                                    t.recompute(), t.has_recompute(), false));
   if (t.has_recompute_layers()) {
@@ -452,6 +465,7 @@ sim::Status CheckSweep(const Sweep& sweep, const topology::System& system,
   }
   PODSIM_RETURN_IF_ERROR(CheckTokens("sweep", sweep.has_batch_tokens(), sweep.batch_tokens(),
                                      sweep.has_seq(), sweep.seq(), source));
+  PODSIM_RETURN_IF_ERROR(CheckPositions(model, sweep.seq(), "sweep.seq", source));
   if (sweep.has_jobs()) {
     PODSIM_RETURN_IF_ERROR(CheckRange(source, "sweep.jobs", sweep.jobs(), 1, kMaxJobs));
   }
@@ -485,6 +499,21 @@ sim::Status CheckTraceChips(std::string_view text, uint32_t chip_count, const So
     }
   }
   return sim::Status::Ok();
+}
+
+// Whether two output paths name one file however they are spelled: made absolute, with ".",
+// ".." and the symbolic links of their existing parts resolved, or, where both exist, the same
+// file (a hard link). The text itself where a path cannot be resolved.
+bool SameFile(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a, error), error);
+  if (error) return a == b;
+  const fs::path pb = fs::weakly_canonical(fs::absolute(b, error), error);
+  if (error) return a == b;
+  if (pa == pb) return true;
+  const bool same = fs::equivalent(pa, pb, error);
+  return !error && same;
 }
 
 sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
@@ -525,7 +554,7 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
     if (out.write_schedule().empty()) {
       return Invalid(source, "outputs.write_schedule", "must not be empty");
     }
-    if (out.has_trace() && out.trace() == out.write_schedule()) {
+    if (out.has_trace() && SameFile(out.trace(), out.write_schedule())) {
       return Invalid(source, "outputs.write_schedule",
                      "is also outputs.trace ('" + out.trace() + "'); write them to two files");
     }
@@ -555,7 +584,7 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                      "a report follows one step; give one batch size and one phase");
     }
     for (const std::string* other : {&out.trace(), &out.write_schedule()}) {
-      if (*other == out.report()) {
+      if (!other->empty() && SameFile(*other, out.report())) {
         return Invalid(source, "outputs.report",
                        "is also another output ('" + out.report() + "'); write them to two files");
       }

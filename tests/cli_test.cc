@@ -130,6 +130,18 @@ TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
       {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "0,0,9", "--dst",
         "1,0,0", "--bytes", "1MiB"},
        "podsim: error: --src: coordinate 2 must be 0..3 (got \"0,0,9\")\n"},
+      // An audit of 2026-12-07: this said "at most 1e15 bytes (got 1.024e+15)", not what was
+      // given.
+      {{"collective", "--system", "ring:1024", "--op", "all-to-all", "--bytes", "1e12"},
+       "podsim: error: --bytes: 1e+12 bytes per rank x 1024 ranks = 1.024e+15 bytes of an "
+       "all-to-all's array, over podsim's limit of 1e15\n"},
+      // An audit of 2026-12-07: this printed a transfer of 1 MiB in 2.7 us.
+      {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "1,1,1", "--dst",
+        "1,1,1", "--bytes", "1MiB"},
+       "podsim: error: --dst: the chip --src names; a p2p moves bytes between two chips\n"},
+      {{"collective", "--system", "h100:8", "--op", "p2p", "--src", "0", "--dst", "0", "--bytes",
+        "1MiB"},
+       "podsim: error: --dst: the chip --src names; a p2p moves bytes between two chips\n"},
   };
   for (const Case& c : cases) {
     Outcome run = Podsim(c.args);
@@ -196,6 +208,45 @@ TEST(CliTraceTest, BadTraceArgumentsFailWithoutWritingAFile) {
             "podsim: error: --trace-chips: expected \"all\" or chip indices and ranges from 0 to 7 "
             "like \"0-15,32\" (got \"3-1\")\n");
   EXPECT_FALSE(std::filesystem::exists(TempPath("t.json")));
+}
+
+// An audit of 2026-12-07: a replay's MFU over 100% blamed stated durations where no op stated
+// one; the cause named is the one the schedule has.
+TEST(CliReplayTest, MfuOverAHundredPercentNamesItsCause) {
+  const std::string counted = TempPath("model_flops.textproto");
+  std::ofstream(counted) << "system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 4 }\n"
+                            "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: 'compute' "
+                            "flops: 2e9 model_flops: 2e15 } }\n";
+  Outcome run = Podsim({"replay", counted});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("over 100%: ops count more model_flops (or hfu_flops) than the flops they "
+                         "execute"),
+            std::string::npos)
+      << run.out;
+  const std::string timed = TempPath("duration.textproto");
+  std::ofstream(timed) << "system: 'tpu-v5e:2x2' mesh { name: 'dp' size: 4 }\n"
+                          "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: 'compute' "
+                          "flops: 2e15 model_flops: 2e15 duration_s: 1e-3 } }\n";
+  run = Podsim({"replay", timed});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("over 100%: ops that state their time"), std::string::npos) << run.out;
+  std::filesystem::remove(counted);
+  std::filesystem::remove(timed);
+}
+
+// An audit of 2026-12-07: a model with 100 learned positions trained on 4,096-token sequences.
+TEST(CliTrainTest, SequencesFitTheLearnedPositions) {
+  const std::string model =
+      "custom:layers=2,d_model=1024,ffn=4096,heads=16,kv_heads=16,head_dim=64,vocab=1000,"
+      "positions=100";
+  Outcome run = Podsim({"train", "--system", "h100:8", "--model", model, "--layout", "dp=8",
+                        "--batch-tokens", "32Ki", "--seq", "4096"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err, "podsim: error: --seq: 4096 tokens exceed the 100 positions of model '" +
+                         model + "' (its learned position embedding has a row per position)\n");
+  run = Podsim({"train", "--system", "h100:8", "--model", model, "--layout", "dp=8",
+                "--batch-tokens", "800", "--seq", "100"});
+  EXPECT_EQ(run.code, 0) << run.err;
 }
 
 TEST(ByteSizeTest, ParsesBinaryAndDecimalSuffixes) {

@@ -145,6 +145,18 @@ TEST_F(Issue16Test, OutputsMustBeTwoFilesAndFlagsGivenOnce) {
                                           "32Ki",      "--seq",    "4096"};
   ExpectOneError(With(train, {"--trace", Path("same.json"), "--write-schedule", Path("same.json")}),
                  "write them to two files");
+  // One file however it is spelled (a demanding user's audit of 2026-12-07: the trace was lost
+  // and the run said it wrote it): through "." and "..", and through a symbolic link.
+  ExpectOneError(
+      With(train, {"--trace", Path("same.json"), "--write-schedule", Path("x/../same.json")}),
+      "write them to two files");
+  ExpectOneError(With(train, {"--report", Path("r.html"), "--write-schedule", Path("./r.html")}),
+                 "write them to two files");
+  Write("real.json", "{}");
+  std::filesystem::create_symlink(Path("real.json"), Path("alias.json"));
+  ExpectOneError(
+      With(train, {"--trace", Path("real.json"), "--write-schedule", Path("alias.json")}),
+      "write them to two files", {"alias.json", "real.json"});
   EXPECT_EQ(Podsim(With(train, {"--seq", "4096"})).code, 2);
 }
 

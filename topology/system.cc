@@ -182,7 +182,15 @@ sim::StatusOr<System> Build(std::string_view name, std::string_view size,
   }
   system.kind = SystemKind::kGpu;
   PODSIM_ASSIGN_OR_RETURN(int gpus, ParseSize(size, "GPU"));
-  PODSIM_ASSIGN_OR_RETURN(double oversub, NumberOption(options, "oversub", 1.0, "(a ratio)"));
+  double oversub = 1.0;  // Spine to leaf bandwidth, 1: none (gpu_builder.h).
+  if (auto it = options.find("oversub"); it != options.end()) {
+    const std::optional<double> value = ParseNumber(it->second);
+    if (!value || !(*value >= 1)) {
+      return sim::Status::InvalidArgument(
+          StrCat({"oversub must be a ratio >= 1 (got '", it->second, "')"}));
+    }
+    oversub = *value;
+  }
   // Parts that differ from the preset's DGX/HGX design: nic= a cluster's other NICs (BLOOM's 4 x
   // 100 Gb/s Omni-Path per 8 A100s: nic=6.25e9, each GPU's share of its node's scale-out); hbm=
   // and hbm_bw= another memory (torchtitan's Grand Teton H100s: 96 GB of HBM2e at 2.4 TB/s).

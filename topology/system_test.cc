@@ -129,6 +129,9 @@ TEST(ParseSystemTest, MalformedStringsGetOneClearMessage) {
       {"h100:8,hbm_bw=abc",
        "system 'h100:8,hbm_bw=abc': hbm_bw must be a number of bytes/s from 1e6 to 1e15 (got "
        "'abc')"},
+      // An audit of 2026-12-07: "oversub must be a number of (a ratio) >= 0".
+      {"h100:16,oversub=-2",
+       "system 'h100:16,oversub=-2': oversub must be a ratio >= 1 (got '-2')"},
       {"h100:16,oversub",
        "system 'h100:16,oversub': option 'oversub' should be key=value; "
        "expected NAME:SIZE[,key=value]..., like tpu-v5p:16x20x28, h100:1024 or "
