@@ -134,10 +134,14 @@ sim::StatusOr<ChakraInput> ReadChakraInput(const ChakraReplayFlags& flags) {
   description += "): " + std::to_string(s.nodes) + " nodes, " + std::to_string(s.ops) +
                  " ops: " + std::to_string(s.recorded) + " compute at their recorded duration, " +
                  std::to_string(s.roofline) + " on the roofline, " + std::to_string(s.collectives) +
-                 " collectives, " + std::to_string(s.sends) + " sends and receives; no time for " +
-                 std::to_string(s.cpu_nodes) + " CPU ops, " + std::to_string(s.metadata_nodes) +
-                 " metadata nodes and " + std::to_string(s.empty_nodes) +
-                 " nodes recording no work";
+                 " collectives, " + std::to_string(s.sends) + " sends and receives" +
+                 (s.shift_sends > 0 ? " (and " + std::to_string(s.shift_sends) +
+                                          " sends of podsim's shifts, which their receives stand "
+                                          "for)"
+                                    : "") +
+                 "; no time for " + std::to_string(s.cpu_nodes) + " CPU ops, " +
+                 std::to_string(s.metadata_nodes) + " metadata nodes and " +
+                 std::to_string(s.empty_nodes) + " nodes recording no work";
   return ChakraInput{std::move(system), std::move(*imported), std::move(description)};
 }
 

@@ -385,9 +385,9 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
     request.dst = *dst;
   }
   if (p2p && request.src == request.dst) {
-    return FieldError(sim::Status::InvalidArgument(
-                          "--dst: the chip --src names; a p2p moves bytes between two chips"),
-                      source, "--dst", "collective.dst");
+    return FieldError(
+        sim::Status::InvalidArgument("--dst: the source chip; a p2p moves bytes between two chips"),
+        source, "--dst", "collective.dst");
   }
 
   // A sweep: 1 KiB to 16 GiB in powers of two (sweep_bytes), or nccl-tests' -b/-e/-f (the

@@ -24,6 +24,7 @@
 #include "cli/step_trace.h"
 #include "cli/training_flags.h"
 #include "cli/validation_line.h"
+#include "scenario/output_files.h"
 #include "scenario/scenario_build.h"
 #include "sim/atomic_file.h"
 #include "topology/names.h"
@@ -427,6 +428,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         {"hfu", result.hfu},
         {"flops_convention", ConventionName(options)},
         {"recompute", workloads::RecomputeName(options.recompute)},
+        {"saved_ops", options.saved_ops},
+        {"offloaded_ops", options.offloaded_ops},
         {"recompute_layers", workloads::RecomputeLayersName(options.recompute_layers)},
         {"attention", AttentionFlagValues()[static_cast<size_t>(options.attention)]},
         {"precision", options.precision.name},
@@ -474,7 +477,18 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   io.out << "layout      " << layout.ToString() << "\n";
   io.out << "batch       " << batch.sequences << " x " << batch.seq << " tokens\n";
   const std::string layers = workloads::RecomputeLayersName(options.recompute_layers);
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
+    return text;
+  };
   io.out << "recompute   " << workloads::RecomputeName(options.recompute)
+         << (options.recompute == workloads::RecomputePolicy::kSaveNamed
+                 ? ": keeps " + joined(options.saved_ops) +
+                       (options.offloaded_ops.empty()
+                            ? std::string()
+                            : ", offloads " + joined(options.offloaded_ops))
+                 : std::string())
          << (options.recompute == workloads::RecomputePolicy::kNone || layers == "all"
                  ? ""
                  : " (layers " + layers + ")")
@@ -613,7 +627,16 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
   const topology::System& system = *chakra_system;
   workloads::StepOptions step_options =
       StepOptionsOf(flags.every_chip, flags.flows, flags.exact, io);
-  if (!flags.write_chakra.empty()) PODSIM_RETURN_IF_ERROR(CheckWriteChakra(flags.write_chakra));
+  if (!flags.write_chakra.empty()) {
+    PODSIM_RETURN_IF_ERROR(CheckWriteChakra(flags.write_chakra));
+    // As the scenario check refuses it for train and infer (scenario/output_files.h).
+    if (!flags.trace.empty() && scenario::IsChakraOutput(flags.write_chakra, flags.trace)) {
+      return sim::Status::InvalidArgument("--trace: '" + flags.trace +
+                                          "' is one of the Chakra trace's files (" +
+                                          flags.write_chakra + ".<rank>.et, " + flags.write_chakra +
+                                          ".comm_groups.json); write them apart");
+    }
+  }
   std::unique_ptr<StepTraceFile> trace;
   if (!flags.trace.empty()) {
     PODSIM_ASSIGN_OR_RETURN(trace, StepTraceFile::Open(flags.trace, flags.trace_chips, system,

@@ -81,6 +81,10 @@ class Importer {
   uint64_t edges_ = 0;                          // Dependencies made so far (kMaxDependencies).
   // Per (sender, receiver, Chakra tag): messages sent and received so far.
   std::map<std::tuple<int, int, int64_t>, std::pair<uint64_t, uint64_t>> messages_;
+  // The same for the sends and receives of shifts (kPodsimShift), which pair up as messages too.
+  std::map<std::tuple<int, int, int64_t>, std::pair<uint64_t, uint64_t>> shift_messages_;
+  // A shift's send and receive, counted in shift_messages_ (the send then gives no op).
+  sim::Status CountShiftMessage(int rank, const Node& node);
   ChakraImport out_;
 };
 
@@ -371,6 +375,22 @@ sim::Status Importer::ConvertCollective(int rank, const Node& node, schedule::Op
   return sim::Status::Ok();
 }
 
+sim::Status Importer::CountShiftMessage(int rank, const Node& node) {
+  const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
+  const char* peer_name = send ? "comm_dst" : "comm_src";
+  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> peer, IntAttr(node, peer_name));
+  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> tag, IntAttr(node, "comm_tag"));
+  if (!peer || *peer < 0 || *peer >= static_cast<int64_t>(chip_of_rank_.size()) || *peer == rank) {
+    return sim::Status::InvalidArgument(std::string(peer_name) +
+                                        ": missing, or not another rank of the trace");
+  }
+  const int other = static_cast<int>(*peer);
+  auto& [sent, received] =
+      shift_messages_[{send ? rank : other, send ? other : rank, tag.value_or(0)}];
+  ++(send ? sent : received);
+  return sim::Status::Ok();
+}
+
 sim::Status Importer::ConvertShift(int rank, const Node& node, schedule::Op* op) {
   PODSIM_ASSIGN_OR_RETURN(std::optional<std::string> pg, StringAttr(node, "pg_name"));
   PODSIM_ASSIGN_OR_RETURN(std::optional<double> bytes, DoubleAttr(node, kPodsimShiftBytes));
@@ -454,7 +474,11 @@ sim::StatusOr<bool> Importer::Convert(int rank, const Node& node, schedule::Op* 
     case ChakraProtoMsg::COMM_RECV_NODE: {
       PODSIM_ASSIGN_OR_RETURN(std::optional<bool> shift, BoolAttr(node, kPodsimShift));
       if (shift.value_or(false)) {
-        if (node.type() == ChakraProtoMsg::COMM_SEND_NODE) return false;
+        PODSIM_RETURN_IF_ERROR(CountShiftMessage(rank, node));
+        if (node.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+          ++out_.summary.shift_sends;
+          return false;
+        }
         PODSIM_RETURN_IF_ERROR(ConvertShift(rank, node, op));
         return true;
       }
@@ -568,13 +592,16 @@ sim::Status Importer::ImportRank(int rank) {
 }
 
 sim::Status Importer::PairPointToPoint() const {
-  for (const auto& [key, counts] : messages_) {
-    const auto& [from, to, tag] = key;
-    if (counts.first == counts.second) continue;
-    return sim::Status::InvalidArgument(
-        "rank " + std::to_string(from) + " sends " + std::to_string(counts.first) +
-        " message(s) with comm_tag " + std::to_string(tag) + " to rank " + std::to_string(to) +
-        ", which receives " + std::to_string(counts.second));
+  for (const auto* messages : {&messages_, &shift_messages_}) {
+    for (const auto& [key, counts] : *messages) {
+      const auto& [from, to, tag] = key;
+      if (counts.first == counts.second) continue;
+      return sim::Status::InvalidArgument(
+          "rank " + std::to_string(from) + " sends " + std::to_string(counts.first) +
+          (messages == &shift_messages_ ? " shift message(s) (podsim_shift)" : " message(s)") +
+          " with comm_tag " + std::to_string(tag) + " to rank " + std::to_string(to) +
+          ", which receives " + std::to_string(counts.second));
+    }
   }
   return sim::Status::Ok();
 }

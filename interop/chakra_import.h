@@ -69,6 +69,8 @@ struct ChakraImportSummary {
   uint64_t roofline = 0;  // Compute ops on the roofline.
   uint64_t collectives = 0;
   uint64_t sends = 0;
+  // Sends of shifts podsim wrote (kPodsimShift): their receives are the shifts' ops.
+  uint64_t shift_sends = 0;
 };
 
 struct ChakraImport {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -216,6 +217,30 @@ TEST(ChakraRoundTripTest, RingAttentionShiftsGoOutAsSendsAndReceivesAndComeBack)
   EXPECT_EQ(run.imported.step_time, run.original.step_time);
   EXPECT_GT(workloads::MeanBreakdown(run.original).count("exposed_cp"), 0u);
   ExpectSameBreakdown(run.imported, run.original);
+}
+
+// A shift's send and receive pair up as any messages do: a trace edited to lose one is an error
+// that says so, not a step that moves fewer bytes.
+TEST(ChakraRoundTripTest, AShiftWithoutItsSendIsAnError) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:8");
+  sim::StatusOr<workloads::ModelSpec> model = workloads::ParseModel(kSmall);
+  sim::StatusOr<workloads::Layout> layout = workloads::ParseLayout("cp=4,tp=2");
+  ASSERT_TRUE(system.ok() && model.ok() && layout.ok());
+  const schedule::Schedule schedule =
+      workloads::TrainingSchedule(*system, *model, *layout, workloads::BatchSpec{2, 1024}, {});
+  sim::StatusOr<ChakraExport> exported =
+      ExportChakra(*system, schedule, workloads::DefaultComputeEfficiency(system->chip));
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  auto& nodes = exported->ranks[0].nodes;
+  const auto send = std::find_if(nodes.begin(), nodes.end(), [](const ChakraProtoMsg::Node& n) {
+    return n.type() == ChakraProtoMsg::COMM_SEND_NODE && FindAttr(n, kPodsimShift) != nullptr;
+  });
+  ASSERT_NE(send, nodes.end());
+  nodes.erase(send);
+  sim::StatusOr<ChakraImport> imported = ImportChakra(*system, exported->ranks, exported->groups);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_NE(imported.status().message().find("shift message(s) (podsim_shift)"), std::string::npos)
+      << imported.status();
 }
 
 // Transformer Engine's tp overlap runs a collective in chunks, the later ones launched already

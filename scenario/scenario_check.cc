@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "scenario/field_checks.h"
+#include "scenario/output_files.h"
 #include "scenario/scenario_build.h"
 #include "scenario/scenario_file.h"
 #include "topology/names.h"
@@ -361,7 +361,8 @@ sim::Status CheckTrain(const Train& t, const topology::System& system, const Sou
 }
 
 sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
-  PODSIM_RETURN_IF_ERROR(BuildModel(infer.model(), "infer.model", source).status());
+  PODSIM_ASSIGN_OR_RETURN(const workloads::ModelSpec model,
+                          BuildModel(infer.model(), "infer.model", source));
   if (!infer.has_layout()) {
     return Invalid(source, "infer.layout",
                    "missing; give text: \"tp=..,tp2=..,dp=..\" or the axes as fields");
@@ -419,6 +420,10 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
     const int64_t min_context = infer.phase() == Infer::PREFILL ? 1 : 0;
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, "infer.context", infer.context(), min_context, kMaxSeq));
+    // A decode step feeds one token at position `context`, after the cached ones.
+    PODSIM_RETURN_IF_ERROR(
+        CheckPositions(model, infer.context() + (infer.phase() == Infer::PREFILL ? 0 : 1),
+                       "infer.context", source));
   }
   PODSIM_RETURN_IF_ERROR(CheckEnum(source, "infer.weight_dtype", Infer::Dtype_descriptor(),
                                    infer.weight_dtype(), infer.has_weight_dtype(), false));
@@ -440,6 +445,9 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
                          " tokens (got " +
                          std::to_string(infer.prefill_len() + infer.decode_len()) + ")");
     }
+    // The last token fed through the model is the decode_len-1-th generated one.
+    PODSIM_RETURN_IF_ERROR(CheckPositions(model, infer.prefill_len() + infer.decode_len() - 1,
+                                          "infer.decode_len", source));
   }
   // No accelerator rents for a million dollars an hour; the bound keeps the cost finite.
   if (infer.has_chip_hour_usd() && !(infer.chip_hour_usd() > 0 && infer.chip_hour_usd() <= 1e6)) {
@@ -501,21 +509,6 @@ sim::Status CheckTraceChips(std::string_view text, uint32_t chip_count, const So
   return sim::Status::Ok();
 }
 
-// Whether two output paths name one file however they are spelled: made absolute, with ".",
-// ".." and the symbolic links of their existing parts resolved, or, where both exist, the same
-// file (a hard link). The text itself where a path cannot be resolved.
-bool SameFile(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::path pa = fs::weakly_canonical(fs::absolute(a, error), error);
-  if (error) return a == b;
-  const fs::path pb = fs::weakly_canonical(fs::absolute(b, error), error);
-  if (error) return a == b;
-  if (pa == pb) return true;
-  const bool same = fs::equivalent(pa, pb, error);
-  return !error && same;
-}
-
 sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                          const SourceMap& source) {
   const Outputs& out = s.outputs();
@@ -554,7 +547,7 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
     if (out.write_schedule().empty()) {
       return Invalid(source, "outputs.write_schedule", "must not be empty");
     }
-    if (out.has_trace() && SameFile(out.trace(), out.write_schedule())) {
+    if (out.has_trace() && SameOutputFile(out.trace(), out.write_schedule())) {
       return Invalid(source, "outputs.write_schedule",
                      "is also outputs.trace ('" + out.trace() + "'); write them to two files");
     }
@@ -570,6 +563,16 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
       return Invalid(source, "outputs.write_chakra",
                      "a Chakra trace is one step; give one batch size and one phase");
     }
+    for (const auto& [field, path] : {std::pair{"outputs.trace", &out.trace()},
+                                      std::pair{"outputs.write_schedule", &out.write_schedule()},
+                                      std::pair{"outputs.report", &out.report()}}) {
+      if (!path->empty() && IsChakraOutput(out.write_chakra(), *path)) {
+        return Invalid(source, field,
+                       "'" + *path + "' is one of the Chakra trace's files (" + out.write_chakra() +
+                           ".<rank>.et, " + out.write_chakra() +
+                           ".comm_groups.json); write them apart");
+      }
+    }
   }
   if (out.has_report()) {
     if (s.command_case() != Scenario::kTrain && s.command_case() != Scenario::kInfer &&
@@ -584,7 +587,7 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                      "a report follows one step; give one batch size and one phase");
     }
     for (const std::string* other : {&out.trace(), &out.write_schedule()}) {
-      if (!other->empty() && SameFile(*other, out.report())) {
+      if (!other->empty() && SameOutputFile(*other, out.report())) {
         return Invalid(source, "outputs.report",
                        "is also another output ('" + out.report() + "'); write them to two files");
       }

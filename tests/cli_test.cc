@@ -138,10 +138,10 @@ TEST(CliTest, BadInputIsOneErrorLineAndExitOne) {
       // An audit of 2026-12-07: this printed a transfer of 1 MiB in 2.7 us.
       {{"collective", "--system", "tpu-v5p:4x4x4", "--op", "p2p", "--src", "1,1,1", "--dst",
         "1,1,1", "--bytes", "1MiB"},
-       "podsim: error: --dst: the chip --src names; a p2p moves bytes between two chips\n"},
+       "podsim: error: --dst: the source chip; a p2p moves bytes between two chips\n"},
       {{"collective", "--system", "h100:8", "--op", "p2p", "--src", "0", "--dst", "0", "--bytes",
         "1MiB"},
-       "podsim: error: --dst: the chip --src names; a p2p moves bytes between two chips\n"},
+       "podsim: error: --dst: the source chip; a p2p moves bytes between two chips\n"},
   };
   for (const Case& c : cases) {
     Outcome run = Podsim(c.args);
@@ -247,6 +247,29 @@ TEST(CliTrainTest, SequencesFitTheLearnedPositions) {
   run = Podsim({"train", "--system", "h100:8", "--model", model, "--layout", "dp=8",
                 "--batch-tokens", "800", "--seq", "100"});
   EXPECT_EQ(run.code, 0) << run.err;
+  // A decode step feeds the token at position `context`.
+  const std::vector<std::string> decode = {"infer",  "--system", "h100:8", "--model",
+                                           model,    "--layout", "tp=8",   "--phase",
+                                           "decode", "--batch",  "8",      "--context"};
+  std::vector<std::string> args = decode;
+  args.push_back("100");
+  run = Podsim(args);
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("--context: 101 tokens exceed the 100 positions"), std::string::npos)
+      << run.err;
+  args.back() = "99";
+  EXPECT_EQ(Podsim(args).code, 0);
+}
+
+// A review of 2026-12-07: the recompute line said "save-named" and not what is kept.
+TEST(CliTrainTest, StatesWhatItRecomputesAndKeeps) {
+  Outcome run = Podsim({"train", "--system", "h100:8", "--model", "llama3-8b:layers=2", "--layout",
+                        "dp=8", "--batch-tokens", "32Ki", "--seq", "4096", "--recompute",
+                        "save:attn.qkv,input", "--attention", "cudnn"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("recompute   save-named: keeps attn.qkv,input; attention kernel cudnn\n"),
+            std::string::npos)
+      << run.out;
 }
 
 TEST(ByteSizeTest, ParsesBinaryAndDecimalSuffixes) {

@@ -205,7 +205,7 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
         "decode", "--batch", "1", "--context", "10"},
        "podsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: "
        "llama2-13b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, mixtral-8x22b, "
-       "qwen2-57b-a14b, qwen3-30b-a3b, deepseek-v2, deepseek-v3, or "
+       "qwen2-57b-a14b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v2, deepseek-v3, or "
        "custom:layers=..,d_model=..,ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|"
        "false]"
        "[,tied=true|false][,bias=true|false][,norm=rms|layer][,positions=N][,dropout=true|false]"

@@ -21,8 +21,9 @@
 // (at least one), each request staying OSL iterations, so at most c x OSL run at once, besides
 // the KV limit. podsim runs that many requests and prefills c prompts a step (workloads/serving.h).
 // Not modelled: CUDA-graph padding of decode batches, and iterations mixing prompts and tokens
-// (their shared weight reads). The B200 and GB200 rows use FP4, which podsim does not model; the
-// MoE models' rows are left for the MoE serving work.
+// (their shared weight reads). The B200 and GB200 rows use FP4, which podsim does not model. The
+// MoE models' rows give no row: the document runs them with attention data parallelism and an
+// expert-parallel degree it does not state (docs/validation.md says what that decides).
 
 #include <gtest/gtest.h>
 

@@ -157,6 +157,25 @@ TEST_F(Issue16Test, OutputsMustBeTwoFilesAndFlagsGivenOnce) {
   ExpectOneError(
       With(train, {"--trace", Path("real.json"), "--write-schedule", Path("alias.json")}),
       "write them to two files", {"alias.json", "real.json"});
+  // A link to a file the run would create (a review of the fix: the trace made the link's
+  // target, and the schedule was then written through the link over it).
+  std::filesystem::create_symlink(Path("later.json"), Path("dangling.json"));
+  std::vector<std::string> keep = {"alias.json", "dangling.json", "real.json"};
+  ExpectOneError(
+      With(train, {"--trace", Path("later.json"), "--write-schedule", Path("dangling.json")}),
+      "write them to two files", keep);
+  // And the files of a Chakra trace: PREFIX.comm_groups.json and PREFIX.<rank>.et, any rank.
+  ExpectOneError(With(train, {"--trace", Path("c.comm_groups.json"), "--write-chakra", Path("c")}),
+                 "is one of the Chakra trace's files", keep);
+  ExpectOneError(With(train, {"--write-schedule", Path("c.12.et"), "--write-chakra", Path("c")}),
+                 "is one of the Chakra trace's files", keep);
+  const std::string schedule = Write("s.textproto",
+                                     "system: 'h100:8' mesh { name: 'dp' size: 8 }\n"
+                                     "programs { name: 'p' ops { name: 'm' kind: MATMUL stream: "
+                                     "'compute' flops: 1e9 } }\n");
+  keep.push_back("s.textproto");
+  ExpectOneError({"replay", schedule, "--trace", Path("c.3.et"), "--write-chakra", Path("c")},
+                 "--trace: '" + Path("c.3.et") + "' is one of the Chakra trace's files", keep);
   EXPECT_EQ(Podsim(With(train, {"--seq", "4096"})).code, 2);
 }
 

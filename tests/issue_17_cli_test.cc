@@ -88,7 +88,7 @@ TEST(Issue17CliTest, ListShowsEveryPresetWithItsSource) {
   Outcome run = Podsim({"list", "--json"});
   ASSERT_EQ(run.code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
-  ASSERT_EQ(j["models"].size(), 11u);
+  ASSERT_EQ(j["models"].size(), 12u);
   for (const auto& m : j["models"]) {
     EXPECT_FALSE(m["source"].get<std::string>().empty()) << m["name"];
     EXPECT_GT(m["params"].get<double>(), 1e9);

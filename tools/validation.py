@@ -209,6 +209,15 @@ run cannot be set up without guessing what it ran:
   conversations of up to 1,024 prompt and 1,024 output tokens, whose lengths the summary does not
   give, with outputs as long as the model generates them ("different weights can produce
   different benchmark results").
+- **G7.1**'s MoE rows (Qwen3-235B-A22B and Llama 4 on H100 and H200, "TP8"): the document runs
+  MoE models with `--ep $ep_size` and `enable_attention_dp: true` (attention data-parallel,
+  experts split over the GPUs), and states neither the expert-parallel degree nor how
+  trtllm-bench sizes its batch under attention DP. The layout decides the prediction: for
+  Qwen3-235B-A22B at 128/2048 on 8 H200s (42,821 tokens/s measured) podsim gives 24,005 with
+  attention and experts tensor-parallel (`tp=8`) and 51,960 with attention DP and 8-way expert
+  parallelism (`tp=1,dp=8,ep=8`), both at 2,048 concurrent requests (`qwen3-235b-a22b` preset,
+  2026-12-07). Llama 4's MoE layers alternate with dense ones, which podsim's presets do not
+  express.
 - **G6.3**'s H200 and B200 sequence sweep (8K to 256K): ZeRO-3 with CPU offload, which podsim
   does not model (its right-sized 8K runs are rows).
 - **G6.2**'s 405B on 128 H100s (94 GB) of torchtitan's mid-2024 table, whose compile setting

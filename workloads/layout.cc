@@ -386,9 +386,11 @@ sim::Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t
   }
   const int64_t chunks = int64_t{layout.pp} * layout.virtual_stages;
   // Stages and chunks may be unequal (LayersOfChunk), each with one layer at least: torchtitan
-  // splits so, and so does Megatron-LM counting the embedding and the loss as layers
-  // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split: Llama 3.1
-  // 405B's 126 layers over 8 x 8 chunks, one on the first and the last, two elsewhere).
+  // splits so (layout.h says where its split differs), and Megatron-LM counting the embedding
+  // and the loss as layers (account_for_embedding_in_pipeline_split and _loss_: Llama 3.1 405B's
+  // 126 layers over 8 x 8 chunks, one on the first and the last, two elsewhere) where
+  // pp x virtual_stages divides the layers + 2; other splits Megatron-LM takes only as an
+  // explicit pipeline_model_parallel_layout. Not checked per framework.
   if (layout.virtual_stages > 1 && chunks > model.layers) {
     return fail(StrCat({"pp*virtual_stages = ", Str(chunks), " exceeds layers=", Str(model.layers),
                         ": every chunk needs a layer", of_model}));

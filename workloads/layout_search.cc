@@ -142,7 +142,7 @@ std::vector<std::vector<Layout>> ValidLayouts(int64_t chips, int64_t tp_limit,
               Layout l = base;
               l.microbatches = m;
               layouts.push_back(l);
-              // Two chunks a stage, equal or not (LayersOfChunk), each of two layers or more.
+              // Two chunks a stage: equal, or unequal (LayersOfChunk) of two layers or more.
               if (model.layers % (2 * pp) == 0 || model.layers >= 4 * pp) {
                 l.schedule = PipelineSchedule::kInterleavedOneFOneB;
                 l.virtual_stages = 2;

@@ -113,6 +113,18 @@ std::vector<ModelSpec> Presets() {
   qwen3.top_k = 8;
   qwen3.expert_ffn = 768;
   presets.push_back(qwen3);
+  // Qwen3-235B-A22B (the same report's Table 2 and its config.json): L=94, D=4096, 64 query heads
+  // and 4 kv heads of dimension 128, V=151936, untied; every layer MoE with 128 experts of
+  // F=1536, top 8, no shared expert (the dense width 12288 unused). 235B parameters, 22B active.
+  // Not modelled, as above: QK-norm.
+  ModelSpec qwen3_235 = Llama("qwen3-235b-a22b", 94, 4096, 12288, 64, 4, 151936);
+  qwen3_235.source =
+      "Qwen Team 2025, Qwen3 Technical Report (arXiv 2505.09388) Table 2; config.json";
+  qwen3_235.head_dim = 128;
+  qwen3_235.experts = 128;
+  qwen3_235.top_k = 8;
+  qwen3_235.expert_ffn = 1536;
+  presets.push_back(qwen3_235);
   // DeepSeek-V2 (DeepSeek-AI 2024, arXiv 2405.04434, sec. 3.1.2 and its config.json): L=60,
   // D=5120, 128 heads of MLA (q_lora 1536, kv_lora 512, 128 + 64 rotary query/key dims, values
   // 128), V=102400; the first layer dense (F=12288), then 160 routed experts of F=1536, top 6,
@@ -458,9 +470,9 @@ sim::Status ValidateModel(const ModelSpec& m) {
 
 const std::vector<std::string_view>& ModelPresetNames() {
   static const std::vector<std::string_view> kNames = {
-      "llama2-13b",    "llama3-8b",    "llama3-70b",    "llama3-405b",
-      "gpt3-175b",     "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b",
-      "qwen3-30b-a3b", "deepseek-v2",  "deepseek-v3"};
+      "llama2-13b",    "llama3-8b",       "llama3-70b",    "llama3-405b",
+      "gpt3-175b",     "mixtral-8x7b",    "mixtral-8x22b", "qwen2-57b-a14b",
+      "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v2",   "deepseek-v3"};
   return kNames;
 }
 

@@ -187,7 +187,7 @@ TEST(ModelSpecTest, ParseErrors) {
   EXPECT_EQ(ParseModel("llama3-7b").status().message(),
             "unknown model 'llama3-7b' (did you mean 'llama3-8b'?); known: llama2-13b, "
             "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, mixtral-8x22b, "
-            "qwen2-57b-a14b, qwen3-30b-a3b, deepseek-v2, deepseek-v3, or "
+            "qwen2-57b-a14b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v2, deepseek-v3, or "
             "custom:layers=..,d_model=..,"
             "ffn=..,heads=..,kv_heads=..,head_dim=..,vocab=..[,gated=true|false][,tied=true|false]["
             ",bias=true|false]"
@@ -228,7 +228,7 @@ TEST(ModelSpecTest, ParseErrors) {
 
 // Published totals and activated parameters of the MoE presets (their sources in model_spec.cc):
 // Mixtral 8x7B 46.7B / 12.9B, Mixtral 8x22B 141B / 39B, Qwen2-57B-A14B 57.4B / 14.2B,
-// Qwen3-30B-A3B 30.5B / 3.3B,
+// Qwen3-30B-A3B 30.5B / 3.3B, Qwen3-235B-A22B 235B / 22B,
 // DeepSeek-V2 236B / 21B, DeepSeek-V3 671B / 37B (multi-head latent attention). The
 // activated count is the papers': the matmul weights a token uses plus its embedding row.
 TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
@@ -236,10 +236,10 @@ TEST(ModelSpecTest, MoePresetsMatchTheirPublishedParameterCounts) {
     const char* name;
     double total, active;
   };
-  for (const Case& c :
-       {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
-        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9}, Case{"qwen3-30b-a3b", 30.5e9, 3.3e9},
-        Case{"deepseek-v2", 236e9, 21e9}, Case{"deepseek-v3", 671e9, 37e9}}) {
+  for (const Case& c : {Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"mixtral-8x22b", 141e9, 39e9},
+                        Case{"qwen2-57b-a14b", 57.4e9, 14.2e9},
+                        Case{"qwen3-30b-a3b", 30.5e9, 3.3e9}, Case{"qwen3-235b-a22b", 235e9, 22e9},
+                        Case{"deepseek-v2", 236e9, 21e9}, Case{"deepseek-v3", 671e9, 37e9}}) {
     const ModelSpec m = Model(c.name);
     EXPECT_TRUE(m.moe()) << c.name;
     EXPECT_REL(m.TotalParams(), c.total, kExact);

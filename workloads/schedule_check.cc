@@ -284,10 +284,8 @@ sim::StatusOr<CheckedSchedule> CheckSchedule(const topology::System& system,
   const MeshGrid& g = checked.grid;
   if (schedule.programs().empty()) return sim::Status::InvalidArgument("schedule: no programs");
   if (schedule.tokens_per_step() < 0) {
-    return sim::Status::InvalidArgument(
-        "schedule: tokens_per_step: must be >= 0 (0: not "
-        "meaningful; got " +
-        std::to_string(schedule.tokens_per_step()) + ")");
+    return sim::Status::InvalidArgument("schedule: tokens_per_step: must be >= 0 (got " +
+                                        std::to_string(schedule.tokens_per_step()) + ")");
   }
   std::vector<std::vector<bool>> members;  // Per schedule group, per chip.
   for (int k = 0; k < schedule.groups_size(); ++k) {
