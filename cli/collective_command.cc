@@ -428,7 +428,8 @@ sim::Status RunCollectiveScenario(const scenario::Scenario& s, const scenario::S
                   "%.6g bytes per rank x %.0f ranks = %.4g bytes of an all-to-all's array, over "
                   "podsim's limit of 1e15",
                   sizes.back(), ranks, array_bytes(sizes.back()));
-    return source.Annotate(sim::Status::OutOfRange(text), "collective.bytes");
+    return source.Annotate(sim::Status::OutOfRange(text),
+                           sweep ? "collective.max_bytes" : "collective.bytes");
   }
 
   // Tracing observes one run; the sink writes to a temporary file renamed on Close, so a run that

@@ -160,7 +160,8 @@ void PrintText(const nlohmann::ordered_json& j, std::ostream& out) {
   out << "injection bandwidth per chip: " << j["injection_bandwidth_Bps"].get<double>()
       << " B/s scale-up";
   if (j["injection_bandwidth_min_Bps"] != j["injection_bandwidth_Bps"]) {
-    out << " (edge chips " << j["injection_bandwidth_min_Bps"].get<double>() << ")";
+    out << " (the chips with the fewest links, at the corners or ends of unwrapped axes: "
+        << j["injection_bandwidth_min_Bps"].get<double>() << ")";
   }
   out << ", " << j["scale_out_bandwidth_per_chip_Bps"].get<double>() << " B/s scale-out\n";
 }
