@@ -631,10 +631,8 @@ sim::Status RunReplay(const ReplayFlags& flags, CommandIo& io) {
     PODSIM_RETURN_IF_ERROR(CheckWriteChakra(flags.write_chakra));
     // As the scenario check refuses it for train and infer (scenario/output_files.h).
     if (!flags.trace.empty() && scenario::IsChakraOutput(flags.write_chakra, flags.trace)) {
-      return sim::Status::InvalidArgument("--trace: '" + flags.trace +
-                                          "' is one of the Chakra trace's files (" +
-                                          flags.write_chakra + ".<rank>.et, " + flags.write_chakra +
-                                          ".comm_groups.json); write them apart");
+      return sim::Status::InvalidArgument(
+          "--trace: " + scenario::ChakraOutputCollision(flags.write_chakra, flags.trace));
     }
   }
   std::unique_ptr<StepTraceFile> trace;

@@ -66,4 +66,9 @@ bool IsChakraOutput(const std::string& prefix, const std::string& path) {
          std::all_of(rank.begin(), rank.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string ChakraOutputCollision(const std::string& prefix, const std::string& path) {
+  return "'" + path + "' is one of the Chakra trace's files (" + prefix + ".<rank>.et, " + prefix +
+         ".comm_groups.json); write them apart";
+}
+
 }  // namespace podsim::scenario

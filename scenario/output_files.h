@@ -22,6 +22,10 @@ bool SameOutputFile(const std::string& a, const std::string& b);
 // ranks removes the higher ones a previous one left).
 bool IsChakraOutput(const std::string& prefix, const std::string& path);
 
+// The error's words where IsChakraOutput holds: "'PATH' is one of the Chakra trace's files
+// (...); write them apart".
+std::string ChakraOutputCollision(const std::string& prefix, const std::string& path);
+
 }  // namespace podsim::scenario
 
 #endif  // PODSIM_SCENARIO_OUTPUT_FILES_H_

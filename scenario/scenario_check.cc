@@ -567,10 +567,7 @@ sim::Status CheckOutputs(const Scenario& s, const topology::System& system,
                                       std::pair{"outputs.write_schedule", &out.write_schedule()},
                                       std::pair{"outputs.report", &out.report()}}) {
       if (!path->empty() && IsChakraOutput(out.write_chakra(), *path)) {
-        return Invalid(source, field,
-                       "'" + *path + "' is one of the Chakra trace's files (" + out.write_chakra() +
-                           ".<rank>.et, " + out.write_chakra() +
-                           ".comm_groups.json); write them apart");
+        return Invalid(source, field, ChakraOutputCollision(out.write_chakra(), *path));
       }
     }
   }
