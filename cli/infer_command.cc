@@ -81,14 +81,17 @@ sim::Status BadFlag(std::string_view flag, const std::string& what) {
   return sim::Status::InvalidArgument(std::string(flag) + ": " + what);
 }
 
+// A count with an optional suffix (K, M, G, T powers of 1000; Ki, Mi, Gi, Ti of 1024), as
+// ParseTokenCount.
 sim::StatusOr<int64_t> ParseInteger(std::string_view flag, const std::string& text, int64_t min,
                                     int64_t max, std::string_view unit) {
-  std::optional<int64_t> value = topology::ParseCount(text, max);
-  if (!value || *value < min) {
+  std::optional<double> value = ParseSuffixedNumber(text, /*bytes=*/false);
+  if (!value || *value != std::floor(*value) || *value < static_cast<double>(min) ||
+      *value > static_cast<double>(max)) {
     return BadFlag(flag, "expected " + std::string(unit) + " from " + std::to_string(min) + " to " +
                              std::to_string(max) + " (got '" + text + "')");
   }
-  return *value;
+  return static_cast<int64_t>(*value);
 }
 
 sim::StatusOr<std::vector<int64_t>> ParseBatches(const std::string& text) {
@@ -97,8 +100,9 @@ sim::StatusOr<std::vector<int64_t>> ParseBatches(const std::string& text) {
   while (true) {
     const size_t end = text.find(',', start);
     const std::string item = text.substr(start, end - start);
-    std::optional<int64_t> value = topology::ParseCount(item, workloads::kMaxInferenceBatch);
-    if (!value || *value < 1) {
+    sim::StatusOr<int64_t> value =
+        ParseInteger("--batch", item, 1, workloads::kMaxInferenceBatch, "sequences");
+    if (!value.ok()) {
       return BadFlag("--batch", "expected sequences from 1 to " +
                                     std::to_string(workloads::kMaxInferenceBatch) +
                                     ", one number or a list like 1,8,16 (got '" + item + "')");
@@ -357,7 +361,10 @@ std::string RooflineText(const workloads::InferenceRoofline& r, double step_s,
          FormatSeconds(r.flops_s) +
          "), every byte at the full HBM bandwidth, every FLOP at the peak, no communication" +
          separator + "the step is " + ratio + " that: this chip's counts " +
-         SignedSeconds(r.chip_counts_s) + ", other work (activations, attention scores) " +
+         SignedSeconds(r.chip_counts_s) + ", other work (activations, attention scores" +
+         (r.other_work_s < 0 ? ", less the weights the step does not read: experts no token "
+                               "reaches, embedding rows) "
+                             : ") ") +
          SignedSeconds(r.other_work_s) + ", kernel efficiency " + SignedSeconds(r.efficiency_s) +
          ", communication and interference " + SignedSeconds(r.communication_s);
 }
@@ -403,7 +410,8 @@ void PrintHeader(const InferInput& in, CommandIo& io) {
 
 std::string DtypesText(const InferenceOptions& o) {
   return "weights " + std::string(workloads::DTypeName(o.weights)) + ", KV cache " +
-         std::string(workloads::DTypeName(o.kv_cache));
+         std::string(workloads::DTypeName(o.kv_cache)) + ", collectives " +
+         std::string(workloads::DTypeName(o.collective));
 }
 
 // `outputs.trace` of one step: the file, opened once the layout is known to be valid (so a bad
@@ -513,6 +521,7 @@ sim::Status RunStep(const InferInput& in, const scenario::Outputs& outputs,
                              {"context", options.context},
                              {"weights", workloads::DTypeName(options.weights)},
                              {"kv", workloads::DTypeName(options.kv_cache)},
+                             {"collective_dtype", workloads::DTypeName(options.collective)},
                              {"step_time_s", r.step_time_s},
                              {"tokens_per_step", r.tokens_per_step},
                              {"tokens_per_s", r.tokens_per_s},
@@ -623,6 +632,7 @@ sim::Status RunPareto(const InferInput& in, const scenario::Outputs& outputs,
                              {"context", in.options.context},
                              {"weights", workloads::DTypeName(in.options.weights)},
                              {"kv", workloads::DTypeName(in.options.kv_cache)},
+                             {"collective_dtype", workloads::DTypeName(in.options.collective)},
                              {"points", points},
                              {"validation", ValidationJson(in.system.chip, "inference")}};
     io.out << j.dump(2) << "\n";
@@ -687,11 +697,12 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
                                   s.prefill.memory.hbm_bytes,
                                   "the prefill step on layout " + s.prefill_layout.ToString(),
                                   outputs.require_fit(), source, io));
-  PODSIM_RETURN_IF_ERROR(CheckFit(
-      s.decode_memory.fits, s.decode_memory.total_bytes, s.decode_memory.hbm_bytes,
-      "batch " + std::to_string(batch) + " at " + std::to_string(in.prefill_len + in.decode_len) +
-          " tokens on layout " + in.layout.ToString(),
-      outputs.require_fit(), source, io));
+  PODSIM_RETURN_IF_ERROR(CheckFit(s.decode_memory.fits, s.decode_memory.total_bytes,
+                                  s.decode_memory.hbm_bytes,
+                                  "batch " + std::to_string(batch) + " at " +
+                                      std::to_string(in.prefill_len + in.decode_len - 1) +
+                                      " cached tokens on layout " + in.layout.ToString(),
+                                  outputs.require_fit(), source, io));
   const InferenceOptions& prefill = s.prefill_options;
   const InferenceOptions& decode = s.decode_options;
   const InferenceResult& p = s.prefill;
@@ -724,6 +735,7 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
         {"layout", in.layout.ToString()},
         {"weights", workloads::DTypeName(in.options.weights)},
         {"kv", workloads::DTypeName(in.options.kv_cache)},
+        {"collective_dtype", workloads::DTypeName(in.options.collective)},
         {"prefill_len", in.prefill_len},
         {"prefill_layout", prefill_layout.ToString()},
         {"decode_len", in.decode_len},
@@ -751,7 +763,8 @@ sim::Status RunDisaggregated(const InferInput& in, const scenario::Outputs& outp
          << " cached tokens: " << FormatSeconds(d.step_time_s) << " per token, bottleneck "
          << d.bottleneck << " " << FormatPercent(d.bottleneck_share) << ", "
          << FormatByteSize(decode_memory.total_bytes) << " per chip at "
-         << in.prefill_len + in.decode_len << " tokens, fits " << FitsText(decode_memory) << "\n";
+         << in.prefill_len + in.decode_len - 1 << " cached tokens, fits " << FitsText(decode_memory)
+         << "\n";
   io.out << "ratio       " << Number(ratio)
          << " prefill chips per decode chip (the time prefill takes per decode time)\n";
   io.out << "throughput  " << Number(s.generated_tokens_per_s_per_chip)

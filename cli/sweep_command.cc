@@ -183,7 +183,7 @@ google::protobuf::ArenaOptions ScheduleArenaOptions() {
 sim::StatusOr<scenario::Scenario> ScenarioOf(const SweepFlags& flags) {
   PODSIM_ASSIGN_OR_RETURN(BatchTokens batch, ParseBatchTokens(flags.batch_tokens, flags.seq));
   if (flags.top < 1) return sim::Status::InvalidArgument("--top: must be >= 1");
-  if (flags.jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
+  PODSIM_RETURN_IF_ERROR(CheckJobs(flags.jobs));
   PODSIM_RETURN_IF_ERROR(CheckTrainingFlags(flags.training));
   scenario::Scenario s;
   s.mutable_system()->set_preset(flags.system);

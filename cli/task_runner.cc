@@ -195,8 +195,16 @@ bool IsSecondaryRank() {
   return false;
 }
 
+sim::Status CheckJobs(int jobs) {
+  if (jobs >= 0) return sim::Status::Ok();
+  return sim::Status::InvalidArgument(
+      "--jobs: expected a count of simulations at once >= 1, or 0 "
+      "for all cores (got " +
+      std::to_string(jobs) + ")");
+}
+
 sim::StatusOr<std::unique_ptr<TaskRunner>> MakeTaskRunner(int jobs, bool mpi) {
-  if (jobs < 0) return sim::Status::InvalidArgument("--jobs: must be >= 1 (0: all cores)");
+  PODSIM_RETURN_IF_ERROR(CheckJobs(jobs));
   mpi = mpi || StartedByMpirun();
 #ifdef PODSIM_WITH_MPI
   if (mpi) {

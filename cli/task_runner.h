@@ -36,6 +36,9 @@ class TaskRunner {
   virtual int threads() const = 0;
 };
 
+// OK for a --jobs value MakeTaskRunner takes: 0 or more.
+sim::Status CheckJobs(int jobs);
+
 // `jobs` threads (0: this process's share of the machine's cores). With `mpi` or when started by
 // mpirun: the MPI ranks (InvalidArgument in a build without MPI).
 sim::StatusOr<std::unique_ptr<TaskRunner>> MakeTaskRunner(int jobs, bool mpi);

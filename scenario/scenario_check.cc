@@ -411,6 +411,12 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
   for (int i = 0; i < infer.batch_size(); ++i) {
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, "infer.batch[" + std::to_string(i) + "]", infer.batch(i), 1, kMaxBatch));
+    for (int j = 0; j < i; ++j) {
+      if (infer.batch(j) == infer.batch(i)) {
+        return Invalid(source, "infer.batch[" + std::to_string(i) + "]",
+                       "batch " + std::to_string(infer.batch(i)) + " is given twice");
+      }
+    }
   }
   if (!serving && !infer.has_context()) {
     return Invalid(source, "infer.context", "missing; give the tokens per sequence");
@@ -439,6 +445,12 @@ sim::Status CheckInfer(const Infer& infer, const SourceMap& source) {
     PODSIM_RETURN_IF_ERROR(
         CheckRange(source, "infer.prefill_len", infer.prefill_len(), 1, kMaxSeq));
     PODSIM_RETURN_IF_ERROR(CheckRange(source, "infer.decode_len", infer.decode_len(), 1, kMaxSeq));
+    if (infer.decode_len() == 1) {
+      return Invalid(source, "infer.decode_len",
+                     "1 generated token is the prefill's own and no decode step runs; give 2 or "
+                     "more, or simulate the prefill alone (phase PREFILL, podsim infer --phase "
+                     "prefill)");
+    }
     if (infer.prefill_len() + infer.decode_len() > kMaxSeq) {
       return Invalid(source, "infer.decode_len",
                      "prefill_len + decode_len must be at most " + std::to_string(kMaxSeq) +

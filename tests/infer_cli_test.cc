@@ -23,11 +23,14 @@ const std::vector<std::string> kInfer = {"infer",      "--system", "tpu-v5e:4x4"
                                          "llama3-70b", "--layout", "tp=16"};
 
 TEST(InferCliTest, JsonHasTheStableKeys) {
-  Outcome run = Podsim(With(kInfer, {"--phase", "decode", "--batch", "8", "--context", "2048",
+  // Counts take the suffixes of train's (2Ki = 2048).
+  Outcome run = Podsim(With(kInfer, {"--phase", "decode", "--batch", "8", "--context", "2Ki",
                                      "--weights", "int8", "--kv", "int8", "--json"}));
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_TRUE(run.err.empty());
   nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["context"], 2048);
+  EXPECT_EQ(j["collective_dtype"], "bf16");
   for (const char* key :
        {"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "memory_per_chip_bytes"}) {
     ASSERT_TRUE(j.contains(key)) << key;
@@ -175,6 +178,16 @@ TEST(InferCliTest, BadInputIsOneErrorLineNamingTheFlag) {
        "like 1.2 (got '1e308')\n"},
       {With(kInfer, {"--prefill-len", "100", "--decode-len", "0", "--batch", "1"}),
        "podsim: error: --decode-len: expected tokens from 1 to 16777216 (got '0')\n"},
+      // The prefill makes the first token: with one, no decode step runs (nor may it be printed).
+      {With(kInfer, {"--prefill-len", "100", "--decode-len", "1", "--batch", "1"}),
+       "podsim: error: --decode-len: 1 generated token is the prefill's own and no decode step "
+       "runs; give 2 or more, or simulate the prefill alone (phase PREFILL, podsim infer --phase "
+       "prefill)\n"},
+      // A batch size twice would print the same row twice.
+      {With(kInfer, {"--phase", "decode", "--batch", "4,2,4", "--context", "10"}),
+       "podsim: error: --batch: batch 4 is given twice\n"},
+      {With(kInfer, {"--phase", "decode", "--batch", "1", "--context", "10.5"}),
+       "podsim: error: --context: expected cached tokens from 0 to 16777216 (got '10.5')\n"},
       {With(kInfer, {"--prefill-len", "100", "--decode-len", "10", "--batch", "1,2"}),
        "podsim: error: --batch: give one decode batch with --prefill-len (got 2)\n"},
       {With(kInfer,
