@@ -24,6 +24,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/task_runner.h"
 #include "cli/training_flags.h"
+#include "cli/training_options_json.h"
 #include "cli/validation_line.h"
 #include "collectives/efficiency_model.h"
 #include "collectives/rehearsal_cache.h"
@@ -538,38 +539,26 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                          {"mfu", e->result->mfu},
                          {"memory_per_chip_bytes", e->memory_bytes},
                          {"fits", e->fits},
-                         {"bottleneck", e->result->bottleneck},
-                         {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
-                         {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch}});
+                         {"bottleneck", e->result->bottleneck}});
+      layouts.back().update(FsdpJson(laid_out, e->candidate.layout));
     }
     const nlohmann::ordered_json validation =
         ValidationJson(system.chip, "training", workloads::FrameworkName(base.framework));
     nlohmann::ordered_json j{{"system", system.name},
                              {"model", model.name},
                              {"batch_tokens", batch.tokens()},
-                             {"seq", batch.seq},
-                             {"precision", base.precision.name},
-                             {"grad_reduce_in_bf16", base.precision.bf16_gradients},
-                             {"distributed_optimizer", base.distributed_optimizer},
-                             {"tp_comm_overlap", base.tp_comm_overlap},
-                             {"ep_comm_overlap", base.ep_comm_overlap},
-                             {"fp8", base.fp8},
-                             {"fp8_library", workloads::Fp8LibraryName(base.fp8_library)},
-                             {"fp8_recipe", workloads::Fp8RecipeName(base.fp8_recipe)},
-                             {"framework", workloads::FrameworkName(base.framework)},
-                             {"kernels", workloads::KernelLibraryName(base.kernels)},
-                             {"reshard_after_forward", base.fsdp_reshard_after_forward},
-                             {"fp8_all_gather", base.fp8_all_gather},
-                             {"fp8_dispatch", base.fp8_dispatch},
-                             {"loss", workloads::LossKernelName(base.loss)},
-                             {"candidates", candidates.size()},
-                             {"do_not_fit", too_big},
-                             {"simulated", simulated},
-                             {"skipped_by_lower_bound", skipped},
-                             {"beyond_limits", beyond_limits},
-                             {"exact", !ranked.empty() && ranked.front()->result->exact},
-                             {"validation", validation},
-                             {"layouts", layouts}};
+                             {"seq", batch.seq}};
+    j.update(TrainingOptionsJson(base));
+    // As stated; each layout says what its fsdp does (FsdpJson).
+    j["reshard_after_forward"] = base.fsdp_reshard_after_forward;
+    j.update(nlohmann::ordered_json{{"candidates", candidates.size()},
+                                    {"do_not_fit", too_big},
+                                    {"simulated", simulated},
+                                    {"skipped_by_lower_bound", skipped},
+                                    {"beyond_limits", beyond_limits},
+                                    {"exact", !ranked.empty() && ranked.front()->result->exact},
+                                    {"validation", validation},
+                                    {"layouts", layouts}});
     if (!whole_system.empty()) j["slice_of"] = whole_system;
     shown.out << j.dump(2) << "\n";
     return sim::Status::Ok();

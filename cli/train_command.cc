@@ -23,6 +23,7 @@
 #include "cli/step_fidelity.h"
 #include "cli/step_trace.h"
 #include "cli/training_flags.h"
+#include "cli/training_options_json.h"
 #include "cli/validation_line.h"
 #include "scenario/output_files.h"
 #include "scenario/scenario_build.h"
@@ -431,42 +432,30 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         {"saved_ops", options.saved_ops},
         {"offloaded_ops", options.offloaded_ops},
         {"recompute_layers", workloads::RecomputeLayersName(options.recompute_layers)},
-        {"attention", AttentionFlagValues()[static_cast<size_t>(options.attention)]},
-        {"precision", options.precision.name},
-        {"grad_reduce_in_bf16", options.precision.bf16_gradients},
-        {"distributed_optimizer", options.distributed_optimizer},
-        {"tp_comm_overlap", options.tp_comm_overlap},
-        {"ep_comm_overlap", options.ep_comm_overlap},
-        {"fp8", options.fp8},
-        {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
-        {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
-        {"framework", workloads::FrameworkName(options.framework)},
-        {"kernels", workloads::KernelLibraryName(options.kernels)},
-        {"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
-        {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch},
-        {"fp8_all_gather", options.fp8_all_gather},
-        {"fp8_dispatch", options.fp8_dispatch},
-        {"loss", workloads::LossKernelName(options.loss)},
-        {"breakdown", breakdown},
-        {"memory_per_chip_bytes", memory.total_bytes},
-        {"memory",
-         {{"stage", memory.stage},
-          {"params_bytes", memory.param_bytes},
-          {"grads_bytes", memory.grad_bytes},
-          {"optimizer_bytes", memory.optimizer_bytes},
-          {"activations_bytes", memory.activation_bytes},
-          {"buffers_bytes", memory.buffer_bytes},
-          {"host_offload_bytes", memory.host_offload_bytes},
-          {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
-          {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
-          {"loss_peak_bytes", memory.loss_peak_bytes},
-          {"recompute_peak_bytes", memory.recompute_peak_bytes},
-          {"optimizer_step_bytes", memory.optimizer_step_bytes},
-          {"hbm_bytes", memory.hbm_bytes},
-          {"headroom_bytes", memory.headroom_bytes}}},
-        {"fits", memory.fits},
-        {"validation", validation},
-        {"simulation", StepJson(result.step)}};
+        {"attention", AttentionFlagValues()[static_cast<size_t>(options.attention)]}};
+    j.update(TrainingOptionsJson(options));
+    j.update(FsdpJson(laid_out, layout));
+    j.update(
+        nlohmann::ordered_json{{"breakdown", breakdown},
+                               {"memory_per_chip_bytes", memory.total_bytes},
+                               {"memory",
+                                {{"stage", memory.stage},
+                                 {"params_bytes", memory.param_bytes},
+                                 {"grads_bytes", memory.grad_bytes},
+                                 {"optimizer_bytes", memory.optimizer_bytes},
+                                 {"activations_bytes", memory.activation_bytes},
+                                 {"buffers_bytes", memory.buffer_bytes},
+                                 {"host_offload_bytes", memory.host_offload_bytes},
+                                 {"host_offload_traffic_bytes", memory.host_offload_traffic_bytes},
+                                 {"fp8_weight_cache_bytes", memory.fp8_weight_cache_bytes},
+                                 {"loss_peak_bytes", memory.loss_peak_bytes},
+                                 {"recompute_peak_bytes", memory.recompute_peak_bytes},
+                                 {"optimizer_step_bytes", memory.optimizer_step_bytes},
+                                 {"hbm_bytes", memory.hbm_bytes},
+                                 {"headroom_bytes", memory.headroom_bytes}}},
+                               {"fits", memory.fits},
+                               {"validation", validation},
+                               {"simulation", StepJson(result.step)}});
     if (outputs.layer_times()) j["layer_times"] = layer_times;
     io.out << j.dump(2) << "\n";
     return sim::Status::Ok();

@@ -185,7 +185,8 @@ TEST(SweepCliTest, FrameworkOptionsApplyToEveryLayout) {
 
 // Each ranked layout says what its fsdp does: torchtitan's layouts with pp and fsdp gather the
 // weights once a step and reduce the gradients after the last microbatch (WithLayoutDefaults),
-// whatever the stated option at the top says; its other layouts do as stated.
+// whatever the stated option at the top says; its other layouts do as stated, and those without
+// fsdp say null.
 TEST(SweepCliTest, EachLayoutSaysWhatItsFsdpDoes) {
   Outcome out = Podsim({"sweep", "--system", "h100:16", "--model", kModel, "--batch-tokens", "64Ki",
                         "--seq", "2048", "--json", "--top", "1000", "--framework", "torchtitan"});
@@ -196,16 +197,23 @@ TEST(SweepCliTest, EachLayoutSaysWhatItsFsdpDoes) {
     const size_t at = ("," + layout).find("," + axis + "=");
     return at == std::string::npos ? 1 : std::stoi(layout.substr(at + axis.size() + 1));
   };
-  int pipelined = 0, other = 0;
+  int pipelined = 0, other = 0, without = 0;
   for (const auto& entry : j["layouts"]) {
     const std::string layout = entry["layout"].get<std::string>();
-    const bool under_pp = degree(layout, "pp") > 1 && degree(layout, "fsdp") > 1;
+    if (degree(layout, "fsdp") == 1) {
+      EXPECT_TRUE(entry["fsdp_sync_last_microbatch"].is_null()) << layout;
+      EXPECT_TRUE(entry["reshard_after_forward"].is_null()) << layout;
+      ++without;
+      continue;
+    }
+    const bool under_pp = degree(layout, "pp") > 1;
     EXPECT_EQ(entry["fsdp_sync_last_microbatch"], under_pp) << layout;
     EXPECT_EQ(entry["reshard_after_forward"], !under_pp) << layout;
     (under_pp ? pipelined : other) += 1;
   }
   EXPECT_GT(pipelined, 0);
   EXPECT_GT(other, 0);
+  EXPECT_GT(without, 0);
 }
 
 // Layouts beyond the work bound are not ranked, and the count says so; the same with every

@@ -1,0 +1,35 @@
+#include "cli/training_options_json.h"
+
+#include "workloads/eager_kernels.h"
+#include "workloads/fp8_training.h"
+#include "workloads/framework.h"
+#include "workloads/loss_kernel.h"
+
+namespace podsim::cli {
+
+nlohmann::ordered_json TrainingOptionsJson(const workloads::OpOptions& options) {
+  return {{"precision", options.precision.name},
+          {"grad_reduce_in_bf16", options.precision.bf16_gradients},
+          {"distributed_optimizer", options.distributed_optimizer},
+          {"tp_comm_overlap", options.tp_comm_overlap},
+          {"ep_comm_overlap", options.ep_comm_overlap},
+          {"fp8", options.fp8},
+          {"fp8_library", workloads::Fp8LibraryName(options.fp8_library)},
+          {"fp8_recipe", workloads::Fp8RecipeName(options.fp8_recipe)},
+          {"framework", workloads::FrameworkName(options.framework)},
+          {"kernels", workloads::KernelLibraryName(options.kernels)},
+          {"fp8_all_gather", options.fp8_all_gather},
+          {"fp8_dispatch", options.fp8_dispatch},
+          {"loss", workloads::LossKernelName(options.loss)}};
+}
+
+nlohmann::ordered_json FsdpJson(const workloads::OpOptions& laid_out,
+                                const workloads::Layout& layout) {
+  if (layout.fsdp <= 1) {
+    return {{"reshard_after_forward", nullptr}, {"fsdp_sync_last_microbatch", nullptr}};
+  }
+  return {{"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
+          {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch}};
+}
+
+}  // namespace podsim::cli
