@@ -56,6 +56,10 @@ class Importer {
   sim::StatusOr<bool> ConvertCompute(const Node& node, schedule::Op* op);
   sim::Status ConvertCollective(int rank, const Node& node, schedule::Op* op);
   sim::Status ConvertPointToPoint(int rank, const Node& node, schedule::Op* op);
+  // A send's or receive's message: its sender, receiver and Chakra tag, the peer checked to be
+  // another rank, the node's own end to be `rank`, and the tag to be an int32.
+  using MessageKey = std::tuple<int, int, int64_t>;
+  sim::StatusOr<MessageKey> MessageOf(int rank, const Node& node) const;
   // The receive podsim wrote for a shift (kPodsimShift), as that shift; its send is dropped.
   sim::Status ConvertShift(int rank, const Node& node, schedule::Op* op);
   // The schedule group of process group `pg` (empty: every rank), added on first use.
@@ -80,9 +84,9 @@ class Importer {
   std::set<std::string> names_;                 // Schedule group names taken.
   uint64_t edges_ = 0;                          // Dependencies made so far (kMaxDependencies).
   // Per (sender, receiver, Chakra tag): messages sent and received so far.
-  std::map<std::tuple<int, int, int64_t>, std::pair<uint64_t, uint64_t>> messages_;
+  std::map<MessageKey, std::pair<uint64_t, uint64_t>> messages_;
   // The same for the sends and receives of shifts (kPodsimShift), which pair up as messages too.
-  std::map<std::tuple<int, int, int64_t>, std::pair<uint64_t, uint64_t>> shift_messages_;
+  std::map<MessageKey, std::pair<uint64_t, uint64_t>> shift_messages_;
   // A shift's send and receive, counted in shift_messages_ (the send then gives no op).
   sim::Status CountShiftMessage(int rank, const Node& node);
   ChakraImport out_;
@@ -376,18 +380,9 @@ sim::Status Importer::ConvertCollective(int rank, const Node& node, schedule::Op
 }
 
 sim::Status Importer::CountShiftMessage(int rank, const Node& node) {
-  const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
-  const char* peer_name = send ? "comm_dst" : "comm_src";
-  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> peer, IntAttr(node, peer_name));
-  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> tag, IntAttr(node, "comm_tag"));
-  if (!peer || *peer < 0 || *peer >= static_cast<int64_t>(chip_of_rank_.size()) || *peer == rank) {
-    return sim::Status::InvalidArgument(std::string(peer_name) +
-                                        ": missing, or not another rank of the trace");
-  }
-  const int other = static_cast<int>(*peer);
-  auto& [sent, received] =
-      shift_messages_[{send ? rank : other, send ? other : rank, tag.value_or(0)}];
-  ++(send ? sent : received);
+  PODSIM_ASSIGN_OR_RETURN(MessageKey key, MessageOf(rank, node));
+  auto& [sent, received] = shift_messages_[key];
+  ++(node.type() == ChakraProtoMsg::COMM_SEND_NODE ? sent : received);
   return sim::Status::Ok();
 }
 
@@ -413,12 +408,11 @@ sim::Status Importer::ConvertShift(int rank, const Node& node, schedule::Op* op)
   return sim::Status::Ok();
 }
 
-sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::Op* op) {
+sim::StatusOr<Importer::MessageKey> Importer::MessageOf(int rank, const Node& node) const {
   const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
   PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> src, IntAttr(node, "comm_src"));
   PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> dst, IntAttr(node, "comm_dst"));
   PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> tag, IntAttr(node, "comm_tag"));
-  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> size, IntAttr(node, "comm_size"));
   const std::optional<int64_t>& peer = send ? dst : src;
   const std::optional<int64_t>& self = send ? src : dst;
   const char* peer_name = send ? "comm_dst" : "comm_src";
@@ -431,17 +425,25 @@ sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::
     return sim::Status::InvalidArgument(std::string(send ? "comm_src" : "comm_dst") + ": " +
                                         std::to_string(*self) + " is not this rank");
   }
-  if (send && (!size || *size <= 0)) {
-    return sim::Status::InvalidArgument("comm_size: missing or not > 0");
-  }
   if (tag &&
       (*tag < std::numeric_limits<int32_t>::min() || *tag > std::numeric_limits<int32_t>::max())) {
     return sim::Status::InvalidArgument("comm_tag: " + std::to_string(*tag) +
                                         " is outside Chakra's int32 tags");
   }
-  const int from = send ? rank : static_cast<int>(*peer);
-  const int to = send ? static_cast<int>(*peer) : rank;
-  auto& [sent, received] = messages_[{from, to, tag.value_or(0)}];
+  const int other = static_cast<int>(*peer);
+  return MessageKey{send ? rank : other, send ? other : rank, tag.value_or(0)};
+}
+
+sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::Op* op) {
+  const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
+  PODSIM_ASSIGN_OR_RETURN(MessageKey key, MessageOf(rank, node));
+  PODSIM_ASSIGN_OR_RETURN(std::optional<int64_t> size, IntAttr(node, "comm_size"));
+  if (send && (!size || *size <= 0)) {
+    return sim::Status::InvalidArgument("comm_size: missing or not > 0");
+  }
+  const auto [from, to, tag] = key;
+  const int peer = send ? to : from;
+  auto& [sent, received] = messages_[key];
   const uint64_t nth = send ? sent++ : received++;
   op->set_kind(send ? schedule::SEND : schedule::RECV);
   // Sends and receives on streams of their own: a receive waiting for its message never holds
@@ -449,9 +451,9 @@ sim::Status Importer::ConvertPointToPoint(int rank, const Node& node, schedule::
   op->set_stream(send ? "send" : "recv");
   op->set_bytes(static_cast<double>(size.value_or(0)));
   op->set_peer_axis("rank");
-  op->set_peer_offset(coord_of_chip_[chip_of_rank_[*peer]] - coord_of_chip_[chip_of_rank_[rank]]);
+  op->set_peer_offset(coord_of_chip_[chip_of_rank_[peer]] - coord_of_chip_[chip_of_rank_[rank]]);
   // Messages between two ranks with one Chakra tag pair up in order: the n-th of each.
-  op->set_tag((nth << 32) | static_cast<uint32_t>(tag.value_or(0)));
+  op->set_tag((nth << 32) | static_cast<uint32_t>(tag));
   PODSIM_RETURN_IF_ERROR(Restore(node, op));
   ++out_.summary.sends;
   return sim::Status::Ok();
