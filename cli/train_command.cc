@@ -134,12 +134,22 @@ nlohmann::ordered_json StepJson(const workloads::StepResult& step) {
           {"events", step.events + step.rehearsal_events}};
 }
 
-// --attention's values, in workloads::AttentionKernel's order (and scenario::Train::Attention's
-// after its default).
+// --attention's values, in workloads::AttentionKernel's order and scenario::Train::Attention's
+// after its default (checked below, so that a kernel added to one is added to all).
 const std::vector<std::string_view>& AttentionFlagValues() {
   static const std::vector<std::string_view> kValues = {"flash", "materialized", "fa2", "cudnn"};
   return kValues;
 }
+template <workloads::AttentionKernel kernel, scenario::Train::Attention field>
+constexpr bool AttentionValueAt(size_t index) {
+  return static_cast<size_t>(kernel) == index && static_cast<size_t>(field) == index + 1;
+}
+static_assert(
+    AttentionValueAt<workloads::AttentionKernel::kFlash, scenario::Train::FLASH>(0) &&
+    AttentionValueAt<workloads::AttentionKernel::kMaterialized, scenario::Train::MATERIALIZED>(1) &&
+    AttentionValueAt<workloads::AttentionKernel::kFlash2, scenario::Train::FA2>(2) &&
+    AttentionValueAt<workloads::AttentionKernel::kCudnn, scenario::Train::CUDNN>(3) &&
+    scenario::Train::Attention_ARRAYSIZE == 5);
 
 // The scenario of the flags; errors name the flag that does not parse.
 sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
@@ -211,10 +221,8 @@ sim::StatusOr<scenario::Scenario> ScenarioOf(const TrainFlags& flags) {
     for (const std::string& op : offloaded_ops) train->add_offloaded_ops(op);
   }
   if (flags.recompute_layers != "all") train->set_recompute_layers(flags.recompute_layers);
-  constexpr scenario::Train::Attention kAttention[] = {
-      scenario::Train::FLASH, scenario::Train::MATERIALIZED, scenario::Train::FA2,
-      scenario::Train::CUDNN};
-  if (attention != 0) train->set_attention(kAttention[attention]);
+  // The field's values follow the flag's after its default (AttentionValueAt).
+  if (attention != 0) train->set_attention(static_cast<scenario::Train::Attention>(attention + 1));
   if (convention != 0) train->set_flops_convention(scenario::Train::ALL_PAIRS);
   if (flags.every_chip) train->set_every_chip(true);
   if (flags.flows) train->set_flows(true);
