@@ -10,7 +10,14 @@
 //
 //   operation   time        notes
 //   Push        O(log4 n)   sift up
-//   Pop         O(log4 n)   sift down, three comparisons a level
+//   Pop         O(log4 n)   sift down, three comparisons a level, one branch
+//
+// Pop reads a node's four children without a bounds check (kPad sentinel entries, after every
+// real key, always follow the last one), picks the smallest with selects, and is out of line
+// (inlined, the compiler spilled the sweep's registers around it). On BM_SharedTorus a pop went
+// 2.9 levels and cost about four mispredicted branches before (callgrind: 26% of the run's, the
+// pop 15.8% of the time); 13.8-15.3 k completions/s before against 15.2-16.0 k after,
+// alternated.
 //
 // Thread safety: none.
 
@@ -32,17 +39,20 @@ struct SweepEvent {
 
 class SweepQueue {
  public:
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
-  void clear() { entries_.clear(); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  void clear() {
+    size_ = 0;
+    entries_.assign(kPad, kSentinel);
+  }
 
   // REQUIRES: level >= 0 and not NaN (the flow model's levels are rates and shares).
   void Push(double level, uint32_t kind, uint32_t id) {
-    Entry entry{std::bit_cast<uint64_t>(level + 0.0),
-                (static_cast<uint64_t>(kind) << 32) | static_cast<uint64_t>(id)};
-    size_t hole = entries_.size();
-    entries_.push_back(entry);
-    while (hole > 0) {
+    const Entry entry{std::bit_cast<uint64_t>(level + 0.0),
+                      (static_cast<uint64_t>(kind) << 32) | static_cast<uint64_t>(id)};
+    if (entries_.size() < size_ + 1 + kPad) entries_.resize(size_ + 1 + kPad, kSentinel);
+    size_t hole = size_++;
+    while (hole > 0) {  // Sift up: ~1 level on average; its branch predicts well.
       const size_t parent = (hole - 1) / kArity;
       if (!Less(entry, entries_[parent])) break;
       entries_[hole] = entries_[parent];
@@ -52,42 +62,45 @@ class SweepQueue {
   }
 
   // Removes and returns the smallest event. REQUIRES: !empty().
-  SweepEvent Pop() {
-    const Entry top = entries_.front();
-    const Entry last = entries_.back();
-    entries_.pop_back();
-    const size_t n = entries_.size();
-    if (n > 0) {
-      size_t hole = 0;
-      for (;;) {
-        const size_t first = hole * kArity + 1;
-        if (first >= n) break;
-        size_t best = first;
-        const size_t end = first + kArity < n ? first + kArity : n;
-        for (size_t c = first + 1; c < end; ++c)
-          best = Less(entries_[c], entries_[best]) ? c : best;
-        if (!Less(entries_[best], last)) break;
-        entries_[hole] = entries_[best];
-        hole = best;
-      }
-      entries_[hole] = last;
+  [[gnu::noinline]] SweepEvent Pop() {
+    const Entry top = entries_[0];
+    const size_t n = --size_;
+    const Entry last = entries_[n];
+    entries_[n] = kSentinel;
+    size_t hole = 0;
+    for (;;) {
+      const size_t first = hole * kArity + 1;
+      if (first >= n) break;
+      const Entry* c = &entries_[first];  // c[0..3]: children or sentinels.
+      const size_t m01 = static_cast<size_t>(Less(c[1], c[0]));
+      const size_t m23 = 2 + static_cast<size_t>(Less(c[3], c[2]));
+      const size_t pick = Less(c[m23], c[m01]);  // 0 or 1.
+      const size_t best = m01 ^ ((m01 ^ m23) & (0 - pick));
+      if (!Less(c[best], last)) break;  // The one branch left: taken ~once a pop.
+      entries_[hole] = c[best];
+      hole = first + best;
     }
+    entries_[hole] = last;
     return SweepEvent{std::bit_cast<double>(top.level), static_cast<uint32_t>(top.kind_id >> 32),
                       static_cast<uint32_t>(top.kind_id)};
   }
 
  private:
   static constexpr size_t kArity = 4;
+  static constexpr size_t kPad = kArity;
   struct alignas(16) Entry {
     uint64_t level;    // The level's bits.
     uint64_t kind_id;  // kind << 32 | id.
   };
+  static constexpr Entry kSentinel{UINT64_MAX, UINT64_MAX};
+  // Branch-free: the compiler emits cmp/sbb/setb for the 128-bit compare.
   static bool Less(const Entry& a, const Entry& b) {
     const unsigned __int128 x = (static_cast<unsigned __int128>(a.level) << 64) | a.kind_id;
     const unsigned __int128 y = (static_cast<unsigned __int128>(b.level) << 64) | b.kind_id;
     return x < y;
   }
-  std::vector<Entry> entries_;
+  size_t size_ = 0;
+  std::vector<Entry> entries_ = std::vector<Entry>(kPad, kSentinel);
 };
 
 }  // namespace podsim::sim
