@@ -589,6 +589,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                     : "framework " + std::string(workloads::FrameworkName(base.framework)) + ", ")
             << "precision " << workloads::PrecisionLabel(base.precision)
             << (base.distributed_optimizer ? ", distributed optimizer" : "")
+            << (base.overlap_grad_reduce ? "" : ", dp gradient reductions after the backward")
+            << (base.distributed_optimizer && !base.overlap_param_gather
+                    ? ", dp parameter gathers after the optimizer step"
+                    : "")
             << (base.tp_comm_overlap ? ", tp communication overlap (layouts with sp)" : "")
             << (base.ep_comm_overlap ? ", expert all-to-all overlap (1F1B layouts with ep)" : "")
             << (base.fp8 ? ", fp8 linear layers" : "")

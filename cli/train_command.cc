@@ -494,6 +494,17 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (options.framework != workloads::Framework::kBook) {
     io.out << "framework   " << workloads::FrameworkName(options.framework)
            << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
+    if (layout.dp > 1 && (!options.overlap_grad_reduce ||
+                          (options.distributed_optimizer && !options.overlap_param_gather))) {
+      io.out << "            dp: "
+             << (options.overlap_grad_reduce ? "gradient reductions overlapped"
+                                             : "gradient reductions after the backward, exposed")
+             << (!options.distributed_optimizer ? ""
+                 : options.overlap_param_gather
+                     ? "; parameter gathers overlapped"
+                     : "; parameter gathers after the optimizer step, exposed")
+             << " (--overlap-grad-reduce, --overlap-param-gather)\n";
+    }
     if (laid_out.fsdp_sync_last_microbatch) {
       io.out << "            with pp, FSDP2 as pipelining runs it: weights gathered once a step "
                 "and kept, gradients accumulated unsharded in fp32 and reduce-scattered after "

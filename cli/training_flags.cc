@@ -40,11 +40,23 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
                 "mixed_precision_reduce=bfloat16); with --distributed-optimizer the optimizer "
                 "step works on an fp32 copy of its gradient shard, made and dropped with it");
   sub->add_flag("--distributed-optimizer", flags->distributed_optimizer,
-                "Megatron-LM's distributed optimizer as Megatron-Core overlaps it: master weights "
-                "and Adam moments sharded over dp (dp x cp with cp), gradients reduce-scattered "
-                "over it in the last microbatch's backward, parameters all-gathered over it in "
-                "the first microbatch's forward (default: gradients all-reduced, optimizer "
+                "Megatron-LM's distributed optimizer: master weights and Adam moments sharded "
+                "over dp (dp x cp with cp), gradients reduce-scattered over it in the last "
+                "microbatch's backward, parameters all-gathered over it in the first "
+                "microbatch's forward, overlapped as --overlap-grad-reduce and "
+                "--overlap-param-gather say (default: gradients all-reduced, optimizer "
                 "replicated)");
+  sub->add_flag("--overlap-grad-reduce", flags->overlap_grad_reduce,
+                "Data-parallel gradient reductions overlap the last microbatch's backward, each "
+                "layer's issued once its gradients are done (Megatron-Core's "
+                "--overlap-grad-reduce). --framework megatron's default is Megatron-Core's: "
+                "every reduction after the backward, exposed; the other frameworks overlap "
+                "always (PyTorch DDP, FSDP, XLA)");
+  sub->add_flag("--overlap-param-gather", flags->overlap_param_gather,
+                "With --distributed-optimizer: its parameter all-gathers overlap the next "
+                "forward, a layer ahead (Megatron-Core's --overlap-param-gather). --framework "
+                "megatron's default is Megatron-Core's: every gather after the optimizer step, "
+                "exposed; the other frameworks overlap always");
   sub->add_flag("--tp-comm-overlap", flags->tp_comm_overlap,
                 "Megatron-Core's tp communication overlap (Transformer Engine userbuffers): the "
                 "layers' sequence-parallel all-gathers and reduce-scatters split into chunks that "
@@ -143,6 +155,8 @@ void AddTrainingFlagSources(std::string_view prefix, scenario::SourceMap* source
   const std::string p(prefix);
   sources->AddFlag(p + ".precision", "--precision");
   sources->AddFlag(p + ".distributed_optimizer", "--distributed-optimizer");
+  sources->AddFlag(p + ".overlap_grad_reduce", "--overlap-grad-reduce");
+  sources->AddFlag(p + ".overlap_param_gather", "--overlap-param-gather");
   sources->AddFlag(p + ".tp_comm_overlap", "--tp-comm-overlap");
   sources->AddFlag(p + ".ep_comm_overlap", "--ep-comm-overlap");
   sources->AddFlag(p + ".fp8", "--fp8");

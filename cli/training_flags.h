@@ -37,9 +37,11 @@ struct TrainingFlags {
   bool fp8_dispatch = false;
   std::string loss;  // "": vocab-parallel.
   bool grad_reduce_in_bf16 = false;
-  std::string fp8_library;  // "": torchao.
-  std::string fp8_recipe;   // "": tensorwise.
-  std::string framework;    // "": book.
+  std::string fp8_library;            // "": torchao.
+  std::string fp8_recipe;             // "": tensorwise.
+  std::string framework;              // "": book.
+  bool overlap_grad_reduce = false;   // false: the framework's default.
+  bool overlap_param_gather = false;  // false: the framework's default.
 };
 
 // `tp_overlap_note` is appended to --tp-comm-overlap's help (what a command does with layouts
@@ -62,6 +64,8 @@ template <typename Message>
 void SetTrainingFields(const TrainingFlags& flags, Message* message) {
   if (!flags.precision.empty()) message->set_precision(flags.precision);
   if (flags.distributed_optimizer) message->set_distributed_optimizer(true);
+  if (flags.overlap_grad_reduce) message->set_overlap_grad_reduce(true);
+  if (flags.overlap_param_gather) message->set_overlap_param_gather(true);
   if (flags.tp_comm_overlap) message->set_tp_comm_overlap(true);
   if (flags.ep_comm_overlap) message->set_ep_comm_overlap(true);
   if (flags.fp8) message->set_fp8(true);

@@ -11,6 +11,8 @@ nlohmann::ordered_json TrainingOptionsJson(const workloads::OpOptions& options) 
   return {{"precision", options.precision.name},
           {"grad_reduce_in_bf16", options.precision.bf16_gradients},
           {"distributed_optimizer", options.distributed_optimizer},
+          {"overlap_grad_reduce", options.overlap_grad_reduce},
+          {"overlap_param_gather", options.overlap_param_gather},
           {"tp_comm_overlap", options.tp_comm_overlap},
           {"ep_comm_overlap", options.ep_comm_overlap},
           {"fp8", options.fp8},

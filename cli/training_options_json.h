@@ -11,7 +11,8 @@
 
 namespace podsim::cli {
 
-// precision, grad_reduce_in_bf16, distributed_optimizer, tp_comm_overlap, ep_comm_overlap, fp8,
+// precision, grad_reduce_in_bf16, distributed_optimizer, overlap_grad_reduce,
+// overlap_param_gather, tp_comm_overlap, ep_comm_overlap, fp8,
 // fp8_library, fp8_recipe, framework, kernels, fp8_all_gather, fp8_dispatch and loss, as given
 // (the flags and their framework's defaults).
 nlohmann::ordered_json TrainingOptionsJson(const workloads::OpOptions& options);

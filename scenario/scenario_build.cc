@@ -565,6 +565,12 @@ workloads::OpOptions FrameworkOptionsOf(const Message& message) {
 template <typename Message>
 void SetFrameworkOptions(const Message& message, workloads::OpOptions* options) {
   options->distributed_optimizer = message.distributed_optimizer();
+  if (message.has_overlap_grad_reduce()) {
+    options->overlap_grad_reduce = message.overlap_grad_reduce();
+  }
+  if (message.has_overlap_param_gather()) {
+    options->overlap_param_gather = message.overlap_param_gather();
+  }
   options->tp_comm_overlap = message.tp_comm_overlap();
   options->ep_comm_overlap = message.ep_comm_overlap();
   options->fp8 = message.fp8();

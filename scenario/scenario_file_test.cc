@@ -122,7 +122,8 @@ TEST(ScenarioFileTest, CommandLineSpellingsGetTheSchemaName) {
             "'batch_tokens'?); fields: model, batch_tokens, seq, jobs, top, exhaustive, mpi, "
             "precision, distributed_optimizer, tp_comm_overlap, fp8, kernels, "
             "no_reshard_after_forward, fp8_all_gather, loss, ep_comm_overlap, fp8_dispatch, "
-            "grad_reduce_in_bf16, fp8_library, fp8_recipe, framework");
+            "grad_reduce_in_bf16, fp8_library, fp8_recipe, framework, overlap_grad_reduce, "
+            "overlap_param_gather");
   EXPECT_EQ(ErrorOf("system { preset: \"tpu-v5p:4x4x4\" }\n"
                     "collective { op: all-reduce }\n"),
             "t.textproto:2:18: unknown value 'all-reduce' for field 'op' (did you mean "

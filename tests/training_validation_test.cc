@@ -116,6 +116,13 @@ std::string TrainCommand(const std::string& system, const ModelSpec& model,
   }
   if (options.precision.bf16_gradients) command += " --grad-reduce-in-bf16";
   if (options.distributed_optimizer) command += " --distributed-optimizer";
+  if (options.overlap_grad_reduce && !defaults.overlap_grad_reduce) {
+    command += " --overlap-grad-reduce";
+  }
+  if (options.distributed_optimizer && options.overlap_param_gather &&
+      !defaults.overlap_param_gather) {
+    command += " --overlap-param-gather";
+  }
   if (options.tp_comm_overlap) command += " --tp-comm-overlap";
   if (options.fp8) command += " --fp8";
   if (options.fp8 && options.fp8_library != defaults.fp8_library) {
@@ -339,6 +346,9 @@ ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
 
 // Megatron-LM's attention of 2021-2022 materializes the scores (baddbmm, fused softmax, dropout,
 // bmm); Korthikanti et al. count its activations that way (Table 2).
+// Megatron-LM of 2021-22 as the framework's defaults run it: its local DDP reduced the gradients
+// after the backward (train_step's allreduce_gradients once forward_backward_func returned;
+// megatron/model/distributed.py), as Megatron-Core does without --overlap-grad-reduce.
 OpOptions Megatron(RecomputePolicy recompute, PrecisionRecipe precision) {
   OpOptions o = FrameworkOptions(Framework::kMegatron);
   o.recompute = recompute;
@@ -628,6 +638,10 @@ void RunG61(const std::vector<G61Row>& rows, const std::string& source) {
     model.learned_positions = kG61Seq;
     OpOptions options = FrameworkOptions(Framework::kMegatron);
     options.distributed_optimizer = true;
+    // Megatron-LM's README ("Training Speed and Scalability"): data-parallel communication
+    // overlapped, --overlap-grad-reduce --overlap-param-gather.
+    options.overlap_grad_reduce = true;
+    options.overlap_param_gather = true;
     options.tp_comm_overlap = r.tp > 1;
     options.attention = AttentionKernel::kCudnn;
     const int64_t microbatches = r.batch / r.dp;  // One sequence each (assumed).
@@ -1270,6 +1284,11 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
     options.fp8_all_gather = !r.mxfp8;
     options.fp8_recipe = r.mxfp8 ? Fp8Recipe::kMxfp8 : Fp8Recipe::kTensorwise;
     options.distributed_optimizer = layout.find("fsdp") == std::string::npos;
+    // The recipes' DistributedDataParallelConfig (overlap_grad_reduce and overlap_param_gather
+    // True), as Megatron-Bridge's CommOverlapConfig sets them with dp > 1 and the distributed
+    // optimizer (src/megatron/bridge/training/comm_overlap.py).
+    options.overlap_grad_reduce = true;
+    options.overlap_param_gather = true;
     options.tp_comm_overlap = layout.find("tp=") != std::string::npos;
     if (std::string(r.family) == "hopper") options.attention = AttentionKernel::kCudnn;
     StepOptions step;
@@ -1323,19 +1342,21 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
                   share("exposed_cp"), share("exposed_dp"), share("exposed_fsdp"),
                   share("bubble") + share("idle"), result.memory.total_bytes / (1u << 30),
                   result.memory.hbm_bytes / (1u << 30), why);
-    RecordSourceRow(summary, std::string("MB25.11 ") + r.name + " " + r.system, what,
-                    result.step_time_s, measured, r.family,
-                    "train --system " + system + " --model " + r.model + " --layout " + layout +
-                        " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
-                        std::to_string(r.seq) + " --framework megatron --fp8" +
-                        (r.mxfp8 ? " --fp8-recipe mxfp8" : "") +
-                        (options.fp8_all_gather ? " --fp8-all-gather" : "") +
-                        " --grad-reduce-in-bf16" +
-                        (options.distributed_optimizer ? " --distributed-optimizer" : "") +
-                        (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
-                        (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +
-                        (r.exact ? " --exact --max-transfers 1e8" : ""),
-                    note);
+    RecordSourceRow(
+        summary, std::string("MB25.11 ") + r.name + " " + r.system, what, result.step_time_s,
+        measured, r.family,
+        "train --system " + system + " --model " + r.model + " --layout " + layout +
+            " --batch-tokens " + std::to_string(r.sequences * r.seq) + " --seq " +
+            std::to_string(r.seq) + " --framework megatron --fp8" +
+            (r.mxfp8 ? " --fp8-recipe mxfp8" : "") +
+            (options.fp8_all_gather ? " --fp8-all-gather" : "") + " --grad-reduce-in-bf16" +
+            (options.distributed_optimizer ? " --distributed-optimizer --overlap-grad-reduce "
+                                             "--overlap-param-gather"
+                                           : " --overlap-grad-reduce") +
+            (options.tp_comm_overlap ? " --tp-comm-overlap" : "") +
+            (options.attention == AttentionKernel::kCudnn ? " --attention cudnn" : "") +
+            (r.exact ? " --exact --max-transfers 1e8" : ""),
+        note);
   }
   summary.Print();
   EXPECT_LE(summary.Worst(), kMegatronBridgeRowGuard);

@@ -27,17 +27,29 @@ sim::StatusOr<Framework> FrameworkNamed(std::string_view name) {
 FrameworkDefaults DefaultsOf(Framework framework) {
   switch (framework) {
     case Framework::kMegatron:
-      return {PrecisionRecipe::Megatron(), KernelLibrary::kFused, LossKernel::kVocabParallel,
-              Fp8Library::kTransformerEngine};
+      // megatron/core/distributed/distributed_data_parallel_config.py: overlap_grad_reduce and
+      // overlap_param_gather default to False.
+      return {PrecisionRecipe::Megatron(),   KernelLibrary::kFused,
+              LossKernel::kVocabParallel,    Fp8Library::kTransformerEngine,
+              /*overlap_grad_reduce=*/false,
+              /*overlap_param_gather=*/false};
     case Framework::kTorchtitan:
-      return {PrecisionRecipe::Mixed(), KernelLibrary::kEager, LossKernel::kUpcast,
-              Fp8Library::kTorchao};
+      return {PrecisionRecipe::Mixed(),
+              KernelLibrary::kEager,
+              LossKernel::kUpcast,
+              Fp8Library::kTorchao,
+              true,
+              true};
     case Framework::kMaxtext:
     case Framework::kBook:
       break;
   }
-  return {PrecisionRecipe::Mixed(), KernelLibrary::kFused, LossKernel::kVocabParallel,
-          Fp8Library::kTorchao};
+  return {PrecisionRecipe::Mixed(),
+          KernelLibrary::kFused,
+          LossKernel::kVocabParallel,
+          Fp8Library::kTorchao,
+          true,
+          true};
 }
 
 TpBackward TpBackwardOf(Framework framework) {

@@ -11,6 +11,11 @@
 //               * precision megatron (with --bf16 Megatron-LM accumulates and reduces gradients
 //                 in fp32 main grads: arguments.py sets accumulate_allreduce_grads_in_fp32),
 //                 fused kernels, the vocab-parallel loss, fp8 by Transformer Engine;
+//               * data-parallel gradient reductions after the backward and the distributed
+//                 optimizer's parameter gathers after its step, both exposed, unless
+//                 --overlap-grad-reduce and --overlap-param-gather say otherwise (Megatron-Core's
+//                 DistributedDataParallelConfig defaults both to false; the other frameworks
+//                 overlap them: PyTorch DDP's buckets, FSDP, XLA);
 //               * with sp, a column-parallel linear keeps its input sharded and all-gathers it
 //                 again in its backward, asynchronously behind its input gradient's GEMM, for its
 //                 weight gradient (tensor_parallel/layers.py,
@@ -86,6 +91,9 @@ struct FrameworkDefaults {
   KernelLibrary kernels;
   LossKernel loss;
   Fp8Library fp8_library;
+  // Data-parallel reductions and the distributed optimizer's gathers overlapped (layer_ops.h).
+  bool overlap_grad_reduce;
+  bool overlap_param_gather;
 };
 FrameworkDefaults DefaultsOf(Framework framework);
 

@@ -611,6 +611,8 @@ OpOptions FrameworkOptions(Framework framework) {
   options.kernels = defaults.kernels;
   options.loss = defaults.loss;
   options.fp8_library = defaults.fp8_library;
+  options.overlap_grad_reduce = defaults.overlap_grad_reduce;
+  options.overlap_param_gather = defaults.overlap_param_gather;
   return options;
 }
 

@@ -102,15 +102,28 @@ struct OpOptions {
   // the PaLM / Megatron / book convention (MFU can then exceed the executed work).
   AttentionCount model_flops_count = AttentionCount::kCausal;
   PrecisionRecipe precision = PrecisionRecipe::Mixed();  // precision.h
-  // Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO-1 over dp) as
-  // Megatron-Core runs it with --overlap-grad-reduce --overlap-param-gather: the master weights
-  // and Adam moments are sharded over dp; the last microbatch's backward reduce-scatters each
-  // layer's gradients over dp (in the gradient precision) instead of all-reducing them; each rank
-  // updates its shard, and the parameters are all-gathered over dp (in the working precision)
+  // Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO-1 over dp): the master
+  // weights and Adam moments are sharded over dp; the last microbatch's backward reduce-scatters
+  // each layer's gradients over dp (in the gradient precision) instead of all-reducing them; each
+  // rank updates its shard, and the parameters are all-gathered over dp (in the working precision)
   // during the next step's first forward, a layer ahead of its use (megatron/core/distributed/
-  // param_and_grad_buffer.py, docs/distrib_optimizer.md). One step is simulated in steady state,
-  // so that gather opens this step's first microbatch. With dp = 1 it changes nothing.
+  // param_and_grad_buffer.py, docs/distrib_optimizer.md), each of these as overlap_grad_reduce
+  // and overlap_param_gather below say. One step is simulated in steady state, so that gather
+  // opens this step's first microbatch. With dp = 1 it changes nothing.
   bool distributed_optimizer = false;
+  // Data-parallel gradient reductions (dp's all-reduces, or the distributed optimizer's
+  // reduce-scatters) overlapping the last microbatch's backward, each layer's issued once its
+  // gradients are done (PyTorch DDP's buckets; Megatron-Core's --overlap-grad-reduce). False:
+  // Megatron-Core's default (DistributedDataParallelConfig.overlap_grad_reduce), every reduction
+  // issued after the stage's last backward, in finalize_model_grads, and exposed
+  // (training_schedule.h). FrameworkOptions sets it.
+  bool overlap_grad_reduce = true;
+  // The distributed optimizer's parameter all-gathers over dp overlapping the next step's first
+  // forward, a layer ahead of its use (Megatron-Core's --overlap-param-gather). False:
+  // Megatron-Core's default, every gather issued at the end of the optimizer step and waited for
+  // before the next forward (training_schedule.h). Without the distributed optimizer it changes
+  // nothing. FrameworkOptions sets it.
+  bool overlap_param_gather = true;
   // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel tp
   // all-gathers and reduce-scatters of the layers overlap their GEMMs (tp_comm_overlap.h).
   // REQUIRES (with tp > 1): sequence parallelism, as Megatron-LM requires.

@@ -121,9 +121,15 @@ int FirstCompute(const schedule::Program& program, int from) {
 
 class StageBuilder {
  public:
-  // `fsdp_sync_last_microbatch`: OpOptions' (fsdp's reduce-scatters in the last microbatch).
-  StageBuilder(schedule::Program* program, const Layout& layout, bool fsdp_sync_last_microbatch)
-      : program_(program), layout_(layout), fsdp_sync_last_(fsdp_sync_last_microbatch) {}
+  // `fsdp_sync_last_microbatch`: OpOptions' (fsdp's reduce-scatters in the last microbatch);
+  // `overlap_param_gather`: OpOptions' (false: the dp parameter gathers are gathered up by
+  // Append and issued at once by ExposeParamGathers).
+  StageBuilder(schedule::Program* program, const Layout& layout, bool fsdp_sync_last_microbatch,
+               bool overlap_param_gather)
+      : program_(program),
+        layout_(layout),
+        fsdp_sync_last_(fsdp_sync_last_microbatch),
+        overlap_param_gather_(overlap_param_gather) {}
 
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
   // for the first compute op of the previous layer. The dp collectives run once per step: the
@@ -146,6 +152,12 @@ class StageBuilder {
       const Op& op = list[i];
       if (op.kind == OpKind::kCollective && IsDpGroup(op.axis) &&
           !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
+        continue;
+      }
+      if (!overlap_param_gather_ && IsDpGroup(op.axis) && IsWeightGather(op)) {
+        // Issued at once before the step's compute (ExposeParamGathers).
+        auto [it, added] = param_gathers_.try_emplace(op.axis, op);
+        if (!added) it->second.comm_bytes += op.comm_bytes;
         continue;
       }
       const bool fsdp_reduction = op.kind == OpKind::kCollective && IsFsdpGroup(op.axis) &&
@@ -229,6 +241,67 @@ class StageBuilder {
     deferrals_.clear();
   }
 
+  // Without OpOptions::overlap_grad_reduce, Megatron-Core's finalize_model_grads: the stage's dp
+  // gradient reductions (dp's and expert-dp's all-reduces or reduce-scatters), and the
+  // collectives waiting for them, wait for the stage's last compute op and follow every other
+  // op, in their order. Call once the units are built and ordered.
+  void ExposeGradReductions() {
+    const int n = program_->ops_size();
+    int anchor = -1;
+    for (int i = n; i-- > 0 && anchor < 0;) {
+      if (program_->ops(i).stream() == "compute") anchor = i;
+    }
+    std::vector<char> moved(n, 0);
+    bool any = false;
+    for (int i = 0; i < n; ++i) {
+      const schedule::Op& op = program_->ops(i);
+      if (op.kind() != schedule::COLLECTIVE) continue;
+      bool move = (op.stream() == "dp" || op.stream() == "expert-dp") &&
+                  op.collective() != schedule::ALL_GATHER;
+      for (uint32_t dep : op.deps()) move = move || moved[dep];
+      moved[i] = move;
+      any = any || move;
+    }
+    if (!any || anchor < 0) return;
+    std::vector<int> order;
+    order.reserve(n);
+    for (int i = 0; i < n; ++i) {
+      if (!moved[i]) order.push_back(i);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (moved[i]) order.push_back(i);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (moved[i]) program_->mutable_ops(i)->add_deps(anchor);
+    }
+    ReorderOps(program_, order);
+  }
+
+  // Without OpOptions::overlap_param_gather, Megatron-Core's synchronous parameter gathers at the
+  // end of the distributed optimizer's step: one all-gather a group of every parameter Append
+  // gathered up, first in the program, the stage's first compute op waiting for them (the end of
+  // the previous step in the steady state). Call once the units are built and ordered.
+  void ExposeParamGathers() {
+    if (param_gathers_.empty()) return;
+    const int n = program_->ops_size();
+    std::vector<int> order;
+    for (auto& [group, op] : param_gathers_) {
+      op.deps.clear();
+      op.name = group + ".all-gather.params";
+      schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
+      out->clear_axes();
+      for (const std::string& axis : GroupAxes(group)) out->add_axes(axis);
+      order.push_back(program_->ops_size() - 1);
+    }
+    const int gathers = static_cast<int>(order.size());
+    for (int i = 0; i < n; ++i) order.push_back(i);
+    ReorderOps(program_, order);
+    const int first = FirstCompute(*program_, gathers);
+    PODSIM_CHECK(first >= 0) << "a stage without compute";
+    for (int g = 0; g < gathers; ++g) program_->mutable_ops(first)->add_deps(g);
+    param_gathers_.clear();
+  }
+
   // Makes the next layer's weight gathers wait for op `op` (a compute op) instead of the first
   // compute op of the layer appended last.
   void AnchorGathers(int op) { previous_layer_start_ = op; }
@@ -301,6 +374,10 @@ class StageBuilder {
   schedule::Program* program_;
   const Layout& layout_;
   const bool fsdp_sync_last_;
+  const bool overlap_param_gather_;
+  // Per dp group, its parameter gathers gathered up (!overlap_param_gather_): the first one's op
+  // with every one's bytes.
+  std::map<std::string, Op, std::less<>> param_gathers_;
   std::map<std::string, std::vector<std::string>, std::less<>> group_axes_;
   int previous_layer_start_ = -1;
   std::vector<int> deferred_;  // Append's, for DeferReductions.
@@ -463,7 +540,8 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
     schedule::Program* program = out.add_programs();
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
-    StageBuilder builder(program, layout, options.fsdp_sync_last_microbatch);
+    StageBuilder builder(program, layout, options.fsdp_sync_last_microbatch,
+                         options.overlap_param_gather);
     const MemoryBreakdown memory = StageMemory(model, layout, batch, options, system.chip, stage);
     // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.StaticBytes());
@@ -560,6 +638,8 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
       PODSIM_CHECK(!units.back().forward) << "an overlapped pair ends the stage";
       ReorderOps(program, order);
     }
+    if (!options.overlap_grad_reduce) builder.ExposeGradReductions();
+    builder.ExposeParamGathers();
     const std::vector<int> reductions = builder.LastReductions();
     double expert_params = 0;
     const double params = ParamsPerChip(model, layout, stage, nullptr, &expert_params);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -205,6 +206,88 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
   EXPECT_GT(without->mean_exposed_s["dp"], 0);
   EXPECT_LT(with->mean_exposed_s["dp"], without->mean_exposed_s["dp"]);
   EXPECT_LT(with->step_time, without->step_time);
+}
+
+// Issue 14: Megatron-Core without --overlap-grad-reduce reduces every gradient over dp after the
+// stage's whole backward (finalize_model_grads), and without --overlap-param-gather gathers the
+// distributed optimizer's parameters at once after its step (DistributedDataParallelConfig's
+// defaults, framework.h): every reduction waits for the stage's last compute op and every
+// gather is one op before the first compute op, of the per-layer gathers' bytes; overlapped,
+// the reductions start inside the backward and the step is shorter.
+TEST(TrainingScheduleTest, MegatronReducesAfterTheBackwardUnlessOverlapped) {
+  sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
+  sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
+  ASSERT_TRUE(system.ok() && model.ok());
+  const Layout layout = ParseLayout("dp=2,tp=8,microbatches=4").value();
+  const BatchSpec batch{8, 4096};
+  OpOptions exposed = FrameworkOptions(Framework::kMegatron);
+  exposed.distributed_optimizer = true;
+  EXPECT_FALSE(exposed.overlap_grad_reduce);
+  EXPECT_FALSE(exposed.overlap_param_gather);
+  OpOptions overlapped = exposed;
+  overlapped.overlap_grad_reduce = true;
+  overlapped.overlap_param_gather = true;
+  const schedule::Schedule e = TrainingSchedule(*system, *model, layout, batch, exposed);
+  const schedule::Schedule o = TrainingSchedule(*system, *model, layout, batch, overlapped);
+  ASSERT_TRUE(CheckSchedule(*system, e).ok());
+  ASSERT_TRUE(CheckSchedule(*system, o).ok());
+  auto is_dp = [](const schedule::Op& op, schedule::CollectiveKind kind) {
+    return op.kind() == schedule::COLLECTIVE && op.axes_size() == 1 && op.axes(0) == "dp" &&
+           op.collective() == kind;
+  };
+  auto last_compute = [](const schedule::Program& p) {
+    int last = -1;
+    for (int i = 0; i < p.ops_size(); ++i) {
+      if (p.ops(i).stream() == "compute" && p.ops(i).kind() != schedule::OPTIMIZER) last = i;
+    }
+    return last;
+  };
+  const schedule::Program& pe = e.programs(0);
+  const int anchor = last_compute(pe);
+  int scatters = 0, gathers = 0;
+  double gathered = 0;
+  for (int i = 0; i < pe.ops_size(); ++i) {
+    const schedule::Op& op = pe.ops(i);
+    if (is_dp(op, schedule::REDUCE_SCATTER)) {
+      ++scatters;
+      EXPECT_GT(i, anchor) << op.name();
+      EXPECT_NE(std::find(op.deps().begin(), op.deps().end(), anchor), op.deps().end())
+          << op.name();
+    }
+    if (is_dp(op, schedule::ALL_GATHER)) {
+      ++gathers;
+      gathered += op.bytes();
+      EXPECT_EQ(i, 0) << op.name();
+    }
+  }
+  EXPECT_EQ(scatters, model->layers + 2);
+  EXPECT_EQ(gathers, 1);
+  const int first = [&] {
+    for (int i = 0; i < pe.ops_size(); ++i) {
+      if (pe.ops(i).stream() == "compute") return i;
+    }
+    return -1;
+  }();
+  ASSERT_GE(first, 0);
+  EXPECT_NE(std::find(pe.ops(first).deps().begin(), pe.ops(first).deps().end(), 0u),
+            pe.ops(first).deps().end());
+  // Overlapped: a gather a layer, the same bytes in all, and reductions inside the backward.
+  const schedule::Program& po = o.programs(0);
+  double per_layer = 0;
+  int early = 0;
+  const int overlapped_anchor = last_compute(po);
+  for (int i = 0; i < po.ops_size(); ++i) {
+    const schedule::Op& op = po.ops(i);
+    if (is_dp(op, schedule::ALL_GATHER)) per_layer += op.bytes();
+    if (is_dp(op, schedule::REDUCE_SCATTER) && i < overlapped_anchor) ++early;
+  }
+  EXPECT_DOUBLE_EQ(gathered, per_layer);
+  EXPECT_GT(early, 0);
+  sim::StatusOr<StepResult> with = SimulateStep(*system, o, {});
+  sim::StatusOr<StepResult> without = SimulateStep(*system, e, {});
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_GT(without->mean_exposed_s["dp"], with->mean_exposed_s["dp"]);
+  EXPECT_GT(without->step_time, with->step_time);
 }
 
 // Issue 14: torchtitan under pipelining runs FSDP2 as torch.distributed.pipelining does
