@@ -25,7 +25,8 @@
 // it); an insert earlier than that re-files the pending events around the new time, in O(n log n).
 //
 // Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
-// stale entry is dropped when it reaches the front or a bucket is scanned.
+// stale entry is dropped when it reaches the front or its bucket is refilled from (while any is
+// stored; else the refill reads no generation).
 //
 //   operation   time                          notes
 //   Insert      O(1)                          O(n log n) once after a peek, if earlier than it
@@ -131,6 +132,10 @@ class EventQueue {
     RefillFront();
   }
   void RefillFront();
+  // Drops the cancelled items of a bucket's `items`, keeping the others' order; returns how many
+  // are left. Out of line, so that RefillFront stays small enough to have File inlined (with this
+  // inlined, a refill without cancellations took 9% more instructions).
+  [[gnu::noinline]] size_t DropCancelled(std::vector<Item>* items);
   // Re-files every pending event around `last_ps` (an insert before a peeked front).
   void Refile(int64_t last_ps);
   bool Live(const Item& item) const { return generations_[item.slot] == item.generation; }
@@ -162,6 +167,9 @@ class EventQueue {
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
+  // Cancelled items still stored in the buckets (about: a count only RefillFront reads, to
+  // decide whether to drop them as it goes).
+  size_t cancelled_ = 0;
 };
 
 }  // namespace podsim::sim
