@@ -540,7 +540,7 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                          {"memory_per_chip_bytes", e->memory_bytes},
                          {"fits", e->fits},
                          {"bottleneck", e->result->bottleneck}});
-      layouts.back().update(FsdpJson(laid_out, e->candidate.layout));
+      layouts.back().update(LayoutOptionsJson(laid_out, e->candidate.layout));
     }
     const nlohmann::ordered_json validation =
         ValidationJson(system.chip, "training", workloads::FrameworkName(base.framework));
@@ -549,8 +549,10 @@ sim::Status RunSweep(const scenario::Scenario& s, const scenario::SourceMap& sou
                              {"batch_tokens", batch.tokens()},
                              {"seq", batch.seq}};
     j.update(TrainingOptionsJson(base));
-    // As stated; each layout says what its fsdp does (FsdpJson).
+    // As stated; each layout says what they become under it (LayoutOptionsJson).
     j["reshard_after_forward"] = base.fsdp_reshard_after_forward;
+    j["overlap_grad_reduce"] = base.overlap_grad_reduce;
+    j["overlap_param_gather"] = base.overlap_param_gather;
     j.update(nlohmann::ordered_json{{"candidates", candidates.size()},
                                     {"do_not_fit", too_big},
                                     {"simulated", simulated},

@@ -442,7 +442,7 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
         {"recompute_layers", workloads::RecomputeLayersName(options.recompute_layers)},
         {"attention", AttentionFlagValues()[static_cast<size_t>(options.attention)]}};
     j.update(TrainingOptionsJson(options));
-    j.update(FsdpJson(laid_out, layout));
+    j.update(LayoutOptionsJson(laid_out, layout));
     j.update(
         nlohmann::ordered_json{{"breakdown", breakdown},
                                {"memory_per_chip_bytes", memory.total_bytes},
@@ -494,22 +494,25 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
   if (options.framework != workloads::Framework::kBook) {
     io.out << "framework   " << workloads::FrameworkName(options.framework)
            << ": its defaults, backward order and tp re-gathers (workloads/framework.h)\n";
-    if (layout.dp > 1 && (!options.overlap_grad_reduce ||
-                          (options.distributed_optimizer && !options.overlap_param_gather))) {
-      io.out << "            dp: "
-             << (options.overlap_grad_reduce ? "gradient reductions overlapped"
-                                             : "gradient reductions after the backward, exposed")
-             << (!options.distributed_optimizer ? ""
-                 : options.overlap_param_gather
-                     ? "; parameter gathers overlapped"
-                     : "; parameter gathers after the optimizer step, exposed")
-             << " (--overlap-grad-reduce, --overlap-param-gather)\n";
-    }
     if (laid_out.fsdp_sync_last_microbatch) {
       io.out << "            with pp, FSDP2 as pipelining runs it: weights gathered once a step "
                 "and kept, gradients accumulated unsharded in fp32 and reduce-scattered after "
                 "the last microbatch's backward\n";
     }
+  }
+  const bool data_parallel = layout.grad_dp() > 1 || layout.expert_grad_dp() > 1;
+  const bool exposed_gathers = laid_out.distributed_optimizer && !laid_out.overlap_param_gather;
+  if (data_parallel && (!laid_out.overlap_grad_reduce || exposed_gathers)) {
+    io.out << "dp          "
+           << (laid_out.overlap_grad_reduce
+                   ? "gradient reductions overlapped"
+                   : "gradient reductions after the backward, one bucket a chunk, exposed")
+           << (!laid_out.distributed_optimizer ? ""
+               : exposed_gathers ? "; parameter gathers after the optimizer step, exposed"
+                                 : "; parameter gathers overlapped")
+           << " (--overlap-grad-reduce"
+           << (laid_out.distributed_optimizer ? " and --overlap-param-gather overlap them)\n"
+                                              : " overlaps them)\n");
   }
   if (options.kernels == workloads::KernelLibrary::kEager) {
     io.out << "kernels     eager: norms, rotary and SwiGLU as PyTorch eager's separate "

@@ -11,8 +11,6 @@ nlohmann::ordered_json TrainingOptionsJson(const workloads::OpOptions& options) 
   return {{"precision", options.precision.name},
           {"grad_reduce_in_bf16", options.precision.bf16_gradients},
           {"distributed_optimizer", options.distributed_optimizer},
-          {"overlap_grad_reduce", options.overlap_grad_reduce},
-          {"overlap_param_gather", options.overlap_param_gather},
           {"tp_comm_overlap", options.tp_comm_overlap},
           {"ep_comm_overlap", options.ep_comm_overlap},
           {"fp8", options.fp8},
@@ -25,13 +23,18 @@ nlohmann::ordered_json TrainingOptionsJson(const workloads::OpOptions& options) 
           {"loss", workloads::LossKernelName(options.loss)}};
 }
 
-nlohmann::ordered_json FsdpJson(const workloads::OpOptions& laid_out,
-                                const workloads::Layout& layout) {
+nlohmann::ordered_json LayoutOptionsJson(const workloads::OpOptions& laid_out,
+                                         const workloads::Layout& layout) {
+  nlohmann::ordered_json j{{"overlap_grad_reduce", laid_out.overlap_grad_reduce},
+                           {"overlap_param_gather", laid_out.overlap_param_gather}};
   if (layout.fsdp <= 1) {
-    return {{"reshard_after_forward", nullptr}, {"fsdp_sync_last_microbatch", nullptr}};
+    j["reshard_after_forward"] = nullptr;
+    j["fsdp_sync_last_microbatch"] = nullptr;
+  } else {
+    j["reshard_after_forward"] = laid_out.fsdp_reshard_after_forward;
+    j["fsdp_sync_last_microbatch"] = laid_out.fsdp_sync_last_microbatch;
   }
-  return {{"reshard_after_forward", laid_out.fsdp_reshard_after_forward},
-          {"fsdp_sync_last_microbatch", laid_out.fsdp_sync_last_microbatch}};
+  return j;
 }
 
 }  // namespace podsim::cli

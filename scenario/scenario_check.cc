@@ -225,6 +225,23 @@ sim::Status CheckFrameworkFields(const Message& m, const std::string& prefix,
   if (m.fp8_all_gather() && !m.fp8()) {
     return Invalid(source, prefix + ".fp8_all_gather", "needs fp8 training (fp8: true, --fp8)");
   }
+  if (m.has_overlap_param_gather() && m.overlap_param_gather()) {
+    // Megatron-LM's arguments.py: --overlap-param-gather needs --use-distributed-optimizer and
+    // --overlap-grad-reduce.
+    if (!m.distributed_optimizer()) {
+      return Invalid(source, prefix + ".overlap_param_gather",
+                     "needs the distributed optimizer (distributed_optimizer: true, "
+                     "--distributed-optimizer), whose parameter gathers it overlaps");
+    }
+    const workloads::Framework framework =
+        m.has_framework() ? *workloads::FrameworkNamed(m.framework()) : workloads::Framework::kBook;
+    if (!(m.has_overlap_grad_reduce() ? m.overlap_grad_reduce()
+                                      : workloads::DefaultsOf(framework).overlap_grad_reduce)) {
+      return Invalid(source, prefix + ".overlap_param_gather",
+                     "needs the gradient reductions overlapped too (overlap_grad_reduce: true, "
+                     "--overlap-grad-reduce), as Megatron-LM requires");
+    }
+  }
   if (m.has_fp8_library()) {
     PODSIM_RETURN_IF_ERROR(source.Annotate(workloads::Fp8LibraryNamed(m.fp8_library()).status(),
                                            prefix + ".fp8_library"));

@@ -150,6 +150,67 @@ TEST(TrainCliTest, FrameworkSetsItsDefaultsUnlessAFlagSaysOtherwise) {
       << no_fsdp.err;
 }
 
+// Issue 14: Megatron-Core leaves its data-parallel overlaps off (framework.h): the step says so,
+// the flags turn them on, and the combinations Megatron-LM refuses are errors. With fsdp they
+// overlap whatever is set (WithLayoutDefaults).
+TEST(TrainCliTest, MegatronDataParallelOverlapIsOffUnlessAsked) {
+  const std::vector<std::string> train = {"train",
+                                          "--system",
+                                          "h100:16",
+                                          "--model",
+                                          "llama3-8b",
+                                          "--layout",
+                                          "dp=2,tp=8,sp=1,microbatches=2",
+                                          "--batch-tokens",
+                                          "32Ki",
+                                          "--seq",
+                                          "4096",
+                                          "--framework",
+                                          "megatron",
+                                          "--distributed-optimizer"};
+  auto run = [&train](const std::vector<std::string>& extra) {
+    Outcome out = Podsim(With(train, extra));
+    EXPECT_EQ(out.code, 0) << out.err;
+    return out;
+  };
+  const Outcome text = run({});
+  EXPECT_NE(text.out.find("dp          gradient reductions after the backward, one bucket a "
+                          "chunk, exposed; parameter gathers after the optimizer step, exposed"),
+            std::string::npos)
+      << text.out;
+  const nlohmann::json exposed = nlohmann::json::parse(run({"--json"}).out);
+  const nlohmann::json overlapped =
+      nlohmann::json::parse(run({"--json", "--overlap-grad-reduce", "--overlap-param-gather"}).out);
+  EXPECT_EQ(exposed["overlap_grad_reduce"], false);
+  EXPECT_EQ(exposed["overlap_param_gather"], false);
+  EXPECT_EQ(overlapped["overlap_grad_reduce"], true);
+  EXPECT_EQ(overlapped["overlap_param_gather"], true);
+  EXPECT_GT(exposed["step_time_s"].get<double>(), overlapped["step_time_s"].get<double>());
+  EXPECT_EQ(run({"--overlap-grad-reduce", "--overlap-param-gather"}).out.find("\ndp          "),
+            std::string::npos);
+  // The book overlaps them.
+  Outcome book = Podsim({"train", "--system", "h100:16", "--model", "llama3-8b", "--layout",
+                         "dp=2,tp=8,sp=1,microbatches=2", "--batch-tokens", "32Ki", "--seq", "4096",
+                         "--json"});
+  ASSERT_EQ(book.code, 0) << book.err;
+  EXPECT_EQ(nlohmann::json::parse(book.out)["overlap_grad_reduce"], true);
+  // Megatron-LM's arguments.py: --overlap-param-gather needs the distributed optimizer and
+  // --overlap-grad-reduce.
+  std::vector<std::string> plain = train;
+  plain.pop_back();
+  Outcome no_optimizer = Podsim(With(plain, {"--overlap-param-gather"}));
+  EXPECT_EQ(no_optimizer.code, 1);
+  EXPECT_EQ(no_optimizer.err,
+            "podsim: error: --overlap-param-gather: needs the distributed optimizer "
+            "(distributed_optimizer: true, --distributed-optimizer), whose parameter gathers it "
+            "overlaps\n");
+  Outcome no_grads = Podsim(With(train, {"--overlap-param-gather"}));
+  EXPECT_EQ(no_grads.code, 1);
+  EXPECT_EQ(no_grads.err,
+            "podsim: error: --overlap-param-gather: needs the gradient reductions overlapped too "
+            "(overlap_grad_reduce: true, --overlap-grad-reduce), as Megatron-LM requires\n");
+}
+
 // A MaxText remat policy by name: the offloaded outputs leave HBM, and the output says how many
 // bytes went to the host and that their copies are not simulated.
 TEST(TrainCliTest, OffloadedActivationsAreReportedApart) {

@@ -1379,6 +1379,9 @@ TEST(TrainingValidationTest, DISABLED_MegatronBridgePerformanceSummary) {
 // Megatron-LM's count of late 2024 (num_floating_point_operations: every T^2 attention pair,
 // --flops-convention full); the step time is podsim's times podsim's MFU over the published one,
 // both counting the same FLOPs (FoldingMeasuredStep).
+// The paper states no data-parallel overlap flags (calibration.md G6.4: per-table configs not
+// captured), so its rows run with Megatron-Core's defaults: dp reductions and parameter gathers
+// exposed (framework.h).
 OpOptions FoldingOptions() {
   OpOptions options = FrameworkOptions(Framework::kMegatron);
   options.distributed_optimizer = true;

@@ -618,6 +618,12 @@ OpOptions FrameworkOptions(Framework framework) {
 
 OpOptions WithLayoutDefaults(const OpOptions& options, const Layout& layout) {
   OpOptions out = options;
+  if (layout.fsdp > 1 || layout.expert_fsdp() > 1) {
+    // podsim's fsdp overlaps its reduce-scatters and gathers under every framework, and the dp
+    // reductions of an fsdp layout wait for them (HSDP): they overlap too.
+    out.overlap_grad_reduce = true;
+    out.overlap_param_gather = true;
+  }
   if (options.framework == Framework::kTorchtitan && layout.pp > 1 &&
       (layout.fsdp > 1 || layout.expert_fsdp() > 1)) {
     out.fsdp_reshard_after_forward = false;

@@ -115,14 +115,16 @@ struct OpOptions {
   // reduce-scatters) overlapping the last microbatch's backward, each layer's issued once its
   // gradients are done (PyTorch DDP's buckets; Megatron-Core's --overlap-grad-reduce). False:
   // Megatron-Core's default (DistributedDataParallelConfig.overlap_grad_reduce), every reduction
-  // issued after the stage's last backward, in finalize_model_grads, and exposed
-  // (training_schedule.h). FrameworkOptions sets it.
+  // issued after the stage's last backward, in finalize_model_grads, one bucket a model chunk,
+  // and exposed (training_schedule.h). FrameworkOptions sets it; WithLayoutDefaults turns it on
+  // with fsdp.
   bool overlap_grad_reduce = true;
   // The distributed optimizer's parameter all-gathers over dp overlapping the next step's first
   // forward, a layer ahead of its use (Megatron-Core's --overlap-param-gather). False:
-  // Megatron-Core's default, every gather issued at the end of the optimizer step and waited for
-  // before the next forward (training_schedule.h). Without the distributed optimizer it changes
-  // nothing. FrameworkOptions sets it.
+  // Megatron-Core's default, every gather issued at the end of the optimizer step, one bucket a
+  // model chunk, and waited for before the next forward (training_schedule.h). Without the
+  // distributed optimizer it changes nothing. FrameworkOptions sets it; WithLayoutDefaults turns
+  // it on with fsdp.
   bool overlap_param_gather = true;
   // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel tp
   // all-gathers and reduce-scatters of the layers overlap their GEMMs (tp_comm_overlap.h).
@@ -200,7 +202,9 @@ OpOptions FrameworkOptions(Framework framework);
 // torchtitan/parallelisms/parallelize_llama.py, apply_fsdp: "if pp_enabled: reshard_after_forward
 // = False") and runs FSDP2 under torch.distributed.pipelining, which gathers the weights once a
 // step and reduces fsdp's gradients after the last microbatch's backward only
-// (fsdp_sync_last_microbatch). Idempotent; the schedule and the memory apply it
+// (fsdp_sync_last_microbatch). With fsdp under any framework, the dp reductions and gathers
+// overlap (overlap_grad_reduce and overlap_param_gather true): podsim's fsdp overlaps its own, and
+// an fsdp layout's dp reductions wait for them. Idempotent; the schedule and the memory apply it
 // (training_schedule.h, memory.h).
 OpOptions WithLayoutDefaults(const OpOptions& options, const Layout& layout);
 

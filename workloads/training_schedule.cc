@@ -122,13 +122,15 @@ int FirstCompute(const schedule::Program& program, int from) {
 class StageBuilder {
  public:
   // `fsdp_sync_last_microbatch`: OpOptions' (fsdp's reduce-scatters in the last microbatch);
-  // `overlap_param_gather`: OpOptions' (false: the dp parameter gathers are gathered up by
-  // Append and issued at once by ExposeParamGathers).
+  // `overlap_grad_reduce`, `overlap_param_gather`: OpOptions' (false: Append gathers up the dp
+  // reductions, or the dp parameter gathers, and ExposeGradReductions or ExposeParamGathers
+  // issues them as Megatron-Core does without overlap).
   StageBuilder(schedule::Program* program, const Layout& layout, bool fsdp_sync_last_microbatch,
-               bool overlap_param_gather)
+               bool overlap_grad_reduce, bool overlap_param_gather)
       : program_(program),
         layout_(layout),
         fsdp_sync_last_(fsdp_sync_last_microbatch),
+        overlap_grad_reduce_(overlap_grad_reduce),
         overlap_param_gather_(overlap_param_gather) {}
 
   // Appends `list`; compute ops without deps wait for `input` (-1: none); weight all-gathers wait
@@ -154,9 +156,12 @@ class StageBuilder {
           !(IsWeightGather(op) ? unit.microbatch == 0 : last_microbatch)) {
         continue;
       }
-      if (!overlap_param_gather_ && IsDpGroup(op.axis) && IsWeightGather(op)) {
-        // Issued at once before the step's compute (ExposeParamGathers).
-        auto [it, added] = param_gathers_.try_emplace(op.axis, op);
+      if (op.kind == OpKind::kCollective && IsDpGroup(op.axis) &&
+          !(IsWeightGather(op) ? overlap_param_gather_ : overlap_grad_reduce_)) {
+        // Issued as one bucket a model chunk after the step's compute (ExposeGradReductions) or
+        // before it (ExposeParamGathers).
+        auto& gathered = IsWeightGather(op) ? param_gathers_ : grad_reductions_;
+        auto [it, added] = gathered.try_emplace({unit.chunk, op.axis}, op);
         if (!added) it->second.comm_bytes += op.comm_bytes;
         continue;
       }
@@ -241,64 +246,57 @@ class StageBuilder {
     deferrals_.clear();
   }
 
-  // Without OpOptions::overlap_grad_reduce, Megatron-Core's finalize_model_grads: the stage's dp
-  // gradient reductions (dp's and expert-dp's all-reduces or reduce-scatters), and the
-  // collectives waiting for them, wait for the stage's last compute op and follow every other
-  // op, in their order. Call once the units are built and ordered.
+  // Without OpOptions::overlap_grad_reduce, Megatron-Core's finalize_model_grads after the last
+  // backward: each model chunk's gradient buffer reduced over dp in one bucket (Megatron-Core
+  // buckets nothing without overlap), the dense buffer's then the experts', chunk after chunk,
+  // each waiting for the one before (synchronous), the first for the stage's last compute op and
+  // its last send. Appended: call once the units are built and ordered, before the optimizer.
   void ExposeGradReductions() {
-    const int n = program_->ops_size();
-    int anchor = -1;
-    for (int i = n; i-- > 0 && anchor < 0;) {
-      if (program_->ops(i).stream() == "compute") anchor = i;
-    }
-    std::vector<char> moved(n, 0);
-    bool any = false;
-    for (int i = 0; i < n; ++i) {
+    if (grad_reductions_.empty()) return;
+    int last_compute = -1, last_send = -1;
+    for (int i = program_->ops_size(); i-- > 0 && (last_compute < 0 || last_send < 0);) {
       const schedule::Op& op = program_->ops(i);
-      if (op.kind() != schedule::COLLECTIVE) continue;
-      bool move = (op.stream() == "dp" || op.stream() == "expert-dp") &&
-                  op.collective() != schedule::ALL_GATHER;
-      for (uint32_t dep : op.deps()) move = move || moved[dep];
-      moved[i] = move;
-      any = any || move;
+      if (last_compute < 0 && op.stream() == "compute") last_compute = i;
+      if (last_send < 0 && op.kind() == schedule::SEND) last_send = i;
     }
-    if (!any || anchor < 0) return;
-    std::vector<int> order;
-    order.reserve(n);
-    for (int i = 0; i < n; ++i) {
-      if (!moved[i]) order.push_back(i);
+    int previous = -1;
+    for (auto& [key, op] : grad_reductions_) {
+      op.deps.clear();
+      op.name = key.second + (op.collective == collectives::CollectiveOp::kReduceScatter
+                                  ? ".reduce-scatter.grads"
+                                  : ".all-reduce.grads");
+      schedule::Op* out = AddBucket(key, op);
+      for (int dep : {last_compute, last_send, previous}) {
+        if (dep >= 0) out->add_deps(dep);
+      }
+      previous = program_->ops_size() - 1;
     }
-    for (int i = 0; i < n; ++i) {
-      if (moved[i]) order.push_back(i);
-    }
-    for (int i = 0; i < n; ++i) {
-      if (moved[i]) program_->mutable_ops(i)->add_deps(anchor);
-    }
-    ReorderOps(program_, order);
+    grad_reductions_.clear();
   }
 
   // Without OpOptions::overlap_param_gather, Megatron-Core's synchronous parameter gathers at the
-  // end of the distributed optimizer's step: one all-gather a group of every parameter Append
-  // gathered up, first in the program, the stage's first compute op waiting for them (the end of
-  // the previous step in the steady state). Call once the units are built and ordered.
+  // end of the distributed optimizer's step: one all-gather a model chunk and dp group of every
+  // parameter Append gathered up, chunk after chunk, the dense buffer's then the experts', each
+  // waiting for the one before, first in the program, the stage's first compute op waiting for
+  // the last (the end of the previous step in the steady state). Call once the units are built
+  // and ordered.
   void ExposeParamGathers() {
     if (param_gathers_.empty()) return;
     const int n = program_->ops_size();
     std::vector<int> order;
-    for (auto& [group, op] : param_gathers_) {
+    for (auto& [key, op] : param_gathers_) {
       op.deps.clear();
-      op.name = group + ".all-gather.params";
-      schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
-      out->clear_axes();
-      for (const std::string& axis : GroupAxes(group)) out->add_axes(axis);
+      op.name = key.second + ".all-gather.params";
+      AddBucket(key, op);
       order.push_back(program_->ops_size() - 1);
     }
     const int gathers = static_cast<int>(order.size());
     for (int i = 0; i < n; ++i) order.push_back(i);
     ReorderOps(program_, order);
+    for (int g = 1; g < gathers; ++g) program_->mutable_ops(g)->add_deps(g - 1);
     const int first = FirstCompute(*program_, gathers);
     PODSIM_CHECK(first >= 0) << "a stage without compute";
-    for (int g = 0; g < gathers; ++g) program_->mutable_ops(first)->add_deps(g);
+    program_->mutable_ops(first)->add_deps(gathers - 1);
     param_gathers_.clear();
   }
 
@@ -374,10 +372,24 @@ class StageBuilder {
   schedule::Program* program_;
   const Layout& layout_;
   const bool fsdp_sync_last_;
+  const bool overlap_grad_reduce_;
   const bool overlap_param_gather_;
-  // Per dp group, its parameter gathers gathered up (!overlap_param_gather_): the first one's op
-  // with every one's bytes.
-  std::map<std::string, Op, std::less<>> param_gathers_;
+  // Per model chunk and dp group ("dp" before "expert-dp"), its gradient reductions or parameter
+  // gathers gathered up (!overlap_grad_reduce_, !overlap_param_gather_): the first one's op with
+  // every one's bytes.
+  using BucketKey = std::pair<int, std::string>;
+  std::map<BucketKey, Op> grad_reductions_;
+  std::map<BucketKey, Op> param_gathers_;
+  // Appends bucket `op` of `key` on its group's stream and axes, in the last microbatch (a
+  // reduction) or the first (a gather), of no layer.
+  schedule::Op* AddBucket(const BucketKey& key, const Op& op) {
+    schedule::Op* out = AddScheduleOp(program_, op, StreamOf(op));
+    out->clear_axes();
+    for (const std::string& axis : GroupAxes(key.second)) out->add_axes(axis);
+    out->set_microbatch(IsWeightGather(op) ? 0 : layout_.microbatch_count() - 1);
+    out->set_layer(-1);
+    return out;
+  }
   std::map<std::string, std::vector<std::string>, std::less<>> group_axes_;
   int previous_layer_start_ = -1;
   std::vector<int> deferred_;  // Append's, for DeferReductions.
@@ -541,7 +553,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
     program->set_name("stage " + std::to_string(stage));
     (*program->mutable_where())["pp"] = stage;
     StageBuilder builder(program, layout, options.fsdp_sync_last_microbatch,
-                         options.overlap_param_gather);
+                         options.overlap_grad_reduce, options.overlap_param_gather);
     const MemoryBreakdown memory = StageMemory(model, layout, batch, options, system.chip, stage);
     // The loss's and the recomputation's peaks are transient, not held over the step.
     program->set_static_hbm_bytes(memory.StaticBytes());
@@ -638,7 +650,7 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
       PODSIM_CHECK(!units.back().forward) << "an overlapped pair ends the stage";
       ReorderOps(program, order);
     }
-    if (!options.overlap_grad_reduce) builder.ExposeGradReductions();
+    builder.ExposeGradReductions();
     builder.ExposeParamGathers();
     const std::vector<int> reductions = builder.LastReductions();
     double expert_params = 0;

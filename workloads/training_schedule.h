@@ -34,8 +34,16 @@
 // layers' gathered weights at once, as memory.h budgets). Gradient reduce-scatters (fsdp) run
 // after every microbatch's weight gradients, as ZeRO-3 does (in the last microbatch only under
 // OpOptions::fsdp_sync_last_microbatch); data-parallel all-reduces only after the last
-// microbatch's (gradient accumulation). The optimizer step waits for every reduction. The
-// options are completed for the layout first (WithLayoutDefaults, layer_ops.h).
+// microbatch's (gradient accumulation), each layer's as its gradients are done with
+// OpOptions::overlap_grad_reduce, else (Megatron-Core's default) all after the stage's last
+// compute op and send, one bucket a model chunk's buffer, dense then experts, one after the
+// other. The distributed optimizer's parameter gathers run in the first microbatch's forward a
+// layer ahead with OpOptions::overlap_param_gather, else one bucket a chunk before the stage's
+// first compute op (the previous step's end). On a pipeline the per-layer gathers of the first
+// microbatch delay each stage's warm-up in turn, where the buckets run on every stage at once
+// (why Megatron-Core has align_param_gather): exposing them can shorten such a step. The
+// optimizer step waits for every reduction. The options are completed for the layout first
+// (WithLayoutDefaults, layer_ops.h).
 
 #ifndef PODSIM_WORKLOADS_TRAINING_SCHEDULE_H_
 #define PODSIM_WORKLOADS_TRAINING_SCHEDULE_H_

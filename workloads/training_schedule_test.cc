@@ -208,86 +208,123 @@ TEST(TrainingScheduleTest, DistributedOptimizerReduceScattersAndGathersOncePerSt
   EXPECT_LT(with->step_time, without->step_time);
 }
 
-// Issue 14: Megatron-Core without --overlap-grad-reduce reduces every gradient over dp after the
-// stage's whole backward (finalize_model_grads), and without --overlap-param-gather gathers the
-// distributed optimizer's parameters at once after its step (DistributedDataParallelConfig's
-// defaults, framework.h): every reduction waits for the stage's last compute op and every
-// gather is one op before the first compute op, of the per-layer gathers' bytes; overlapped,
-// the reductions start inside the backward and the step is shorter.
+// Issue 14: Megatron-Core without --overlap-grad-reduce reduces the gradients over dp after the
+// stage's whole backward (finalize_model_grads), one bucket a model chunk's buffer, dense then
+// experts, one after the other; without --overlap-param-gather it gathers the distributed
+// optimizer's parameters likewise after its step (DistributedDataParallelConfig's defaults,
+// framework.h). Each bucket carries the per-layer collectives' bytes; overlapped, the reductions
+// start inside the backward and the step is shorter.
+struct DpBuckets {
+  std::vector<int> reductions, gathers;  // Op indices, in order.
+  double reduced = 0, gathered = 0;      // Their bytes.
+};
+DpBuckets DpCollectivesOf(const schedule::Program& p) {
+  DpBuckets b;
+  for (int i = 0; i < p.ops_size(); ++i) {
+    const schedule::Op& op = p.ops(i);
+    if (op.kind() != schedule::COLLECTIVE || (op.stream() != "dp" && op.stream() != "expert-dp")) {
+      continue;
+    }
+    if (op.collective() == schedule::ALL_GATHER) {
+      b.gathers.push_back(i);
+      b.gathered += op.bytes();
+    } else {
+      b.reductions.push_back(i);
+      b.reduced += op.bytes();
+    }
+  }
+  return b;
+}
+bool DependsOn(const schedule::Op& op, int dep) {
+  return std::find(op.deps().begin(), op.deps().end(), static_cast<uint32_t>(dep)) !=
+         op.deps().end();
+}
+
 TEST(TrainingScheduleTest, MegatronReducesAfterTheBackwardUnlessOverlapped) {
   sim::StatusOr<topology::System> system = topology::ParseSystem("h100:16");
-  sim::StatusOr<ModelSpec> model = ParseModel(kSmall);
-  ASSERT_TRUE(system.ok() && model.ok());
-  const Layout layout = ParseLayout("dp=2,tp=8,microbatches=4").value();
-  const BatchSpec batch{8, 4096};
-  OpOptions exposed = FrameworkOptions(Framework::kMegatron);
-  exposed.distributed_optimizer = true;
-  EXPECT_FALSE(exposed.overlap_grad_reduce);
-  EXPECT_FALSE(exposed.overlap_param_gather);
-  OpOptions overlapped = exposed;
-  overlapped.overlap_grad_reduce = true;
-  overlapped.overlap_param_gather = true;
-  const schedule::Schedule e = TrainingSchedule(*system, *model, layout, batch, exposed);
-  const schedule::Schedule o = TrainingSchedule(*system, *model, layout, batch, overlapped);
-  ASSERT_TRUE(CheckSchedule(*system, e).ok());
-  ASSERT_TRUE(CheckSchedule(*system, o).ok());
-  auto is_dp = [](const schedule::Op& op, schedule::CollectiveKind kind) {
-    return op.kind() == schedule::COLLECTIVE && op.axes_size() == 1 && op.axes(0) == "dp" &&
-           op.collective() == kind;
+  ASSERT_TRUE(system.ok());
+  struct Case {
+    const char* model;
+    const char* layout;
+    int buckets;  // Per stage: model chunks x dp groups.
   };
-  auto last_compute = [](const schedule::Program& p) {
-    int last = -1;
-    for (int i = 0; i < p.ops_size(); ++i) {
-      if (p.ops(i).stream() == "compute" && p.ops(i).kind() != schedule::OPTIMIZER) last = i;
+  for (const Case& c :
+       {Case{kSmall, "dp=2,tp=8,microbatches=4", 1},
+        Case{kSmall, "dp=2,tp=4,pp=2,microbatches=4", 1},
+        Case{kSmall, "dp=2,tp=4,pp=2,microbatches=4,schedule=interleaved,virtual_stages=2", 2},
+        Case{"mixtral-8x7b:layers=4", "dp=4,tp=4,sp=1,ep=2,microbatches=2", 2}}) {
+    SCOPED_TRACE(std::string(c.model) + " " + c.layout);
+    sim::StatusOr<ModelSpec> model = ParseModel(c.model);
+    ASSERT_TRUE(model.ok());
+    const Layout layout = ParseLayout(c.layout).value();
+    const BatchSpec batch{8, 2048};
+    ASSERT_TRUE(ValidateLayout(layout, *model, 16, batch).ok());
+    OpOptions exposed = FrameworkOptions(Framework::kMegatron);
+    exposed.distributed_optimizer = true;
+    ASSERT_FALSE(exposed.overlap_grad_reduce || exposed.overlap_param_gather);
+    OpOptions overlapped = exposed;
+    overlapped.overlap_grad_reduce = true;
+    overlapped.overlap_param_gather = true;
+    const schedule::Schedule e = TrainingSchedule(*system, *model, layout, batch, exposed);
+    const schedule::Schedule o = TrainingSchedule(*system, *model, layout, batch, overlapped);
+    ASSERT_TRUE(CheckSchedule(*system, e).ok());
+    ASSERT_TRUE(CheckSchedule(*system, o).ok());
+    for (int stage = 0; stage < e.programs_size(); ++stage) {
+      const schedule::Program& pe = e.programs(stage);
+      const schedule::Program& po = o.programs(stage);
+      const DpBuckets be = DpCollectivesOf(pe), bo = DpCollectivesOf(po);
+      ASSERT_EQ(be.reductions.size(), static_cast<size_t>(c.buckets));
+      ASSERT_EQ(be.gathers.size(), static_cast<size_t>(c.buckets));
+      EXPECT_GT(bo.reductions.size(), be.reductions.size());
+      EXPECT_DOUBLE_EQ(be.reduced, bo.reduced);
+      EXPECT_DOUBLE_EQ(be.gathered, bo.gathered);
+      // Gathers first, one after the other, the first compute op waiting for the last.
+      for (size_t g = 0; g < be.gathers.size(); ++g) {
+        EXPECT_EQ(be.gathers[g], static_cast<int>(g));
+        if (g > 0) {
+          EXPECT_TRUE(DependsOn(pe.ops(be.gathers[g]), be.gathers[g - 1]));
+        }
+      }
+      int first_compute = -1, last_compute = -1, last_send = -1, optimizer = -1;
+      for (int i = 0; i < pe.ops_size(); ++i) {
+        const schedule::Op& op = pe.ops(i);
+        if (op.kind() == schedule::OPTIMIZER && optimizer < 0) optimizer = i;
+        if (op.stream() == "compute" && op.kind() != schedule::OPTIMIZER) {
+          if (first_compute < 0) first_compute = i;
+          last_compute = i;
+        }
+        if (op.kind() == schedule::SEND) last_send = i;
+      }
+      EXPECT_TRUE(DependsOn(pe.ops(first_compute), be.gathers.back()));
+      // Reductions after the last compute op and send, one after the other, before the optimizer.
+      for (size_t r = 0; r < be.reductions.size(); ++r) {
+        const schedule::Op& op = pe.ops(be.reductions[r]);
+        EXPECT_GT(be.reductions[r], last_compute);
+        EXPECT_TRUE(r == 0 ? DependsOn(op, last_compute) : DependsOn(op, be.reductions[r - 1]));
+        if (r == 0 && last_send >= 0) {
+          EXPECT_TRUE(DependsOn(op, last_send));
+        }
+      }
+      ASSERT_GE(optimizer, 0);
+      EXPECT_TRUE(DependsOn(pe.ops(optimizer), be.reductions.back()));
+      // Overlapped, a reduction starts inside the backward.
+      int overlapped_last_compute = -1;
+      for (int i = 0; i < po.ops_size(); ++i) {
+        if (po.ops(i).stream() == "compute" && po.ops(i).kind() != schedule::OPTIMIZER) {
+          overlapped_last_compute = i;
+        }
+      }
+      EXPECT_LT(bo.reductions.front(), overlapped_last_compute);
     }
-    return last;
-  };
-  const schedule::Program& pe = e.programs(0);
-  const int anchor = last_compute(pe);
-  int scatters = 0, gathers = 0;
-  double gathered = 0;
-  for (int i = 0; i < pe.ops_size(); ++i) {
-    const schedule::Op& op = pe.ops(i);
-    if (is_dp(op, schedule::REDUCE_SCATTER)) {
-      ++scatters;
-      EXPECT_GT(i, anchor) << op.name();
-      EXPECT_NE(std::find(op.deps().begin(), op.deps().end(), anchor), op.deps().end())
-          << op.name();
-    }
-    if (is_dp(op, schedule::ALL_GATHER)) {
-      ++gathers;
-      gathered += op.bytes();
-      EXPECT_EQ(i, 0) << op.name();
-    }
+    sim::StatusOr<StepResult> with = SimulateStep(*system, o, {});
+    sim::StatusOr<StepResult> without = SimulateStep(*system, e, {});
+    ASSERT_TRUE(with.ok() && without.ok());
+    auto exposed_dp = [](StepResult& r) {
+      return r.mean_exposed_s["dp"] + r.mean_exposed_s["expert-dp"];
+    };
+    EXPECT_GT(exposed_dp(*without), exposed_dp(*with));
+    EXPECT_GT(without->step_time, with->step_time);
   }
-  EXPECT_EQ(scatters, model->layers + 2);
-  EXPECT_EQ(gathers, 1);
-  const int first = [&] {
-    for (int i = 0; i < pe.ops_size(); ++i) {
-      if (pe.ops(i).stream() == "compute") return i;
-    }
-    return -1;
-  }();
-  ASSERT_GE(first, 0);
-  EXPECT_NE(std::find(pe.ops(first).deps().begin(), pe.ops(first).deps().end(), 0u),
-            pe.ops(first).deps().end());
-  // Overlapped: a gather a layer, the same bytes in all, and reductions inside the backward.
-  const schedule::Program& po = o.programs(0);
-  double per_layer = 0;
-  int early = 0;
-  const int overlapped_anchor = last_compute(po);
-  for (int i = 0; i < po.ops_size(); ++i) {
-    const schedule::Op& op = po.ops(i);
-    if (is_dp(op, schedule::ALL_GATHER)) per_layer += op.bytes();
-    if (is_dp(op, schedule::REDUCE_SCATTER) && i < overlapped_anchor) ++early;
-  }
-  EXPECT_DOUBLE_EQ(gathered, per_layer);
-  EXPECT_GT(early, 0);
-  sim::StatusOr<StepResult> with = SimulateStep(*system, o, {});
-  sim::StatusOr<StepResult> without = SimulateStep(*system, e, {});
-  ASSERT_TRUE(with.ok() && without.ok());
-  EXPECT_GT(without->mean_exposed_s["dp"], with->mean_exposed_s["dp"]);
-  EXPECT_GT(without->step_time, with->step_time);
 }
 
 // Issue 14: torchtitan under pipelining runs FSDP2 as torch.distributed.pipelining does
