@@ -57,6 +57,21 @@ class Engine {
   }
   // Whether an event was ever asked for at Time::Max() (see the horizon above).
   bool passed_horizon() const { return passed_horizon_; }
+  // Moves pending event `id` to `delay` from now with its handler: the same as cancelling it and
+  // scheduling the handler again (a new id and sequence number), cheaper. REQUIRES:
+  // IsPending(id), delay >= 0. Past the horizon: cancels it, returns an id that names no event
+  // and sets passed_horizon().
+  EventId Reschedule(EventId id, Time delay) {
+    PODSIM_CHECK(delay >= Time::Zero()) << "negative delay " << delay;
+    const Time time = now_ + delay;
+    if (time == Time::Max()) {
+      queue_.Cancel(id);
+      passed_horizon_ = true;
+      stop_requested_ = true;
+      return EventId{};
+    }
+    return queue_.Reschedule(id, time);
+  }
   // Cancels a pending event; returns false if it ran already or was cancelled.
   bool Cancel(EventId id) { return queue_.Cancel(id); }
   bool IsPending(EventId id) const { return queue_.IsPending(id); }

@@ -79,6 +79,14 @@ bool EventQueue::IsPending(EventId id) const {
   return id.valid() && id.slot < generations_.size() && generations_[id.slot] == id.generation;
 }
 
+EventId EventQueue::Reschedule(EventId id, Time time) {
+  PODSIM_CHECK(IsPending(id)) << "rescheduling an event that is not pending";
+  RetireId(id.slot);
+  --live_;
+  ++cancelled_;
+  return Enqueue(time, id.slot);
+}
+
 bool EventQueue::Cancel(EventId id) {
   if (!IsPending(id)) return false;
   RetireId(id.slot);

@@ -77,6 +77,11 @@ class EventQueue {
     return Enqueue(time, slot);
   }
 
+  // Moves pending event `id` to `time`, keeping its handler: as Cancel(id) and an Insert of the
+  // same handler (a new id and sequence number, so the order is the same), without destroying
+  // and constructing the handler or freeing and taking a slot. REQUIRES: IsPending(id); time as
+  // Insert's.
+  EventId Reschedule(EventId id, Time time);
   // Cancels a pending event. Returns false if it already ran, was cancelled or never existed.
   bool Cancel(EventId id);
   bool IsPending(EventId id) const;

@@ -78,9 +78,9 @@ TEST(EventQueueTest, DefaultIdNamesNoEvent) {
 }
 
 // The radix heap against a reference ordered by (time, sequence): random inserts at delays from 0
-// (bursts at one instant) to 2^40 ps, cancellations, peeks that settle the front on an event that
-// is not popped and inserts earlier than it (as after Engine::RunUntil), pops. Deterministic by
-// seed.
+// (bursts at one instant) to 2^40 ps, cancellations, moves (Reschedule), peeks that settle the
+// front on an event that is not popped and inserts earlier than it (as after Engine::RunUntil),
+// pops; cancelled and moved events are dropped as buckets refill. Deterministic by seed.
 TEST(EventQueueTest, MatchesAnOrderedReferenceUnderRandomUse) {
   for (uint32_t seed = 1; seed <= 10; ++seed) {
     std::mt19937_64 rng(seed);
@@ -111,6 +111,16 @@ TEST(EventQueueTest, MatchesAnOrderedReferenceUnderRandomUse) {
         std::advance(it, static_cast<long>(rng() % reference.size()));
         ASSERT_TRUE(queue.Cancel(it->second));
         reference.erase(it);
+      } else if (action == 7) {
+        // Moved: as a cancel and an insert (a new sequence number), possibly before a peek.
+        auto it = reference.begin();
+        std::advance(it, static_cast<long>(rng() % reference.size()));
+        const int64_t time = now + delay();
+        const uint64_t seq = queue.next_sequence();
+        const EventId moved = queue.Reschedule(it->second, Time::Picoseconds(time));
+        EXPECT_FALSE(queue.IsPending(it->second));
+        reference.erase(it);
+        reference[{time, seq}] = moved;
       } else if (action == 6) {
         // A peek, then maybe an insert between now and the peeked front.
         ASSERT_EQ(queue.NextTime().picoseconds(), reference.begin()->first.first)

@@ -746,7 +746,6 @@ void FlowModel::Commit() {
     flow.remaining_bytes -= previous * static_cast<double>(now_ps - flow.last_update_ps) * 1e-12;
     flow.remaining_bytes = std::max(flow.remaining_bytes, 0.0);
     flow.last_update_ps = now_ps;
-    engine_->Cancel(flow.completion);
     ScheduleCompletion(f);
     for (FlowObserver* observer : observers_)
       observer->OnFlowRateChanged(Now(), IdOf(f), flow.rate);
@@ -775,7 +774,10 @@ void FlowModel::ScheduleCompletion(uint32_t f) {
   Flow& flow = flows_[f];
   PODSIM_CHECK(flow.rate > 0) << "flow slot " << f << " allocated a zero rate";
   Time duration = Time::FromSecondsCeil(flow.remaining_bytes / flow.rate);
-  flow.completion = engine_->Schedule(duration, [this, f] { Complete(f); });
+  // A rate change moves the pending completion, whose handler stays (Engine::Reschedule).
+  flow.completion = engine_->IsPending(flow.completion)
+                        ? engine_->Reschedule(flow.completion, duration)
+                        : engine_->Schedule(duration, [this, f] { Complete(f); });
 }
 
 }  // namespace podsim::sim

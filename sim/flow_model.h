@@ -359,6 +359,7 @@ class FlowModel {
   // Recomputes usage from the flows on the resource and checks it against the capacity.
   void RefreshResource(uint32_t resource);
   void Commit();
+  // Schedules the flow's completion at its rate, or moves it there if one is pending.
   void ScheduleCompletion(uint32_t flow);
   FlowId IdOf(uint32_t flow) const { return FlowId{flow, flows_[flow].generation}; }
   Time Now() const { return engine_->now(); }
