@@ -62,6 +62,7 @@ class Engine {
   // IsPending(id), delay >= 0. Past the horizon: cancels it, returns an id that names no event
   // and sets passed_horizon().
   EventId Reschedule(EventId id, Time delay) {
+    PODSIM_CHECK(queue_.IsPending(id)) << "rescheduling an event that is not pending";
     PODSIM_CHECK(delay >= Time::Zero()) << "negative delay " << delay;
     const Time time = now_ + delay;
     if (time == Time::Max()) {
@@ -85,8 +86,8 @@ class Engine {
   void Stop() { stop_requested_ = true; }
 
   size_t pending_events() const { return queue_.size(); }
-  // Events scheduled so far (each Schedule or ScheduleAt that made one): two equal readings mean
-  // that nothing was scheduled in between.
+  // Events scheduled so far (each Schedule, ScheduleAt or Reschedule that made one): two equal
+  // readings mean that nothing was scheduled in between.
   uint64_t scheduled_events() const { return queue_.next_sequence(); }
   uint64_t executed_events() const { return executed_; }
 

@@ -126,6 +126,35 @@ TEST(EngineTest, CancelledEventDoesNotRun) {
   EXPECT_EQ(engine.now(), Time::Zero());
 }
 
+// A moved event keeps its handler and runs at its new time in the order of an event scheduled
+// then (a new sequence number), as cancelling and scheduling it again would; past the horizon
+// it is cancelled and the run ends.
+TEST(EngineTest, RescheduledEventRunsOnceAtItsNewTimeInSchedulingOrder) {
+  Engine engine;
+  std::vector<std::string> order;
+  EventId a = engine.Schedule(Time::Nanoseconds(5), [&] { order.push_back("a"); });
+  engine.Schedule(Time::Nanoseconds(3), [&] { order.push_back("b"); });
+  const uint64_t scheduled = engine.scheduled_events();
+  const EventId moved = engine.Reschedule(a, Time::Nanoseconds(3));
+  EXPECT_NE(moved, a);
+  EXPECT_FALSE(engine.IsPending(a));
+  EXPECT_TRUE(engine.IsPending(moved));
+  EXPECT_EQ(engine.scheduled_events(), scheduled + 1);
+  EXPECT_EQ(engine.pending_events(), 2u);
+  engine.Run();
+  EXPECT_EQ(order, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(engine.now(), Time::Nanoseconds(3));
+
+  Engine far;
+  bool ran = false;
+  const EventId id = far.Schedule(Time::Nanoseconds(1), [&] { ran = true; });
+  EXPECT_FALSE(far.Reschedule(id, Time::FromSecondsCeil(1e30)).valid());
+  EXPECT_TRUE(far.passed_horizon());
+  EXPECT_EQ(far.pending_events(), 0u);
+  far.Run();
+  EXPECT_FALSE(ran);
+}
+
 TEST(EngineTest, ObserverSeesEveryEventAndRunEnd) {
   Engine engine;
   struct Recorder : Observer {

@@ -1,8 +1,8 @@
 // The future event set of the engine.
 //
 // Ordering: events are ordered by (time, sequence number), where the sequence number is a
-// counter incremented on every Insert. Events due at the same time therefore run in the order
-// they were scheduled (FIFO), exactly as in ns-3's Scheduler. The order never depends on
+// counter incremented on every Insert and Reschedule. Events due at the same time therefore run in
+// the order they were scheduled (FIFO), exactly as in ns-3's Scheduler. The order never depends on
 // addresses, hashing or the handler itself, so two runs of the same input pop the same events
 // in the same order.
 //
@@ -25,8 +25,8 @@
 // it); an insert earlier than that re-files the pending events around the new time, in O(n log n).
 //
 // Cancellation is O(1) and lazy: it bumps the generation of the event's handler slot, and the
-// stale entry is dropped when it reaches the front or its bucket is refilled from (while any is
-// stored; else the refill reads no generation).
+// stale entry is dropped when it reaches the front or its bucket is refilled from (while stale
+// entries are more than a quarter of the live ones; else the refill reads no generation).
 //
 //   operation   time                          notes
 //   Insert      O(1)                          O(n log n) once after a peek, if earlier than it
@@ -88,7 +88,7 @@ class EventQueue {
 
   bool empty() const { return live_ == 0; }
   size_t size() const { return live_; }
-  // Sequence number the next Insert will get; equals the number of Inserts so far.
+  // Sequence number the next Insert or Reschedule will get; the number of both so far.
   uint64_t next_sequence() const { return next_seq_; }
 
   // Time of the earliest live event. REQUIRES: !empty().
@@ -172,8 +172,8 @@ class EventQueue {
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
-  // Cancelled items still stored in the buckets (about: a count only RefillFront reads, to
-  // decide whether to drop them as it goes).
+  // Cancelled (and moved) events' items still stored in the buckets, exactly: RefillFront drops
+  // them as it goes while they are many.
   size_t cancelled_ = 0;
 };
 

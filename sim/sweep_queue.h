@@ -39,6 +39,11 @@ struct SweepEvent {
 
 class SweepQueue {
  public:
+  SweepQueue() = default;
+  // Not moved or copied: a moved-from queue would keep its size without its entries.
+  SweepQueue(const SweepQueue&) = delete;
+  SweepQueue& operator=(const SweepQueue&) = delete;
+
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   void clear() {
@@ -67,6 +72,7 @@ class SweepQueue {
     const size_t n = --size_;
     const Entry last = entries_[n];
     entries_[n] = kSentinel;
+    if (n == 0) return Event(top);  // Every entry a sentinel again.
     size_t hole = 0;
     for (;;) {
       const size_t first = hole * kArity + 1;
@@ -81,8 +87,7 @@ class SweepQueue {
       hole = first + best;
     }
     entries_[hole] = last;
-    return SweepEvent{std::bit_cast<double>(top.level), static_cast<uint32_t>(top.kind_id >> 32),
-                      static_cast<uint32_t>(top.kind_id)};
+    return Event(top);
   }
 
  private:
@@ -93,6 +98,11 @@ class SweepQueue {
     uint64_t kind_id;  // kind << 32 | id.
   };
   static constexpr Entry kSentinel{UINT64_MAX, UINT64_MAX};
+  static SweepEvent Event(const Entry& entry) {
+    return SweepEvent{std::bit_cast<double>(entry.level),
+                      static_cast<uint32_t>(entry.kind_id >> 32),
+                      static_cast<uint32_t>(entry.kind_id)};
+  }
   // Branch-free: the compiler emits cmp/sbb/setb for the 128-bit compare.
   static bool Less(const Entry& a, const Entry& b) {
     const unsigned __int128 x = (static_cast<unsigned __int128>(a.level) << 64) | a.kind_id;
