@@ -9,6 +9,12 @@ echo "== engine (events/s)"
 "$build/bench/podsim_engine_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 echo "== flow model (completions/s)"
 "$build/bench/podsim_flow_model_bench"
+if command -v valgrind >/dev/null; then
+  # Instructions of one BM_SharedTorus run: deterministic, unlike the wall times above.
+  echo "== flow model (instructions of one BM_SharedTorus run, callgrind)"
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/bench/podsim_flow_model_bench" \
+    --benchmark_filter='BM_SharedTorus$' --benchmark_min_time=0 2>&1 | grep Collected
+fi
 
 timed() {
   # Best of three wall times, and the peak memory of that run.
