@@ -75,6 +75,7 @@ struct ProgramPlan {
   std::vector<std::string> streams;          // Stream names; "compute" first when present.
   std::vector<int> stream_of;                // Per op.
   std::vector<std::vector<int>> stream_ops;  // Per stream, op indices in order.
+  std::vector<int> stream_before;            // Per op: the op before it on its stream (-1: none).
   std::vector<std::vector<int>> dependents;  // Per op.
   std::vector<Time> duration;                // Compute ops.
   std::vector<ComputeLimiter> limiter;
@@ -109,6 +110,7 @@ struct Instance {
   std::vector<int32_t> pending;                  // Unfinished deps per op.
   std::vector<size_t> head;                      // Per stream: position of the next op.
   std::vector<bool> busy;                        // Per stream.
+  std::vector<Time> started;                     // Per op; Max until started.
   std::vector<Time> finished;                    // Per op; Max until done.
   std::vector<int> collective_count;             // Per axes set: collectives reached so far.
   std::unordered_map<uint64_t, bool> delivered;  // Recv tags whose bytes arrived.
@@ -264,8 +266,11 @@ class Simulation {
     if (error_.ok()) error_ = std::move(status);
     engine_.Stop();
   }
-  // The category a wait for op `op` of instance `inst` is charged to.
+  // Charges a wait of `duration`, ending now, before compute op `op` of `instance`.
   void Charge(Instance& instance, int op, Time duration);
+  // Charges the wait [from, until), which ended when op `last` finished (-1: none), along the
+  // chain of what it waited for (the header comment, "Time accounting").
+  void ChargeChain(Instance& instance, int last, Time from, Time until);
   StepResult Collect();
   // What is left of options_.max_transfers after the transfers simulated so far.
   uint64_t TransfersLeft() const {
@@ -363,9 +368,11 @@ sim::Status Simulation::Plan() {
       plan.gate[op] = std::max({plan.gate[op], plan.gate[before], position[before]});
     };
     std::vector<int> last(plan.streams.size(), -1);  // Per stream: the op before, in order.
+    plan.stream_before.assign(n, -1);
     for (int i = 0; i < n; ++i) {  // Deps and streams' order point to earlier ops.
       for (uint32_t dep : program.ops(i).deps()) waits_for(i, static_cast<int>(dep));
       if (last[plan.stream_of[i]] >= 0) waits_for(i, last[plan.stream_of[i]]);
+      plan.stream_before[i] = last[plan.stream_of[i]];
       last[plan.stream_of[i]] = i;
     }
     plans_.push_back(std::move(plan));
@@ -416,6 +423,7 @@ sim::Status Simulation::ChooseChips() {
     for (const Op& op : program.ops()) instance.pending.push_back(op.deps_size());
     instance.head.assign(plan.streams.size(), 0);
     instance.busy.assign(plan.streams.size(), false);
+    instance.started.assign(program.ops_size(), Time::Max());
     instance.finished.assign(program.ops_size(), Time::Max());
     instance.collective_count.assign(axes_sets_.size(), 0);
     instance.remaining = program.ops_size();
@@ -459,18 +467,41 @@ void Simulation::Charge(Instance& instance, int op, Time duration) {
   for (uint32_t dep : program.ops(op).deps()) {
     if (last < 0 || instance.finished[dep] > instance.finished[last]) last = static_cast<int>(dep);
   }
-  if (last < 0 || IsComputeKind(program.ops(last).kind())) {
-    instance.time.idle += duration;
-  } else if (program.ops(last).kind() == schedule::RECV) {
-    instance.time.bubble += duration;
-  } else {
-    instance.time.exposed[program.ops(last).stream()] += duration;
+  const Time now = engine_.now();
+  ChargeChain(instance, last, now - duration, now);
+}
+
+void Simulation::ChargeChain(Instance& instance, int last, Time from, Time until) {
+  const schedule::Program& program = schedule_.programs(instance.program);
+  const ProgramPlan& plan = plans_[instance.program];
+  while (until > from) {
+    if (last < 0 || IsComputeKind(program.ops(last).kind())) {
+      instance.time.idle += until - from;
+      return;
+    }
+    // The part while `last` ran is its own; before it, `last` waited for the latest to finish
+    // of its deps and the op before it on its stream (it started as that one finished).
+    const Time begin = std::max(from, instance.started[last]);
+    if (program.ops(last).kind() == schedule::RECV) {
+      instance.time.bubble += until - begin;
+    } else {
+      instance.time.exposed[program.ops(last).stream()] += until - begin;
+    }
+    until = begin;
+    int cause = plan.stream_before[last];
+    for (uint32_t dep : program.ops(last).deps()) {
+      if (cause < 0 || instance.finished[dep] > instance.finished[cause]) {
+        cause = static_cast<int>(dep);
+      }
+    }
+    last = cause;
   }
 }
 
 void Simulation::Start(int inst, int op) {
   Instance& instance = instances_[inst];
   const Op& spec = schedule_.programs(instance.program).ops(op);
+  instance.started[op] = engine_.now();
   if (options_.observer != nullptr) {
     options_.observer->OnOpStart(engine_.now(), instance.chip, instance.program, op);
   }
@@ -879,12 +910,7 @@ StepResult Simulation::Collect() {
     }
     Time tail_start = instance.compute_free;
     if (last >= 0) {
-      const Time waited = instance.finished[last] - instance.compute_free;
-      if (program.ops(last).kind() == schedule::RECV) {
-        instance.time.bubble += waited;
-      } else {
-        instance.time.exposed[program.ops(last).stream()] += waited;
-      }
+      ChargeChain(instance, last, instance.compute_free, instance.finished[last]);
       tail_start = instance.finished[last];
     }
     instance.time.idle += end - tail_start;

@@ -28,10 +28,14 @@
 // `interference` what the chip's own communication added to it (ComputeEfficiency::
 // overlap_slowdown: a compute op runs that much slower while a collective or send of its chip, or
 // a send into it, is in flight, and changes pace when that starts or stops); a gap before a compute
-// op is charged to the communication stream of the dependency that finished last (exposed
-// communication of that mesh axis, or the pipeline bubble when it was a Recv), or to `idle`;
-// the time after the chip's last compute op is charged the same way to what finished last, or
-// to `idle`.
+// op is charged along the chain of what it waited for: the dependency that finished last gets
+// the part of the gap while it ran (exposed communication of its mesh axis, or the pipeline
+// bubble when it was a Recv), and the part before its start goes to what it started after (the
+// latest to finish of its own dependencies and the op before it on its stream), and so on back
+// to the gap's start; a compute op or no op in the chain leaves the rest `idle`. So a dense
+// gradient reduction and the expert one chained after it each show as their own axis's
+// exposure. The time after the chip's last compute op is charged the same way from what
+// finished last, then to `idle`.
 
 #ifndef PODSIM_WORKLOADS_STEP_SIMULATOR_H_
 #define PODSIM_WORKLOADS_STEP_SIMULATOR_H_

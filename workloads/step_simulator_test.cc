@@ -76,6 +76,33 @@ TEST(StepSimulatorTest, CommunicationOverlapsIndependentCompute) {
   }
 }
 
+// A wait on collectives chained one after another (a dense gradient reduction, then the
+// experts') is charged along the chain: each its own axis's part, whether a compute op follows
+// the chain or the step ends with it.
+TEST(StepSimulatorTest, ChainedCollectivesEachChargeTheirOwnAxis) {
+  topology::System system = System("tpu-v5e:4x4");
+  const double ag = AllGatherSeconds(system, true);  // Either axis: the 4x4 is symmetric.
+  for (const bool compute_after : {true, false}) {
+    schedule::Schedule schedule = Parse(
+        "system: 'tpu-v5e:4x4' mesh { name: 'fsdp' size: 4 } mesh { name: 'dp' size: 4 }\n"
+        "programs { name: 'all' " +
+        Compute("a", 1e-3) +
+        "ops { name: 'g1' kind: COLLECTIVE stream: 'fsdp' collective: ALL_GATHER axes: 'fsdp' "
+        "bytes: 67108864 deps: 0 }\n"
+        "ops { name: 'g2' kind: COLLECTIVE stream: 'dp' collective: ALL_GATHER axes: 'dp' "
+        "bytes: 67108864 deps: 1 }\n" +
+        (compute_after ? Compute("b", 1e-3, "deps: 2") : std::string()) + "}");
+    sim::StatusOr<StepResult> result = SimulateStep(system, schedule, StepOptions{});
+    ASSERT_TRUE(result.ok()) << result.status();
+    const TimeBreakdown& time = result->programs[0].time;
+    ASSERT_EQ(time.exposed.size(), 2u) << compute_after;
+    EXPECT_NEAR(time.exposed.at("fsdp").ToSeconds(), ag, 1e-9) << compute_after;
+    EXPECT_NEAR(time.exposed.at("dp").ToSeconds(), ag, 1e-9) << compute_after;
+    EXPECT_EQ(time.idle, sim::Time::Zero()) << compute_after;
+    EXPECT_NEAR(result->step_time.ToSeconds(), 2 * ag + (compute_after ? 2e-3 : 1e-3), 1e-9);
+  }
+}
+
 // Interference (calibration.md G5.4): a compute op slows by overlap_slowdown while its chip's
 // collective runs, and resumes its pace when it ends. With the all-gather taking ag and an op of
 // work w > ag started with it, w - ag / (1 + s) is left when the gather ends: the op ends at
