@@ -291,12 +291,15 @@ void SetTorchtitanOpCheckpointing(OpOptions& options) {
 }
 // What torchtitan's memory column measures and podsim does not count.
 constexpr const char* kTorchtitanMemoryNote =
-    "torchtitan reports the caching allocator's max reserved bytes, podsim the tensors alive at "
-    "the peak; not counted: the allocator's fragmentation, the intermediates a layer's "
-    "recomputation and backward hold at once, FSDP2's unsharded root (embedding and output), "
-    "NCCL's and the CUDA context's memory";
-// Memory rows: worst -14.7% (torchtitan CP1 at 32K), all under; a guard, not a target.
-constexpr double kG62MemoryRowGuard = 0.17;
+    "torchtitan reports the caching allocator's max reserved bytes; podsim counts the tensors "
+    "alive at the peak with FSDP2's gathered root (embedding and head) and its all-gather "
+    "copy-in pool, and the freed logits' block the allocator keeps reserved; not counted: the "
+    "rest of the allocator's fragmentation (eager's unfused temporaries: the FSDP 8 run reserved "
+    "5.4 GiB more eager than compiled)";
+// Memory rows on 2026-12-08, with FSDP2's root, its all-gather pool and the loss's reserved
+// logits block: worst +7.0% (FSDP128 compile+fp8, whose fragmentation compile lowers), -3.2% to
+// +7.0% in all; a guard, not a target.
+constexpr double kG62MemoryRowGuard = 0.10;
 // MoE Parallel Folding rows: worst 16% (the fine-grained G8T8 with folding); a guard, not a target.
 constexpr double kG6FoldingRowGuard = 0.25;
 // Its context-scaling rows: a guard at today's worst (see the test) plus a margin, not a target.
@@ -306,10 +309,11 @@ constexpr double kG6FoldingContextRowGuard = 0.40;
 constexpr double kG62A100RowGuard = 0.27;
 // torchtitan's 2D-4D rows (T4-T6) on 2026-12-07: every step too fast, mean 17.7%, worst 30.1%
 // (the 256K row: the CP rows' sequence scaling), AsyncTP 10.8% (podsim hides tp's traffic as
-// Transformer Engine's userbuffers do, and gains 14% where torchtitan measured 5.4%); memory all
-// under, worst 26.8% (T4, one microbatch of 16 sequences). Guards, not targets.
+// Transformer Engine's userbuffers do, and gains 14% where torchtitan measured 5.4%); memory on
+// 2026-12-08 all under, worst 20.3% (T6 at 256K; the pipelined rows -10.5% to -20.3%, T4 -9.1%
+// with loss_parallel's temporaries). Guards, not targets.
 constexpr double kG62MultiDimRowGuard = 0.33;
-constexpr double kG62MultiDimMemoryRowGuard = 0.30;
+constexpr double kG62MultiDimMemoryRowGuard = 0.22;
 // Lambda's GPT3-2.7B rows on 2026-12-07: all too fast, A100 -10.8% and -13.8%, H100 -18.0% and
 // -19.0% (with --precision amp's casts; -16% to -26% without them); a guard, not a target.
 constexpr double kG63Gpt3RowGuard = 0.22;
@@ -709,8 +713,8 @@ TEST(TrainingValidationTest, DISABLED_G61MegatronCoreH100WeakScaling) {
 // cross-entropy over fp32 logits (--loss upcast: train.py of December 2024 left the loss
 // uncompiled, "compiling loss function causes CUDA errors"). Measured: TPS/GPU; the step time is
 // the step's tokens / (8 x TPS/GPU); and the peak memory per GPU, torchtitan's max reserved by
-// PyTorch's caching allocator, which holds more than the tensors podsim counts (its fragmentation,
-// not modelled).
+// PyTorch's caching allocator, which holds more than the tensors podsim counts (memory.h says
+// which of its reserved blocks podsim counts; the rest of its fragmentation is not modelled).
 TEST(TrainingValidationTest, G62TorchtitanContextParallel) {
   struct Row {
     int cp;

@@ -30,9 +30,14 @@ double LossSavedBytesPerLogit(LossKernel loss, double activation_bytes) {
   return loss == LossKernel::kCompiled ? activation_bytes : kFp32Bytes;
 }
 
-double LossTransientBytesPerLogit(LossKernel loss, double activation_bytes) {
-  if (loss == LossKernel::kUpcast) return std::max(2 * kFp32Bytes, activation_bytes + kFp32Bytes);
-  return activation_bytes;
+double LossTransientBytesPerLogit(LossKernel loss, double activation_bytes, int vocab_shards) {
+  if (loss != LossKernel::kUpcast) return activation_bytes;
+  // The forward: the fp32 copy while the log-softmax is written. The backward: the NLL's
+  // gradient and the log-softmax's input gradient, or under loss_parallel (vocab_shards > 1) its
+  // fused backward's zeros_like(x), exp(x) and their sum at once. Both with the e-byte logits'
+  // block (loss_kernel.h).
+  const double backward = (vocab_shards > 1 ? 3 : 2) * kFp32Bytes;
+  return std::max(kFp32Bytes, backward) + activation_bytes;
 }
 
 }  // namespace podsim::workloads

@@ -12,18 +12,24 @@
 //                   kernels are eager_kernels.h's loss chain (with fused kernels too). It keeps the
 //                   log-softmax output (4 bytes); the backward holds with it the NLL's gradient, a
 //                   dense fp32 tensor, and the log-softmax's input gradient: 8 bytes beyond (the
-//                   forward's e-byte logits, fp32 copy and output are e + 4 beyond).
+//                   forward's fp32 copy, 4). With tp > 1 it is DTensor's loss_parallel, which
+//                   torchtitan turns on with tp (torch/distributed/tensor/parallel/loss.py,
+//                   _nll_loss_and_log_softmax_backward: (zeros_like(x), scattered, + exp(x)) x
+//                   grad_output): 12 bytes beyond. Either way the e-byte logits' block stays too:
+//                   torchtitan frees the logits after the cast (the model's output is
+//                   self.output(h).float()), and PyTorch's caching allocator keeps the freed block
+//                   reserved, as no later request of the loss, 4 bytes a logit, fits in it (blocks
+//                   over 10 MiB are their own segments, c10/cuda/CUDACachingAllocator.cpp); Hugging
+//                   Face's caller keeps the logits alive. So e more, as the allocator reserves.
 //   kCompiled       the same function under torch.compile (Inductor): one kernel each way, the
 //                   forward reads the logits and keeps them (e bytes) with a log-sum-exp per
 //                   token, the backward writes the e-byte gradient from them: e bytes beyond.
 // The byte counts hold for a loss over the chip's own logits. Not modelled: losses that never hold
 // the whole logits (Liger-Kernel's fused linear cross-entropy, chunked losses); Transformer
 // Engine's fused cross-entropy (Megatron-Bridge's cross_entropy_fusion_impl "te"), which writes
-// the gradient in the forward and keeps e bytes, not 4; with tp > 1 under kUpcast, PyTorch's own
-// vocab-parallel loss (DTensor's loss_parallel, a few more fp32 temporaries than F.cross_entropy)
-// or a gather of the logits (Hugging Face's replicated lm_head output): podsim counts the eager
-// loss over the chip's vocabulary shard; and callers that keep the logits alive through the
-// backward (2 more bytes; torchtitan deletes them first).
+// the gradient in the forward and keeps e bytes, not 4; with tp > 1 under kUpcast, a gather of the
+// logits (Hugging Face's replicated lm_head output): podsim counts loss_parallel over the chip's
+// vocabulary shard.
 
 #ifndef PODSIM_WORKLOADS_LOSS_KERNEL_H_
 #define PODSIM_WORKLOADS_LOSS_KERNEL_H_
@@ -46,8 +52,9 @@ std::vector<std::string> LossKernelNames();
 
 // Bytes per logit kept from the loss's forward to its backward.
 double LossSavedBytesPerLogit(LossKernel loss, double activation_bytes);
-// The most bytes per logit the loss holds at once beyond those it keeps (forward or backward).
-double LossTransientBytesPerLogit(LossKernel loss, double activation_bytes);
+// The most bytes per logit the loss holds at once beyond those it keeps (forward or backward),
+// with the vocabulary split `vocab_shards` ways (tp).
+double LossTransientBytesPerLogit(LossKernel loss, double activation_bytes, int vocab_shards);
 
 }  // namespace podsim::workloads
 

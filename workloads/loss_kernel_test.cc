@@ -25,19 +25,22 @@ TEST(LossKernelTest, NamesRoundTripAndUnknownOnesAreNamed) {
 
 // Per logit in bf16: Megatron's fp32 softmax kept (4) and the bf16 logits beside it while cast
 // (2); PyTorch's eager log-softmax output kept (4) and, in its backward, the NLL's and the
-// log-softmax's fp32 gradients (8); the compiled loss keeps the bf16 logits (2) and writes a bf16
-// gradient (2).
+// log-softmax's fp32 gradients (8), or loss_parallel's three fp32 temporaries (12), with the
+// bf16 logits' block the caching allocator keeps (2); the compiled loss keeps the bf16 logits
+// (2) and writes a bf16 gradient (2).
 TEST(LossKernelTest, BytesPerLogitFollowEachImplementation) {
   EXPECT_EQ(LossSavedBytesPerLogit(LossKernel::kVocabParallel, 2), 4);
-  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kVocabParallel, 2), 2);
+  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kVocabParallel, 2, 1), 2);
+  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kVocabParallel, 2, 8), 2);
   EXPECT_EQ(LossSavedBytesPerLogit(LossKernel::kUpcast, 2), 4);
-  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kUpcast, 2), 8);
+  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kUpcast, 2, 1), 10);
+  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kUpcast, 2, 8), 14);
   EXPECT_EQ(LossSavedBytesPerLogit(LossKernel::kCompiled, 2), 2);
-  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kCompiled, 2), 2);
+  EXPECT_EQ(LossTransientBytesPerLogit(LossKernel::kCompiled, 2, 1), 2);
 }
 
 // The last stage's memory holds the loss's peak: Llama 3 8B with 16,384 tokens on a chip (2.1e9
-// logits) holds 12 bytes a logit under the upcast loss, 6 under Megatron's and 4 compiled.
+// logits) holds 14 bytes a logit under the upcast loss, 6 under Megatron's and 4 compiled.
 TEST(LossKernelTest, TheLastStageHoldsTheLossAtItsPeak) {
   const ModelSpec model = ParseModel("llama3-8b").value();
   const Layout layout = ParseLayout("fsdp=8").value();
@@ -48,7 +51,7 @@ TEST(LossKernelTest, TheLastStageHoldsTheLossAtItsPeak) {
     options.loss = loss;
     return StageMemory(model, layout, {16, 8192}, options, h100, 0).total_bytes;
   };
-  EXPECT_DOUBLE_EQ(total(LossKernel::kUpcast) - total(LossKernel::kVocabParallel), 6 * logits);
+  EXPECT_DOUBLE_EQ(total(LossKernel::kUpcast) - total(LossKernel::kVocabParallel), 8 * logits);
   EXPECT_DOUBLE_EQ(total(LossKernel::kVocabParallel) - total(LossKernel::kCompiled), 2 * logits);
 }
 

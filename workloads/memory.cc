@@ -232,7 +232,7 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       // with every activation still kept.
       if (op.kind == OpKind::kLoss) {
         m.loss_peak_bytes =
-            LossTransientBytesPerLogit(options.loss, p.activation_bytes) * op.elements;
+            LossTransientBytesPerLogit(options.loss, p.activation_bytes, layout.tp) * op.elements;
       }
     }
   }
@@ -257,9 +257,9 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
     const int fsdp = layout.fsdp, expert_fsdp = layout.expert_fsdp();
     // Without resharding after the forward, nothing is prefetched at the turn from forward to
     // backward, where every layer of the stage is held gathered (all of them: an upper bound under
-    // pipelining, where fewer chunks may be in flight); plus one layer's gradients. Not counted:
-    // the embedding's and the head's gathered weights (but under fsdp_sync_last_microbatch,
-    // below).
+    // pipelining, where fewer chunks may be in flight); plus one layer's gradients. The embedding's
+    // and the head's gathered weights count only under fsdp_sync_last_microbatch and torchtitan's
+    // FSDP2 (below).
     const bool held = !options.fsdp_reshard_after_forward;
     const double copies = held ? 0 : 2;
     double buffer = 0;
@@ -289,6 +289,21 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       buffer = (unsharded - m.params) * gathered_bytes + fresh * p.param_bytes;
       const double accumulated = p.bf16_gradients ? p.param_bytes : kFp32Bytes;
       m.grad_bytes = unsharded * (layout.microbatch_count() > 1 ? accumulated : p.activation_bytes);
+    }
+    if (options.framework == Framework::kTorchtitan) {
+      // FSDP2 as torchtitan wraps it: the root module (the embedding, the final norm and the
+      // head) is not resharded after its forward (FSDP2's root never is: _fsdp_state.py,
+      // _lazy_init), so its gathered weights stay until the end of the backward, through the
+      // loss's peak (with fsdp_sync_last_microbatch they are counted above). And each all-gather
+      // writes its flat output in the all-gather copy-in stream's pool before copying it out to
+      // the parameters (_fsdp_collectives.py, foreach_all_gather): freed blocks of that stream
+      // are not reused by the default stream, so the pool stays reserved at the largest flat
+      // output in flight, the root's or two layers' (current and prefetched).
+      const double root = (m.params - m.layer_params) * D(fsdp);
+      if (!options.fsdp_sync_last_microbatch) buffer += others(root, fsdp);
+      double layer = layers.dense > 0 ? dense : 0;
+      if (layers.moe > 0) layer = std::max(layer, moe_dense + experts);
+      if (fsdp > 1) buffer += gathered_bytes * std::max(root, 2 * layer);
     }
     m.buffer_bytes += buffer;
   }

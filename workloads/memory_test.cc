@@ -340,7 +340,8 @@ TEST(MemoryTest, NoReshardAfterForwardHoldsEveryLayersGatheredWeights) {
 // Issue 14: torchtitan under pipelining (WithLayoutDefaults) keeps every parameter of the stage
 // gathered all step -- the 7/8 other chips hold, in bf16, the embedding's too -- and accumulates
 // the stage's unsharded gradients in fp32 (in bf16 with one microbatch) in place of the shards'
-// gradients; plus one layer's fresh gradients before they are accumulated, in bf16.
+// gradients; plus one layer's fresh gradients before they are accumulated, in bf16, and the
+// all-gather copy-in stream's pool at the largest flat output (stage 0's root: the embedding).
 TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
   const OpOptions torchtitan = FrameworkOptions(Framework::kTorchtitan);
   const topology::ChipSpec h100 = Chip("h100");
@@ -354,8 +355,30 @@ TEST(MemoryTest, TorchtitanUnderPipeliningAccumulatesUnshardedGradients) {
     const double layer = LayerParamsPerTpShard(c.model, c.layout);
     // And pp's send and receive buffers of one microbatch's [tokens, D].
     const double boundary = 2.0 * ShapeOf(c.layout, c.model, c.batch).tokens * c.model.d_model;
-    EXPECT_REL(m.buffer_bytes, 7 * m.params * 2 + layer * 2 + 2 * boundary, 1e-12);
+    const double root = (m.params - m.layer_params) * 8;
+    ASSERT_GT(root, 2 * layer);
+    EXPECT_REL(m.buffer_bytes, 7 * m.params * 2 + layer * 2 + 2 * boundary + 2 * root, 1e-12);
   }
+}
+
+// Issue 14 (the torchtitan memory rows): FSDP2's root module -- Llama 3 8B's untied embedding,
+// final norm and head -- stays gathered from its forward to the end of the backward, and the
+// all-gather copy-in stream keeps a pool the size of the largest flat all-gather output (the
+// root's, 1.05e9 parameters, over two layers' 0.44e9), beside podsim's two gathered layers and one
+// layer's gradients; a framework without FSDP2 counts the layers only.
+TEST(MemoryTest, TorchtitanHoldsFsdp2sRootAndItsAllGatherPool) {
+  const topology::ChipSpec h100 = Chip("h100");
+  Case c = Make("llama3-8b", "fsdp=8", {16, 8192});
+  OpOptions torchtitan = FrameworkOptions(Framework::kTorchtitan);
+  OpOptions book;
+  book.precision = torchtitan.precision;
+  const MemoryBreakdown titan = StageMemory(c.model, c.layout, c.batch, torchtitan, h100, 0);
+  const MemoryBreakdown other = StageMemory(c.model, c.layout, c.batch, book, h100, 0);
+  const double root = (titan.params - titan.layer_params) * 8;
+  const double layer = LayerParamsPerTpShard(c.model, c.layout);
+  EXPECT_REL(root, 2.0 * 128256 * 4096 + 4096, 1e-12);
+  ASSERT_GT(root, 2 * layer);
+  EXPECT_REL(titan.buffer_bytes - other.buffer_bytes, root * 2 * 7 / 8 + root * 2, 1e-12);
 }
 
 // Issue 14: a step of several microbatches holds its gradients between them, whatever the recipe
