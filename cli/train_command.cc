@@ -519,10 +519,8 @@ sim::Status RunTrain(const scenario::Scenario& s, const scenario::SourceMap& sou
               "kernels (Hugging Face transformers)\n";
   }
   if (options.loss != workloads::LossKernel::kVocabParallel) {
-    io.out << "loss        " << workloads::LossKernelName(options.loss)
-           << (options.loss == workloads::LossKernel::kUpcast
-                   ? ": PyTorch's eager cross-entropy over fp32 logits\n"
-                   : ": cross-entropy under torch.compile\n");
+    io.out << "loss        " << workloads::LossKernelName(options.loss) << ": "
+           << workloads::LossKernelDescription(options.loss) << "\n";
   }
   io.out << "step time   " << FormatSeconds(result.step_time_s) << "\n";
   char line[160];

@@ -99,8 +99,12 @@ void AddTrainingFlags(CLI::App* sub, TrainingFlags* flags, std::string_view tp_o
   sub->add_option(
       "--loss", flags->loss,
       "The loss's cross-entropy, with bf16 logits: vocab-parallel (default; "
-      "Megatron-LM's: the fp32 softmax kept and overwritten by its gradient, 4 B a "
-      "logit kept, 6 at its peak), upcast (PyTorch's eager F.cross_entropy over "
+      "Megatron-LM's as one fused kernel each way: the fp32 softmax kept and overwritten by "
+      "its gradient, 4 B a logit kept, 6 at its peak), vocab-parallel-eager (the same "
+      "unfused, PyTorch's eager kernels, 6 forward and 3 backward, 52 B a logit moved "
+      "against 12; --framework megatron's, Megatron-LM's default), vocab-parallel-te "
+      "(Transformer Engine's fused kernel, Megatron-Bridge's: the gradient written over the "
+      "bf16 logits, 2 B kept, nothing beyond), upcast (PyTorch's eager F.cross_entropy over "
       "logits.float(), as torchtitan before compiling it and Hugging Face "
       "transformers call it: 4 kept, 12 at its peak, 7 kernels; --framework "
       "torchtitan's) or compiled (the same under torch.compile: the bf16 logits kept, 4 "

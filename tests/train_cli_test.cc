@@ -116,7 +116,7 @@ TEST(TrainCliTest, FrameworkSetsItsDefaultsUnlessAFlagSaysOtherwise) {
   const nlohmann::json megatron = json({"--framework", "megatron"});
   EXPECT_EQ(megatron["framework"], "megatron");
   EXPECT_EQ(megatron["precision"], "megatron");
-  EXPECT_EQ(megatron["loss"], "vocab-parallel");
+  EXPECT_EQ(megatron["loss"], "vocab-parallel-eager");
   const nlohmann::json titan = json({"--framework", "torchtitan"});
   EXPECT_EQ(titan["kernels"], "eager");
   EXPECT_EQ(titan["loss"], "upcast");
@@ -411,7 +411,7 @@ TEST(TrainCliTest, BadInputGetsOneClearError) {
        "amp\n"},
       {With(kTrain, {"--loss", "upcastt"}),
        "podsim: error: --loss: unknown value 'upcastt' (did you mean 'upcast'?); expected "
-       "vocab-parallel, upcast, compiled\n"},
+       "vocab-parallel, vocab-parallel-eager, vocab-parallel-te, upcast, compiled\n"},
       {With(kTrain, {"--recompute", "save:attn.qkvv"}),
        "podsim: error: --recompute: no forward op 'attn.qkvv' in a layer of this model (did you "
        "mean 'attn.qkv'?); ops: input, attn.norm, attn.qkv, attn.rotary, attn.core, attn.out, "

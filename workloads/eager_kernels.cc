@@ -70,10 +70,34 @@ constexpr Kernel kLossBackward[] = {{"nll.dx.zero", 0, 0, 0, 1},
                                     {"log_softmax.dx", 0, 2, 0, 1},
                                     {"to_fp32.dx", 0, 1, 1, 0}};
 
-// The upcast loss's chain of `op`, or an empty span for any other op.
-std::span<const Kernel> LossChainOf(const Op& op) {
+// Megatron-LM's vocab_parallel_cross_entropy unfused (megatron/core/tensor_parallel/
+// cross_entropy.py, VocabParallelCrossEntropy; in 2021 mpu/cross_entropy.py with its caller's
+// output.float(), the same kernels): the logits cast to fp32, the row max, the max subtracted in
+// place, exp in place, the row sum, the division in place (the softmax it keeps); the target logit
+// and the loss are one value a token. Backward: the target's entries (one a token), the product
+// with the loss's gradient in place, and the cast back to the logits' dtype.
+constexpr Kernel kVocabParallelForward[] = {{"to_fp32", 1, 0, 0, 1}, {"max", 0, 1, 0, 0},
+                                            {"sub_max", 0, 1, 0, 1}, {"exp", 0, 1, 0, 1},
+                                            {"sum", 0, 1, 0, 0},     {"div", 0, 1, 0, 1}};
+constexpr Kernel kVocabParallelBackward[] = {
+    {"target.dx", 0, 0, 0, 0}, {"mul", 0, 1, 0, 1}, {"to_fp32.dx", 0, 1, 1, 0}};
+
+// The chain of `op` under `loss` (kUpcast's or kVocabParallelEager's), or an empty span for any
+// other op or loss.
+std::span<const Kernel> LossChainOf(const Op& op, LossKernel loss) {
   if (op.kind != OpKind::kLoss) return {};
-  return op.name.ends_with(".dx") ? std::span<const Kernel>(kLossBackward) : kLossForward;
+  const bool backward = op.name.ends_with(".dx");
+  switch (loss) {
+    case LossKernel::kUpcast:
+      return backward ? std::span<const Kernel>(kLossBackward) : kLossForward;
+    case LossKernel::kVocabParallelEager:
+      return backward ? std::span<const Kernel>(kVocabParallelBackward) : kVocabParallelForward;
+    case LossKernel::kVocabParallel:
+    case LossKernel::kTransformerEngine:
+    case LossKernel::kCompiled:
+      break;
+  }
+  return {};
 }
 
 // The eager chain of `op` (the loss aside: LossChainOf), or an empty span when it runs as one
@@ -162,8 +186,8 @@ OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation
   return Rewrite(ops, activation_bytes, [&](const Op& op) { return ChainOf(op, model); });
 }
 
-OpList UpcastLossKernels(const OpList& ops, double activation_bytes) {
-  return Rewrite(ops, activation_bytes, LossChainOf);
+OpList LossKernels(const OpList& ops, double activation_bytes, LossKernel loss) {
+  return Rewrite(ops, activation_bytes, [loss](const Op& op) { return LossChainOf(op, loss); });
 }
 
 }  // namespace podsim::workloads

@@ -16,8 +16,11 @@
 //   * the loss (ForCausalLMLoss, torchtitan's cross_entropy_loss): the logits cast to fp32,
 //     log-softmax, NLL; backward the NLL's scatter into a zero tensor, the log-softmax gradient
 //     and the cast back (one pass a row each: a lower bound for rows wider than on-chip memory).
-//     The loss is chosen on its own (loss_kernel.h's kUpcast, UpcastLossKernels below): eager
+//     The loss is chosen on its own (loss_kernel.h's kUpcast, LossKernels below): eager
 //     kernels leave it as it is, and compiled blocks may call an eager loss.
+//   * Megatron-LM's unfused vocab-parallel loss (kVocabParallelEager): the cast, the row max,
+//     the max's subtraction, exp, the row sum and the division, 38 bytes a logit in bf16 where
+//     one fused kernel moves 6; backward the product and the cast back, 14 where one moves 6.
 // Residual adds, GeLU and dropout are one kernel either way, as are Megatron-LM's and Transformer
 // Engine's fused kernels, torch.compile's and Liger-Kernel's, which `kFused` stands for.
 // Not modelled: the tensors eager autograd keeps for these backwards (RMSNorm's fp32 input and
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "workloads/loss_kernel.h"
 #include "workloads/model_spec.h"
 #include "workloads/op.h"
 
@@ -51,8 +55,10 @@ std::vector<std::string> KernelLibraryNames();
 // keeps the op's saved and output bytes.
 OpList EagerKernels(const OpList& ops, const ModelSpec& model, double activation_bytes);
 
-// The same for the loss ops alone: PyTorch's cross-entropy over fp32 logits (LossKernel::kUpcast).
-OpList UpcastLossKernels(const OpList& ops, double activation_bytes);
+// The same for the loss ops alone, under `loss`: PyTorch's cross-entropy over fp32 logits
+// (LossKernel::kUpcast) or Megatron-LM's unfused vocab-parallel one (kVocabParallelEager; its
+// kernels in eager_kernels.cc); `ops` unchanged under the one-kernel losses.
+OpList LossKernels(const OpList& ops, double activation_bytes, LossKernel loss);
 
 }  // namespace podsim::workloads
 

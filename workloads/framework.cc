@@ -28,9 +28,10 @@ FrameworkDefaults DefaultsOf(Framework framework) {
   switch (framework) {
     case Framework::kMegatron:
       // megatron/core/distributed/distributed_data_parallel_config.py: overlap_grad_reduce and
-      // overlap_param_gather default to False.
-      return {PrecisionRecipe::Megatron(),   KernelLibrary::kFused,
-              LossKernel::kVocabParallel,    Fp8Library::kTransformerEngine,
+      // overlap_param_gather default to False; arguments.py: --cross-entropy-loss-fusion is
+      // off unless given.
+      return {PrecisionRecipe::Megatron(),     KernelLibrary::kFused,
+              LossKernel::kVocabParallelEager, Fp8Library::kTransformerEngine,
               /*overlap_grad_reduce=*/false,
               /*overlap_param_gather=*/false};
     case Framework::kTorchtitan:

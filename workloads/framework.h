@@ -10,7 +10,9 @@
 //   megatron    Megatron-LM / Megatron-Core with Transformer Engine:
 //               * precision megatron (with --bf16 Megatron-LM accumulates and reduces gradients
 //                 in fp32 main grads: arguments.py sets accumulate_allreduce_grads_in_fp32),
-//                 fused kernels, the vocab-parallel loss, fp8 by Transformer Engine;
+//                 fused kernels, the vocab-parallel loss unfused (--cross-entropy-loss-fusion
+//                 is off by default; Megatron-Bridge's recipes turn it on: --loss
+//                 vocab-parallel), fp8 by Transformer Engine;
 //               * data-parallel gradient reductions after the backward and the distributed
 //                 optimizer's parameter gathers after its step, both exposed, unless
 //                 --overlap-grad-reduce and --overlap-param-gather say otherwise (Megatron-Core's

@@ -519,18 +519,38 @@ OpList HeadForwardOps(const ModelSpec& model, const Layout& layout, const ShardS
   Op loss = b.Base("head.loss", OpKind::kLoss);
   loss.flops = kSoftmaxFlops * d.tok * v;
   loss.model_flops = 0;  // Model FLOPs count matmuls only (Megatron eq. 3, PaLM).
-  loss.hbm_read_bytes = d.e * d.tok * v;
-  // The fp32 softmax (vocab-parallel: 4sbv/t), or nothing beyond a value per token (compiled);
-  // the upcast loss's kernels replace these bytes (eager_kernels.h).
-  loss.hbm_write_bytes = options.loss == LossKernel::kCompiled ? 0 : kLogitBytes * d.tok * v;
+  const bool te = options.loss == LossKernel::kTransformerEngine;
+  // Transformer Engine's kernel reads the logits twice (loss_kernel.h).
+  loss.hbm_read_bytes = (te ? 2 : 1) * d.e * d.tok * v;
+  // The fp32 softmax (vocab-parallel: 4sbv/t), the gradient over the logits (Transformer
+  // Engine's), or nothing beyond a value per token (compiled); the eager losses' kernels replace
+  // these bytes (eager_kernels.h).
+  loss.hbm_write_bytes = options.loss == LossKernel::kCompiled ? 0
+                         : te                                  ? d.e * d.tok * v
+                                                               : kLogitBytes * d.tok * v;
   loss.saved_bytes = LossSavedBytesPerLogit(options.loss, d.e) * d.tok * v;
   loss.elements = d.tok * v;
   b.Add(loss);
   if (d.tp) {
-    // Vocab-parallel cross-entropy (Megatron): all-reduce of the row max, the sum of exponentials
-    // and the target logit, one fp32 per token each.
-    b.Add(b.Collective("tp.all-reduce.loss", CollectiveOp::kAllReduce, "tp", 3 * 4 * d.tok,
-                       /*blocking=*/true, Phase::kForward));
+    // Vocab-parallel cross-entropy: the row max, the target logit and the sum of exponentials,
+    // one fp32 per token each, over tp (loss_kernel.h): all-reduced one at a time unfused, the
+    // max then the other two fused, or all-gathered at once by Transformer Engine's kernel.
+    auto all_reduce = [&](const char* name, double values) {
+      b.Add(b.Collective(name, CollectiveOp::kAllReduce, "tp", values * kLogitBytes * d.tok,
+                         /*blocking=*/true, Phase::kForward));
+    };
+    if (te) {
+      b.Add(b.Collective("tp.all-gather.loss", CollectiveOp::kAllGather, "tp",
+                         3 * kLogitBytes * d.tok * D(layout.tp), /*blocking=*/true,
+                         Phase::kForward));
+    } else if (options.loss == LossKernel::kVocabParallelEager) {
+      all_reduce("tp.all-reduce.loss.max", 1);
+      all_reduce("tp.all-reduce.loss.target", 1);
+      all_reduce("tp.all-reduce.loss.sum", 1);
+    } else {
+      all_reduce("tp.all-reduce.loss.max", 1);
+      all_reduce("tp.all-reduce.loss.sums", 2);
+    }
   }
   return b.Take();
 }

@@ -272,6 +272,12 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
       buffer += D(layers.dense) * others(dense, fsdp) +
                 D(layers.moe) * (others(moe_dense, fsdp) + others(experts, expert_fsdp));
     }
+    // The stage's parameters outside its layers (the embedding, the final norm, the head), over
+    // all fsdp shards: gathered in the parameters' dtype even where the layers' are gathered in
+    // fp8 (torchao's float8 all-gather converts linear layers only, and torchtitan leaves the
+    // head out; Transformer Engine's fp8 weights are the layers').
+    const double root = (m.params - m.layer_params) * D(fsdp);
+    const double root_others = fsdp <= 1 ? 0.0 : root * p.param_bytes * (1 - 1.0 / fsdp);
     if (options.fsdp_sync_last_microbatch) {
       // Every parameter of the stage (its layers', and the embedding's and the head's in FSDP2's
       // root module) is gathered in the first microbatch's forward and stays gathered all step,
@@ -286,24 +292,31 @@ MemoryBreakdown StageMemory(const ModelSpec& model, const Layout& layout, const 
           (m.params - m.expert_params) * D(fsdp) + m.expert_params * D(std::max(expert_fsdp, 1));
       double fresh = layers.dense > 0 ? dense : 0;
       if (layers.moe > 0) fresh = std::max(fresh, moe_dense + experts);
-      buffer = (unsharded - m.params) * gathered_bytes + fresh * p.param_bytes;
+      buffer = (unsharded - root - m.layer_params) * gathered_bytes + root_others +
+               fresh * p.param_bytes;
       const double accumulated = p.bf16_gradients ? p.param_bytes : kFp32Bytes;
       m.grad_bytes = unsharded * (layout.microbatch_count() > 1 ? accumulated : p.activation_bytes);
     }
     if (options.framework == Framework::kTorchtitan) {
-      // FSDP2 as torchtitan wraps it: the root module (the embedding, the final norm and the
-      // head) is not resharded after its forward (FSDP2's root never is: _fsdp_state.py,
-      // _lazy_init), so its gathered weights stay until the end of the backward, through the
-      // loss's peak (with fsdp_sync_last_microbatch they are counted above). And each all-gather
-      // writes its flat output in the all-gather copy-in stream's pool before copying it out to
-      // the parameters (_fsdp_collectives.py, foreach_all_gather): freed blocks of that stream
-      // are not reused by the default stream, so the pool stays reserved at the largest flat
-      // output in flight, the root's or two layers' (current and prefetched).
-      const double root = (m.params - m.layer_params) * D(fsdp);
-      if (!options.fsdp_sync_last_microbatch) buffer += others(root, fsdp);
-      double layer = layers.dense > 0 ? dense : 0;
-      if (layers.moe > 0) layer = std::max(layer, moe_dense + experts);
-      if (fsdp > 1) buffer += gathered_bytes * std::max(root, 2 * layer);
+      // FSDP2 as torchtitan wrapped it for the measured runs (until mid-2025): the root module
+      // held the embedding, the final norm and the head, and PyTorch kept a root gathered from
+      // its forward to the end of its backward (_fsdp_state.py, _lazy_init, before PyTorch's
+      // #154704 honoured an explicit reshard_after_forward; torchtitan's #1094 then gave the
+      // embedding and the head groups of their own), through the loss's peak (with
+      // fsdp_sync_last_microbatch they are counted above). And each all-gather writes its flat
+      // output in the all-gather copy-in stream's pool before copying it out to the parameters
+      // (_fsdp_collectives.py, foreach_all_gather); blocks freed there are not reused by the
+      // default stream. A group's output is freed only once the next group's is allocated
+      // (_fsdp_param_group.py, wait_for_unshard), so the pool holds a layer's and the next one's,
+      // the root's among them: a layer's plus the larger of the root's and a layer's.
+      if (!options.fsdp_sync_last_microbatch) buffer += root_others;
+      double layer = 0;  // A layer's flat outputs: its dense group's and its experts'.
+      if (layers.dense > 0 && fsdp > 1) layer = dense;
+      if (layers.moe > 0) {
+        layer = std::max(layer, (fsdp > 1 ? moe_dense : 0) + (expert_fsdp > 1 ? experts : 0));
+      }
+      const double root_flat = fsdp > 1 ? root * p.param_bytes : 0;
+      buffer += gathered_bytes * layer + std::max(root_flat, gathered_bytes * layer);
     }
     m.buffer_bytes += buffer;
   }

@@ -19,17 +19,15 @@
 //     (MostForwardsInFlight: one under 1F1B, every microbatch under GPipe).
 //   * Collective buffers: with fsdp, the gathered weights of the current and the prefetched layer
 //     and one layer's unreduced gradients; under torchtitan's FSDP2 also the root module's
-//     gathered weights (the embedding and the head, never resharded after the forward) and the
-//     pool of the all-gather copy-in stream, reserved at the largest flat all-gather output
-//     (memory.cc); with tp, one gathered [tokens, D] activation; with
+//     gathered weights (the embedding and the head, not resharded after the forward, as
+//     torchtitan wrapped them until mid-2025) and the pool of the all-gather copy-in stream,
+//     reserved at two groups' flat outputs, a layer's and the larger of the root's and the
+//     next layer's (memory.cc); with tp, one gathered [tokens, D] activation; with
 //     pp, one send and one receive buffer of [tokens, D]; with ep, the dispatch's send and
 //     receive buffers of the chip's routed token copies.
 //   * The loss's peak (last stage): what the loss holds beyond its saved tensors at its peak
 //     (loss_kernel.h), while every activation is still kept; for PyTorch's eager loss, with the
 //     freed logits' block its caching allocator keeps reserved.
-// Where PyTorch's caching allocator keeps freed blocks that no later request can use (the two
-// cases above), the figure is what the allocator reserves (torch.cuda.max_memory_reserved, which
-// torchtitan reports), not only the tensors alive. Not counted: the rest of its fragmentation.
 //   * The optimizer step's transient: the distributed optimizer's fp32 copy of a 16-bit gradient
 //     shard, held while it updates and after every activation is released; it counts only where
 //     it exceeds the activations' peak.
@@ -42,6 +40,11 @@
 //     peak and the offloaded bytes come from walking the stage's units in order (StageOrder)
 //     and holding and releasing each layer's activations as the schedule does
 //     (WalkActivations), not from the closed forms above.
+//
+// Where PyTorch's caching allocator keeps blocks that no later request can use (the copy-in
+// pool, the loss's logits block), the figure is what the allocator reserves
+// (torch.cuda.max_memory_reserved, which torchtitan reports), not only the tensors alive. Not
+// counted: the rest of its fragmentation.
 
 #ifndef PODSIM_WORKLOADS_MEMORY_H_
 #define PODSIM_WORKLOADS_MEMORY_H_

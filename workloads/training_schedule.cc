@@ -521,10 +521,8 @@ void BuildTrainingSchedule(const topology::System& system, const ModelSpec& mode
     head_fwd = EagerKernels(head_fwd, model, options.precision.activation_bytes);
     head_bwd = EagerKernels(head_bwd, model, options.precision.activation_bytes);
   }
-  if (options.loss == LossKernel::kUpcast) {
-    head_fwd = UpcastLossKernels(head_fwd, options.precision.activation_bytes);
-    head_bwd = UpcastLossKernels(head_bwd, options.precision.activation_bytes);
-  }
+  head_fwd = LossKernels(head_fwd, options.precision.activation_bytes, options.loss);
+  head_bwd = LossKernels(head_bwd, options.precision.activation_bytes, options.loss);
   const int pp = layout.pp;
   const int v = layout.virtual_stages;
   const int m = layout.microbatch_count();
